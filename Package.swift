@@ -1,0 +1,17 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+  name: "RequestSet",
+  // Foundation's `Predicate` and `Synchronization.Mutex` set the floor on Apple platforms.
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  products: [
+    .library(name: "RequestSet", targets: ["RequestSet"]),
+  ],
+  targets: [
+    .target(name: "RequestSet"),
+    .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
+    .testTarget(name: "RequestSetTests", dependencies: ["RequestSet"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

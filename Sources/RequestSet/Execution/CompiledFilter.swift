@@ -1,0 +1,115 @@
+import Foundation
+
+/// A filter tree compiled against one snapshot: keys resolved to columns, values checked
+/// against the fields' kinds, every node turned into a test of a slot.
+enum _Matcher<Element> {
+  /// Every candidate matches, or none does.
+  case constant(Bool)
+  /// One typed condition: the scan calls its test directly (the fast path).
+  case typed(@Sendable (UnsafePointer<Element>) -> Bool)
+  /// Anything else.
+  case general((Int) throws -> Bool)
+}
+
+/// Compiles filters for one evaluation; holds the snapshot's storage while it runs.
+struct _FilterCompiler<Element: Sendable> {
+  let base: UnsafePointer<Element>
+  let snapshot: StoreSnapshot<Element>
+  /// Fetched on first use: a query without string keys never builds a field table.
+  private var table: _FieldTable?
+
+  init(base: UnsafePointer<Element>, snapshot: StoreSnapshot<Element>) {
+    self.base = base
+    self.snapshot = snapshot
+  }
+
+  mutating func fields() throws -> _FieldTable {
+    if let table { return table }
+    let t = try snapshot._fieldTable()
+    table = t
+    return t
+  }
+
+  mutating func compile(_ node: _FilterNode<Element>?) throws -> _Matcher<Element> {
+    guard let node else { return .constant(true) }
+    switch node {
+    case .constant(let b): return .constant(b)
+    case .typed(let c): return .typed(c.test)
+    default: return try _general(node)
+    }
+  }
+
+  private mutating func _general(_ node: _FilterNode<Element>) throws -> _Matcher<Element> {
+    let base = self.base
+    switch node {
+    case .constant(let b):
+      return .constant(b)
+    case .typed(let c):
+      let test = c.test
+      return .general { test(base + $0) }
+    case .closure(let c):
+      let test = c.test
+      return .general { test(base[$0]) }
+    case .predicate(let p):
+      return .general { slot in
+        do {
+          return try p.evaluate(base[slot])
+        } catch {
+          throw RequestSetError(
+            .predicateFailed,
+            "The #Predicate<\(Element.self)> threw while evaluating a record. "
+              + "Make the predicate total (no force unwraps or failing conversions).",
+            underlying: error)
+        }
+      }
+    case .invalid(let error):
+      throw error
+    case .field(let c):
+      let table = try fields()
+      try Self.validate(c.key, value: c.value, in: table)
+      guard let column = table.column(c.key) else { return .constant(c.matches(.null)) }
+      return .general { c.matches(column[$0]) }
+    case .not(let inner):
+      switch try _general(inner) {
+      case .constant(let b): return .constant(!b)
+      case .typed(let t): return .general { !t(base + $0) }
+      case .general(let g): return .general { try !g($0) }
+      }
+    case .and(let parts), .or(let parts):
+      let isAnd: Bool
+      if case .and = node { isAnd = true } else { isAnd = false }
+      var tests: [(Int) throws -> Bool] = []
+      for part in parts {
+        switch try _general(part) {
+        case .constant(let b):
+          if b != isAnd { return .constant(b) }  // false in an AND, true in an OR decides
+        case .typed(let t): tests.append { t(base + $0) }
+        case .general(let g): tests.append(g)
+        }
+      }
+      if tests.isEmpty { return .constant(isAnd) }
+      if tests.count == 1 { return .general(tests[0]) }
+      if isAnd {
+        return .general { slot in
+          for t in tests where try !t(slot) { return false }
+          return true
+        }
+      }
+      return .general { slot in
+        for t in tests where try t(slot) { return true }
+        return false
+      }
+    }
+  }
+
+  /// Checks that a key exists and that a value can match what it holds.
+  static func validate(_ key: String, value: FieldValue?, in table: _FieldTable) throws {
+    guard let kinds = table.kinds[key] else {
+      throw RequestSetError.unknownKey(key, type: Element.self, known: table.knownKeys)
+    }
+    guard let value, value._kind != .null, !kinds.isUnknown, !kinds.nonNull.isEmpty else { return }
+    if !kinds.contains(value._kind) {
+      throw RequestSetError.typeMismatch(key: key, holds: kinds, value: value, type: Element.self)
+    }
+  }
+}

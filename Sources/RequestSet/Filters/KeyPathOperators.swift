@@ -1,0 +1,246 @@
+// The key-path comparison operators: `\.age > 3` builds a `RequestFilter`.
+//
+// Each operator reads the field straight from the record's storage when the key path is a
+// stored property (`MemoryLayout.offset(of:)`), and through the key path otherwise. The
+// operators are inlinable so the test is specialized for the field's type where it is
+// written: a typed filter scans about as fast as a hand-written loop.
+
+/// A literal-like description of a filter value: strings quoted, `nil` for nil.
+@usableFromInline
+func _literal(_ value: Any) -> String {
+  let mirror = Mirror(reflecting: value)
+  if mirror.displayStyle == .optional {
+    guard let wrapped = mirror.children.first?.value else { return "nil" }
+    return _literal(wrapped)
+  }
+  if let s = value as? String { return FieldValue.string(s).description }
+  return String(describing: value)
+}
+
+/// A filter keeping records whose field at `lhs` is equal to `rhs`.
+///
+/// ```swift
+/// animals.filter(\.age == 3)
+/// ```
+@inlinable
+public func == <Root: Sendable, Value: Equatable & Sendable>(
+  lhs: KeyPath<Root, Value> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) == " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) == rhs
+        }))
+  }
+  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] == rhs }))
+}
+
+/// A filter keeping records whose field at `lhs` is not equal to `rhs`.
+///
+/// ```swift
+/// animals.filter(\.age != 3)
+/// ```
+@inlinable
+public func != <Root: Sendable, Value: Equatable & Sendable>(
+  lhs: KeyPath<Root, Value> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) != " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) != rhs
+        }))
+  }
+  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] != rhs }))
+}
+
+/// A filter keeping records whose field at `lhs` is less than `rhs`.
+///
+/// ```swift
+/// animals.filter(\.age < 3)
+/// ```
+@inlinable
+public func < <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) < " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) < rhs
+        }))
+  }
+  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] < rhs }))
+}
+
+/// A filter keeping records whose optional field at `lhs` holds a value less than `rhs`;
+/// a `nil` field never matches, as in SQL.
+///
+/// ```swift
+/// animals.filter(\.nickname < "M")
+/// ```
+@inlinable
+public func < <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) < " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+          return value < rhs
+        }))
+  }
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(description: text) {
+        guard let value = $0.pointee[keyPath: lhs] else { return false }
+        return value < rhs
+      }))
+}
+
+/// A filter keeping records whose field at `lhs` is less than or equal to `rhs`.
+///
+/// ```swift
+/// animals.filter(\.age <= 3)
+/// ```
+@inlinable
+public func <= <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) <= " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) <= rhs
+        }))
+  }
+  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] <= rhs }))
+}
+
+/// A filter keeping records whose optional field at `lhs` holds a value less than or equal to `rhs`;
+/// a `nil` field never matches, as in SQL.
+///
+/// ```swift
+/// animals.filter(\.nickname <= "M")
+/// ```
+@inlinable
+public func <= <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) <= " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+          return value <= rhs
+        }))
+  }
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(description: text) {
+        guard let value = $0.pointee[keyPath: lhs] else { return false }
+        return value <= rhs
+      }))
+}
+
+/// A filter keeping records whose field at `lhs` is greater than `rhs`.
+///
+/// ```swift
+/// animals.filter(\.age > 3)
+/// ```
+@inlinable
+public func > <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) > " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) > rhs
+        }))
+  }
+  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] > rhs }))
+}
+
+/// A filter keeping records whose optional field at `lhs` holds a value greater than `rhs`;
+/// a `nil` field never matches, as in SQL.
+///
+/// ```swift
+/// animals.filter(\.nickname > "M")
+/// ```
+@inlinable
+public func > <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) > " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+          return value > rhs
+        }))
+  }
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(description: text) {
+        guard let value = $0.pointee[keyPath: lhs] else { return false }
+        return value > rhs
+      }))
+}
+
+/// A filter keeping records whose field at `lhs` is greater than or equal to `rhs`.
+///
+/// ```swift
+/// animals.filter(\.age >= 3)
+/// ```
+@inlinable
+public func >= <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) >= " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) >= rhs
+        }))
+  }
+  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] >= rhs }))
+}
+
+/// A filter keeping records whose optional field at `lhs` holds a value greater than or equal to `rhs`;
+/// a `nil` field never matches, as in SQL.
+///
+/// ```swift
+/// animals.filter(\.nickname >= "M")
+/// ```
+@inlinable
+public func >= <Root: Sendable, Value: Comparable & Sendable>(
+  lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
+) -> RequestFilter<Root> {
+  let text = "\(lhs) >= " + _literal(rhs)
+  if let offset = MemoryLayout<Root>.offset(of: lhs) {
+    return RequestFilter(
+      _node: .typed(
+        _TypedCondition(description: text) {
+          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+          return value >= rhs
+        }))
+  }
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(description: text) {
+        guard let value = $0.pointee[keyPath: lhs] else { return false }
+        return value >= rhs
+      }))
+}

@@ -1,0 +1,185 @@
+/// The internal description of a query: what a ``RequestSet`` accumulates, with no
+/// knowledge of how any store runs it.
+///
+/// A query is a list of stages. Each stage filters, then sorts, then windows what the
+/// stage before it produced (the first stage reads the store). Filters and sorts join the
+/// current stage until it has a window; a filter or sort written after `limit`/`offset`
+/// opens a new stage, so it applies to the rows the window kept, like LINQ's
+/// `Take(3).Where(…)`. `limit` and `offset` narrow the current window instead.
+@usableFromInline
+struct _Query<Element: Sendable>: Sendable {
+  var stages: [_Stage<Element>] = [_Stage()]
+
+  /// The stage new clauses join, opening a fresh one when the last has a window.
+  private mutating func _openStage() -> Int {
+    if stages[stages.count - 1].window.isSet { stages.append(_Stage()) }
+    return stages.count - 1
+  }
+
+  mutating func addFilter(_ node: _FilterNode<Element>, mode: RequestFilterMode) {
+    let i = _openStage()
+    guard let existing = stages[i].filter else {
+      stages[i].filter = node
+      return
+    }
+    switch mode {
+    case .and: stages[i].filter = existing && node
+    // Everything before is one operand, as if in parentheses.
+    case .or: stages[i].filter = .or([existing, node])
+    }
+  }
+
+  @usableFromInline
+  mutating func addSort(_ keys: [_SortKey<Element>]) {
+    let i = _openStage()
+    stages[i].sort += keys
+  }
+
+  mutating func limit(_ n: Int) {
+    let i = stages.count - 1
+    stages[i].window.limit = min(stages[i].window.limit ?? n, n)
+  }
+
+  mutating func offset(_ n: Int) {
+    let i = stages.count - 1
+    stages[i].window.offset += n
+    if let limit = stages[i].window.limit { stages[i].window.limit = max(0, limit - n) }
+  }
+}
+
+/// Filter, then sort, then window.
+struct _Stage<Element: Sendable>: Sendable {
+  var filter: _FilterNode<Element>?
+  var sort: [_SortKey<Element>] = []
+  var window = _Window()
+}
+
+/// Rows `offset ..< offset + limit` of what the filter and sort produced.
+struct _Window: Sendable, Equatable {
+  var offset = 0
+  var limit: Int?
+
+  var isSet: Bool { offset != 0 || limit != nil }
+
+  /// The slice of `0..<count` the window keeps.
+  func range(in count: Int) -> Range<Int> {
+    let start = min(offset, count)
+    let end = limit.map { start > count - $0 ? count : start + $0 } ?? count
+    return start..<end
+  }
+}
+
+/// One sort key: a string key or a typed key path, with a direction.
+@usableFromInline
+enum _SortKey<Element: Sendable>: Sendable {
+  case field(key: String, order: RequestSortOrder, collation: RequestCollation)
+  case typed(_TypedSort<Element>)
+
+  var description: String {
+    switch self {
+    case .field(let key, let order, let collation):
+      return "\(key) \(order == .ascending ? "ASC" : "DESC")" + (collation == .binary ? "" : " [\(collation)]")
+    case .typed(let t):
+      return "\(t.description) \(t.order == .ascending ? "ASC" : "DESC")"
+    }
+  }
+}
+
+/// A typed sort key; its comparison is specialized where the key path was written.
+@usableFromInline
+struct _TypedSort<Element>: Sendable {
+  @usableFromInline let description: String
+  @usableFromInline let order: RequestSortOrder
+  /// -1, 0 or 1 for ascending order; nil orders before any value.
+  @usableFromInline let compare: @Sendable (UnsafePointer<Element>, UnsafePointer<Element>) -> Int
+
+  @inlinable
+  init(
+    description: String, order: RequestSortOrder,
+    compare: @escaping @Sendable (UnsafePointer<Element>, UnsafePointer<Element>) -> Int
+  ) {
+    self.description = description
+    self.order = order
+    self.compare = compare
+  }
+}
+
+/// The direction of a sort key.
+///
+/// ```swift
+/// animals.sortBy("name", order: .descending)
+/// ```
+public enum RequestSortOrder: Sendable, Hashable {
+  /// Smallest first; `nil` sorts before any value (the default).
+  case ascending
+  /// Largest first; `nil` sorts after every value.
+  case descending
+}
+
+@inlinable
+func _three<V: Comparable>(_ a: V, _ b: V) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
+
+@inlinable
+func _three<V: Comparable>(_ a: V?, _ b: V?) -> Int {
+  switch (a, b) {
+  case (nil, nil): return 0
+  case (nil, _): return -1
+  case (_, nil): return 1
+  case (let x?, let y?): return x < y ? -1 : (x == y ? 0 : 1)
+  }
+}
+
+extension _TypedSort {
+  /// A sort on a `Comparable` key path, read at its stored offset when there is one.
+  @inlinable
+  static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V> & Sendable, order: RequestSortOrder) -> _TypedSort {
+    if let offset = MemoryLayout<Element>.offset(of: keyPath) {
+      return _TypedSort(description: "\(keyPath)", order: order) {
+        _three(
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: V.self),
+          UnsafeRawPointer($1).load(fromByteOffset: offset, as: V.self))
+      }
+    }
+    return _TypedSort(description: "\(keyPath)", order: order) {
+      _three($0.pointee[keyPath: keyPath], $1.pointee[keyPath: keyPath])
+    }
+  }
+
+  /// A sort on an optional `Comparable` key path; nil orders first.
+  @inlinable
+  static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V?> & Sendable, order: RequestSortOrder) -> _TypedSort {
+    if let offset = MemoryLayout<Element>.offset(of: keyPath) {
+      return _TypedSort(description: "\(keyPath)", order: order) {
+        _three(
+          UnsafeRawPointer($0).load(fromByteOffset: offset, as: V?.self),
+          UnsafeRawPointer($1).load(fromByteOffset: offset, as: V?.self))
+      }
+    }
+    return _TypedSort(description: "\(keyPath)", order: order) {
+      _three($0.pointee[keyPath: keyPath], $1.pointee[keyPath: keyPath])
+    }
+  }
+
+  /// A sort on a string key path with a collation.
+  static func make(
+    _ keyPath: KeyPath<Element, String> & Sendable, order: RequestSortOrder, collation: RequestCollation
+  ) -> _TypedSort {
+    _TypedSort(description: "\(keyPath) [\(collation)]", order: order) {
+      collation._compare($0.pointee[keyPath: keyPath], $1.pointee[keyPath: keyPath])
+    }
+  }
+
+  /// A sort on an optional string key path with a collation; nil orders first.
+  static func make(
+    _ keyPath: KeyPath<Element, String?> & Sendable, order: RequestSortOrder, collation: RequestCollation
+  ) -> _TypedSort {
+    _TypedSort(description: "\(keyPath) [\(collation)]", order: order) {
+      switch ($0.pointee[keyPath: keyPath], $1.pointee[keyPath: keyPath]) {
+      case (nil, nil): return 0
+      case (nil, _): return -1
+      case (_, nil): return 1
+      case (let a?, let b?): return collation._compare(a, b)
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+extension RequestSet: RandomAccessCollection {
+  /// An index into the evaluated result.
+  public typealias Index = Int
+  /// The result's indices, `0 ..< count`.
+  public typealias Indices = Range<Int>
+
+  /// Always 0.
+  public var startIndex: Int { 0 }
+
+  /// The number of records; reading it evaluates the set.
+  public var endIndex: Int { count }
+
+  /// The number of records in the set.
+  ///
+  /// ```swift
+  /// animals.filter(\.age > 3).count
+  /// ```
+  /// Counting an unevaluated set neither copies nor materializes the matching records.
+  /// A bad query stops the program; ``fetchCount()`` throws instead.
+  /// - Complexity: O(*n*) the first time, O(1) after.
+  public var count: Int {
+    do {
+      return try _cache.count(_source, _query)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  /// Whether the set holds no records.
+  public var isEmpty: Bool { count == 0 }
+
+  /// The record at `position` in the evaluated result.
+  ///
+  /// ```swift
+  /// let youngest = animals.sortBy(\.age)[0]
+  /// ```
+  public subscript(position: Int) -> Element {
+    let e = _evaluated
+    precondition(
+      position >= 0 && position < e.count,
+      "Index \(position) is out of range: the RequestSet holds \(e.count) records.")
+    return e[position]
+  }
+
+  /// The first record, or nil when the set is empty.
+  public var first: Element? {
+    let e = _evaluated
+    return e.count == 0 ? nil : e[0]
+  }
+
+  /// The last record, or nil when the set is empty.
+  public var last: Element? {
+    let e = _evaluated
+    return e.count == 0 ? nil : e[e.count - 1]
+  }
+
+  /// Iterates over the evaluated result, evaluating the set first if needed.
+  public struct Iterator: IteratorProtocol {
+    let _evaluation: _Evaluation<Element>
+    var _next = 0
+
+    /// The next record, or nil at the end.
+    public mutating func next() -> Element? {
+      guard _next < _evaluation.count else { return nil }
+      defer { _next += 1 }
+      return _evaluation[_next]
+    }
+  }
+
+  /// Returns an iterator over the records.
+  public func makeIterator() -> Iterator { Iterator(_evaluation: _evaluated) }
+
+  /// The number of records: iteration knows it before the first element.
+  public var underestimatedCount: Int { count }
+}

@@ -1,0 +1,87 @@
+/// The one error type RequestSet throws.
+///
+/// Every error has a ``code`` to switch on, a ``message`` that says what went wrong and how
+/// to fix it, and, where another error caused it, the ``underlying`` error.
+///
+/// ```swift
+/// do {
+///   _ = try animals.filter("nmae", value: "Micky").fetch()
+/// } catch let error as RequestSetError where error.code == .unknownKey {
+///   print(error.message)
+///   // Unknown key "nmae" for Animal. Known keys: age, id, name, nickname, owner,
+///   // owner.city, species, tags, weight. Use one of them, or a dotted path into a nested value.
+/// }
+/// ```
+public struct RequestSetError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    let _name: String
+    private init(_ name: String) { _name = name }
+
+    /// A string key names no field of the record type.
+    public static let unknownKey = Code("unknownKey")
+    /// A value's type cannot match the field it is compared with.
+    public static let typeMismatch = Code("typeMismatch")
+    /// An insert used an id that the store already holds.
+    public static let duplicateID = Code("duplicateID")
+    /// `get()` found no record, or an operation named an id the store does not hold.
+    public static let notFound = Code("notFound")
+    /// `get()` found more than one record.
+    public static let multipleResults = Code("multipleResults")
+    /// A record or a value could not be encoded.
+    public static let encodingFailed = Code("encodingFailed")
+    /// A Foundation `Predicate` threw while it was evaluated.
+    public static let predicateFailed = Code("predicateFailed")
+    /// A store cannot serve the request (it is closed, or in a failed state).
+    public static let storeUnavailable = Code("storeUnavailable")
+
+    /// The code's name, as in `unknownKey`.
+    public var description: String { _name }
+  }
+
+  /// What kind of failure this is.
+  public var code: Code
+  /// What went wrong and how to fix it.
+  public var message: String
+  /// The error that caused this one, if any.
+  public var underlying: (any Error)?
+
+  /// Creates an error. Stores written outside the package use this to report their own
+  /// failures in the same shape.
+  ///
+  /// ```swift
+  /// throw RequestSetError(.storeUnavailable, "The store is closed. Open a new one.")
+  /// ```
+  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+    self.code = code
+    self.message = message
+    self.underlying = underlying
+  }
+
+  /// `code: message`, followed by the underlying error when there is one.
+  public var description: String {
+    var text = "RequestSetError.\(code): \(message)"
+    if let underlying { text += " (underlying error: \(underlying))" }
+    return text
+  }
+}
+
+extension RequestSetError {
+  static func unknownKey(_ key: String, type: Any.Type, known: [String]) -> RequestSetError {
+    let list = known.isEmpty ? "none (there are no records to learn keys from)" : known.joined(separator: ", ")
+    return RequestSetError(
+      .unknownKey,
+      "Unknown key \"\(key)\" for \(type). Known keys: \(list). "
+        + "Use one of them, or a dotted path into a nested value.")
+  }
+
+  static func typeMismatch(
+    key: String, holds kinds: _KindSet, value: FieldValue, type: Any.Type
+  ) -> RequestSetError {
+    let held = kinds.nonNull.map(\.description).joined(separator: " or ")
+    return RequestSetError(
+      .typeMismatch,
+      "Key \"\(key)\" of \(type) holds \(held) values, so it can never match \(value), "
+        + "which is a \(value._kind). Pass a \(kinds.nonNull.first?.description ?? "value") or nil.")
+  }
+}

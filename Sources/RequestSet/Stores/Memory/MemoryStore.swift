@@ -1,0 +1,189 @@
+import Synchronization
+
+/// An embedded, in-memory store: the fastest backend, and the one to use in tests.
+///
+/// Records live in one contiguous array in store order (the order they were first
+/// inserted); saving a record with an existing id replaces it in place. Each write also
+/// records the record's encoded fields, so string-key queries never decode records.
+///
+/// ```swift
+/// let store = MemoryStore<Animal>()
+/// try store.insert(Animal(id: 1, name: "Micky", species: "Mouse", age: 3))
+/// try store.save(Animal(id: 1, name: "Mickey", species: "Mouse", age: 4))   // replaces
+/// try store.delete(id: 1)
+/// RequestSet(store).count   // 0
+/// ```
+///
+/// The store is safe to share between tasks and threads: every write and snapshot takes
+/// one lock, and a snapshot is a copy-on-write view that later writes do not disturb.
+public final class MemoryStore<Element: Record>: RecordStore {
+  private let _state: Mutex<_MemoryState<Element>>
+
+  /// Creates an empty store.
+  public init() {
+    _state = Mutex(_MemoryState(probedKinds: _probeKinds(Element.self)))
+  }
+
+  /// Creates a store holding `records`.
+  ///
+  /// ```swift
+  /// let store = try MemoryStore([micky, rex])
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` when two records share an id.
+  public convenience init(_ records: some Sequence<Element>) throws {
+    self.init()
+    try insert(contentsOf: records)
+  }
+
+  /// The number of records in the store.
+  ///
+  /// - Complexity: O(1).
+  public var count: Int { _state.withLock { $0.liveCount } }
+
+  /// Inserts a record.
+  ///
+  /// - Throws: ``RequestSetError`` `.duplicateID` when a record with the same id is
+  ///   stored; `.encodingFailed` when the record cannot be encoded.
+  /// - Complexity: Amortized O(*f*), *f* the number of encoded fields.
+  public func insert(_ record: Element) throws {
+    let fields = try _FieldEncoder.encode(record)
+    try _state.withLock { state in
+      guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
+      state.append(record, fields: fields)
+    }
+  }
+
+  /// Inserts several records, all or none of them.
+  ///
+  /// ```swift
+  /// try store.insert(contentsOf: [micky, rex])
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored already or occurs
+  ///   twice in `records`; `.encodingFailed` when a record cannot be encoded. Nothing is
+  ///   inserted then.
+  public func insert(contentsOf records: some Sequence<Element>) throws {
+    let batch = Array(records)
+    let fields = try batch.map { try _FieldEncoder.encode($0) }
+    var seen = Set<Element.ID>(minimumCapacity: batch.count)
+    for r in batch where !seen.insert(r.id).inserted { throw _duplicate(r.id, inBatch: true) }
+    try _state.withLock { state in
+      if let clash = batch.first(where: { state.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
+      state.reserve(batch.count)
+      for (r, f) in zip(batch, fields) { state.append(r, fields: f) }
+    }
+  }
+
+  /// Inserts the record, or replaces the stored record with the same id in place.
+  ///
+  /// ```swift
+  /// var micky = try RequestSet(store).filter(\.name == "Micky").get()
+  /// micky.age += 1
+  /// try store.save(micky)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded.
+  public func save(_ record: Element) throws {
+    let fields = try _FieldEncoder.encode(record)
+    _state.withLock { state in
+      if let slot = state.slots[record.id] {
+        state.replace(slot: slot, with: record, fields: fields)
+      } else {
+        state.append(record, fields: fields)
+      }
+    }
+  }
+
+  /// Deletes the record with this id.
+  ///
+  /// - Returns: Whether a record was deleted; deleting an absent id is not an error.
+  /// - Complexity: Amortized O(1).
+  @discardableResult
+  public func delete(id: Element.ID) throws -> Bool {
+    _state.withLock { $0.delete(id: id) }
+  }
+
+  /// The store's current contents.
+  ///
+  /// - Complexity: O(1): the snapshot shares storage with the store until the next write.
+  public func snapshot() throws -> StoreSnapshot<Element> {
+    _state.withLock { state in
+      StoreSnapshot(
+        records: state.records,
+        live: state.liveCount == state.records.count ? nil : state.live,
+        liveCount: state.liveCount,
+        fields: .table(state.fields),
+        version: state.version)
+    }
+  }
+}
+
+func _duplicate(_ id: some Hashable, inBatch: Bool = false) -> RequestSetError {
+  RequestSetError(
+    .duplicateID,
+    inBatch
+      ? "The batch holds id \(id) twice. Give each record its own id; nothing was inserted."
+      : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id.")
+}
+
+/// What a ``MemoryStore`` holds; only touched under its lock.
+struct _MemoryState<Element: Record>: Sendable {
+  var records = ContiguousArray<Element>()
+  var live = _Bitset()
+  var liveCount = 0
+  var slots: [Element.ID: Int] = [:]
+  var fields: _FieldTable
+  var version: UInt64 = 0
+
+  init(probedKinds: [String: _KindSet]) {
+    fields = _FieldTable(probedKinds: probedKinds)
+  }
+
+  mutating func reserve(_ n: Int) {
+    records.reserveCapacity(records.count + n)
+    slots.reserveCapacity(slots.count + n)
+  }
+
+  mutating func append(_ record: Element, fields value: FieldValue) {
+    slots[record.id] = records.count
+    records.append(record)
+    live.append(true)
+    liveCount += 1
+    fields.append(value)
+    version &+= 1
+  }
+
+  mutating func replace(slot: Int, with record: Element, fields value: FieldValue) {
+    records[slot] = record
+    fields.replace(row: slot, with: value)
+    version &+= 1
+  }
+
+  mutating func delete(id: Element.ID) -> Bool {
+    guard let slot = slots.removeValue(forKey: id) else { return false }
+    live[slot] = false
+    liveCount -= 1
+    version &+= 1
+    let dead = records.count - liveCount
+    if dead > 1024 && dead > liveCount { compact() }
+    return true
+  }
+
+  /// Drops dead slots once they outnumber live ones, so deletes stay amortized O(1) and
+  /// deleted records do not pin memory forever.
+  private mutating func compact() {
+    var kept: [Int] = []
+    kept.reserveCapacity(liveCount)
+    for s in 0..<records.count where live[s] { kept.append(s) }
+    var newRecords = ContiguousArray<Element>()
+    newRecords.reserveCapacity(kept.count)
+    var newLive = _Bitset()
+    slots.removeAll(keepingCapacity: true)
+    for s in kept {
+      slots[records[s].id] = newRecords.count
+      newRecords.append(records[s])
+      newLive.append(true)
+    }
+    fields.retain(rows: kept)
+    records = newRecords
+    live = newLive
+  }
+}
