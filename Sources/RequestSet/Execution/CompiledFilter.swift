@@ -1,7 +1,7 @@
 import Foundation
 
-/// A filter tree compiled against one snapshot: keys resolved to columns, values checked
-/// against the fields' kinds, every node turned into a test of a slot.
+/// A filter tree compiled against one snapshot: keys resolved to field readers, values
+/// checked against the fields' kinds, every node turned into a test of a slot.
 enum _Matcher<Element> {
   /// Every candidate matches, or none does.
   case constant(Bool)
@@ -11,23 +11,30 @@ enum _Matcher<Element> {
   case general((Int) throws -> Bool)
 }
 
-/// Compiles filters for one evaluation; holds the snapshot's storage while it runs.
+/// Compiles filters and sort keys for one evaluation.
 struct _FilterCompiler<Element: Sendable> {
-  let base: UnsafePointer<Element>
-  let snapshot: StoreSnapshot<Element>
+  let cursor: _RecordCursor<Element>
   /// Fetched on first use: a query without string keys never builds a field table.
-  private var table: _FieldTable?
+  private var access: (any _FieldAccess)?
 
-  init(base: UnsafePointer<Element>, snapshot: StoreSnapshot<Element>) {
-    self.base = base
-    self.snapshot = snapshot
+  init(cursor: _RecordCursor<Element>) {
+    self.cursor = cursor
   }
 
-  mutating func fields() throws -> _FieldTable {
-    if let table { return table }
-    let t = try snapshot._fieldTable()
-    table = t
-    return t
+  var snapshot: StoreSnapshot<Element> { cursor.snapshot }
+
+  mutating func fields() throws -> any _FieldAccess {
+    if let access { return access }
+    let a = try snapshot._fields()
+    access = a
+    return a
+  }
+
+  /// A reader for a string key's value by slot, after checking the key and value.
+  mutating func reader(for key: String, value: FieldValue?) throws -> ((Int) throws -> FieldValue)? {
+    let fields = try fields()
+    try Self.validate(key, value: value, in: fields)
+    return fields.reader(for: key)
   }
 
   mutating func compile(_ node: _FilterNode<Element>?) throws -> _Matcher<Element> {
@@ -40,20 +47,21 @@ struct _FilterCompiler<Element: Sendable> {
   }
 
   private mutating func _general(_ node: _FilterNode<Element>) throws -> _Matcher<Element> {
-    let base = self.base
+    let cursor = self.cursor
     switch node {
     case .constant(let b):
       return .constant(b)
     case .typed(let c):
       let test = c.test
-      return .general { test(base + $0) }
+      return .general { test(try cursor.pointer($0)) }
     case .closure(let c):
       let test = c.test
-      return .general { test(base[$0]) }
+      return .general { test(try cursor.pointer($0).pointee) }
     case .predicate(let p):
       return .general { slot in
+        let record = try cursor.pointer(slot)
         do {
-          return try p.evaluate(base[slot])
+          return try p.evaluate(record.pointee)
         } catch {
           throw RequestSetError(
             .predicateFailed,
@@ -65,14 +73,12 @@ struct _FilterCompiler<Element: Sendable> {
     case .invalid(let error):
       throw error
     case .field(let c):
-      let table = try fields()
-      try Self.validate(c.key, value: c.value, in: table)
-      guard let column = table.column(c.key) else { return .constant(c.matches(.null)) }
-      return .general { c.matches(column[$0]) }
+      guard let read = try reader(for: c.key, value: c.value) else { return .constant(c.matches(.null)) }
+      return .general { c.matches(try read($0)) }
     case .not(let inner):
       switch try _general(inner) {
       case .constant(let b): return .constant(!b)
-      case .typed(let t): return .general { !t(base + $0) }
+      case .typed(let t): return .general { !t(try cursor.pointer($0)) }
       case .general(let g): return .general { try !g($0) }
       }
     case .and(let parts), .or(let parts):
@@ -83,7 +89,7 @@ struct _FilterCompiler<Element: Sendable> {
         switch try _general(part) {
         case .constant(let b):
           if b != isAnd { return .constant(b) }  // false in an AND, true in an OR decides
-        case .typed(let t): tests.append { t(base + $0) }
+        case .typed(let t): tests.append { t(try cursor.pointer($0)) }
         case .general(let g): tests.append(g)
         }
       }
@@ -103,9 +109,9 @@ struct _FilterCompiler<Element: Sendable> {
   }
 
   /// Checks that a key exists and that a value can match what it holds.
-  static func validate(_ key: String, value: FieldValue?, in table: _FieldTable) throws {
-    guard let kinds = table.kinds[key] else {
-      throw RequestSetError.unknownKey(key, type: Element.self, known: table.knownKeys)
+  static func validate(_ key: String, value: FieldValue?, in fields: any _FieldAccess) throws {
+    guard let kinds = fields.kinds[key] else {
+      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
     }
     guard let value, value._kind != .null, !kinds.isUnknown, !kinds.nonNull.isEmpty else { return }
     if !kinds.contains(value._kind) {

@@ -12,7 +12,7 @@ extension RequestSet {
   ///   matches (O(*m* log *k*) with a limit *k*).
   public func fetch() throws -> [Element] {
     let e = try _cache.evaluation(_source, _query)
-    return e.slots.map { e.snapshot._records[$0] }
+    return try (0..<e.count).map { try e.element($0) }
   }
 
   /// The one record the set holds.
@@ -26,7 +26,7 @@ extension RequestSet {
   public func get() throws -> Element {
     let e = try _cache.evaluation(_source, _query)
     switch e.count {
-    case 1: return e[0]
+    case 1: return try e.element(0)
     case 0:
       throw RequestSetError(
         .notFound, "get() found no \(Element.self) matching \(_filterText). Check the filters, or use first.")

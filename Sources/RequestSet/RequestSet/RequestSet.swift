@@ -110,8 +110,20 @@ struct _Evaluation<Element: Sendable>: Sendable {
 
   var count: Int { slots.count }
 
+  /// The record at a position of the result; throws only for an external store that
+  /// fails to read it.
   @inline(__always)
-  subscript(_ i: Int) -> Element { snapshot._records[slots[i]] }
+  func element(_ i: Int) throws -> Element { try snapshot._record(at: slots[i]) }
+
+  /// The record at a position, or a stop with the store's error (the collection path).
+  @inline(__always)
+  subscript(_ i: Int) -> Element {
+    do {
+      return try element(i)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
 }
 
 /// The lazily computed result of one request set, shared by its copies.

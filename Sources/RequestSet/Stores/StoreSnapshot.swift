@@ -19,22 +19,29 @@ import Synchronization
 /// }
 /// ```
 public struct StoreSnapshot<Element: Sendable>: Sendable {
-  /// The records, by slot. Slots whose bit in `_live` is clear hold a deleted record.
-  let _records: ContiguousArray<Element>
-  /// Nil when every slot is live.
+  /// Where the records are: in memory, or read on demand by a backend.
+  let _storage: _SnapshotStorage<Element>
+  /// Which slots hold a live record; nil when every slot is live.
   let _live: _Bitset?
+  /// The number of slots, live or not.
+  let _slotCount: Int
   /// The number of live slots.
   let _liveCount: Int
-  let _fields: _FieldSource
   /// The store's write counter when the snapshot was taken.
   let _version: UInt64
 
-  init(records: ContiguousArray<Element>, live: _Bitset?, liveCount: Int, fields: _FieldSource, version: UInt64) {
-    _records = records
+  init(storage: _SnapshotStorage<Element>, slotCount: Int, live: _Bitset?, liveCount: Int, version: UInt64) {
+    _storage = storage
+    _slotCount = slotCount
     _live = live
     _liveCount = liveCount
-    _fields = fields
     _version = version
+  }
+
+  init(records: ContiguousArray<Element>, live: _Bitset?, liveCount: Int, fields: _FieldSource, version: UInt64) {
+    self.init(
+      storage: .contiguous(records, fields), slotCount: records.count, live: live, liveCount: liveCount,
+      version: version)
   }
 
   /// A snapshot of records that string keys cannot reach (the element is not `Encodable`).
@@ -59,31 +66,80 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   /// The number of live records.
   public var count: Int { _liveCount }
 
-  /// The number of slots, live or not.
-  var _slotCount: Int { _records.count }
-
   @inline(__always)
   func _isLive(_ slot: Int) -> Bool { _live?[slot] ?? true }
 
   /// The live slots in store order.
   func _liveSlots() -> [Int] {
-    guard let live = _live else { return Array(0..<_records.count) }
+    guard let live = _live else { return Array(0..<_slotCount) }
     var slots: [Int] = []
     slots.reserveCapacity(_liveCount)
-    for s in 0..<_records.count where live[s] { slots.append(s) }
+    for s in 0..<_slotCount where live[s] { slots.append(s) }
     return slots
   }
 
-  func _fieldTable() throws -> _FieldTable {
-    switch _fields {
-    case .table(let t): return t
-    case .lazy(let box): return try box.table()
-    case .unavailable:
+  /// The record in a slot.
+  @inline(__always)
+  func _record(at slot: Int) throws -> Element {
+    switch _storage {
+    case .contiguous(let records, _): return records[slot]
+    case .external(let source): return try source.record(at: slot)
+    }
+  }
+
+  /// What string keys can reach in this snapshot.
+  func _fields() throws -> any _FieldAccess {
+    switch _storage {
+    case .contiguous(_, .table(let t)): return t
+    case .contiguous(_, .lazy(let box)): return try box.table()
+    case .contiguous(_, .unavailable):
       throw RequestSetError(
         .storeUnavailable,
         "\(Element.self) is not Encodable, so its fields cannot be reached by string keys. "
           + "Filter with key paths or closures instead.")
+    case .external(let source): return try source.fields()
     }
+  }
+}
+
+/// Where a snapshot's records live.
+enum _SnapshotStorage<Element: Sendable>: Sendable {
+  /// In memory, by slot, with the fields string keys reach.
+  case contiguous(ContiguousArray<Element>, _FieldSource)
+  /// Read (and decoded) on demand by a backend such as a file-backed store.
+  case external(any _ExternalRecords<Element>)
+}
+
+/// A backend's records, read on demand: the engine asks for a record only when a typed
+/// filter, a closure, a predicate or the caller needs it, and reads string-key fields
+/// through ``fields()`` without decoding records at all.
+protocol _ExternalRecords<Element>: Sendable {
+  associatedtype Element: Sendable
+  /// Decodes the record in a live slot.
+  func record(at slot: Int) throws -> Element
+  /// Field access by string key for this snapshot.
+  func fields() throws -> any _FieldAccess
+}
+
+/// Reads records' fields by string key: the store's side of a string-key filter or sort.
+protocol _FieldAccess {
+  /// Every key a string filter may name, with the kinds of value seen there (merged with
+  /// what the type probe said).
+  var kinds: [String: _KindSet] { get }
+  /// A reader of one key's value by slot, or nil when no record holds the key (every
+  /// record reads as nil). Called once per key per evaluation; the reader runs per record.
+  func reader(for key: String) -> ((Int) throws -> FieldValue)?
+}
+
+extension _FieldAccess {
+  /// Every key, sorted, for error messages.
+  var knownKeys: [String] { kinds.keys.sorted() }
+}
+
+extension _FieldTable: _FieldAccess {
+  func reader(for key: String) -> ((Int) throws -> FieldValue)? {
+    guard let column = column(key) else { return nil }
+    return { column[$0] }
   }
 }
 
