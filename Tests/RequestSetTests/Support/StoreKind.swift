@@ -1,0 +1,35 @@
+import RequestSet
+
+/// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
+/// a new store gets every suite for free.
+enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
+  /// `MemoryStore`.
+  case memory
+  /// `RequestSet([...])` over a plain array: read-only.
+  case array
+
+  var description: String { rawValue }
+
+  /// The kinds that are stores (they take writes).
+  static var writable: [StoreKind] { allCases.filter { $0 != .array } }
+
+  /// A fresh, empty store of this kind.
+  func makeStore() throws -> any RecordStore<Animal> {
+    switch self {
+    case .memory: return MemoryStore<Animal>()
+    case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
+    }
+  }
+
+  /// A request set over `records` on this kind of backend.
+  func makeSet(_ records: [Animal]) throws -> RequestSet<Animal> {
+    switch self {
+    case .array:
+      return RequestSet(records)
+    default:
+      let store = try makeStore()
+      try store.insert(contentsOf: records)
+      return RequestSet(store)
+    }
+  }
+}
