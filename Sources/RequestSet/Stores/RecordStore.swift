@@ -59,6 +59,10 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
 
   /// The store's current contents, for a query to evaluate.
   func snapshot() throws -> StoreSnapshot<Element>
+
+  /// The store's commits from now on, in order, each with the changes it applied: what
+  /// live request sets (``RequestSet/changes``) follow. A default polls ``snapshot()``.
+  func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>>
 }
 
 extension RecordStore {

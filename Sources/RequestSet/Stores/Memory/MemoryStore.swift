@@ -18,6 +18,7 @@ import Synchronization
 /// one lock, and a snapshot is a copy-on-write view that later writes do not disturb.
 public final class MemoryStore<Element: Record>: RecordStore {
   private let _state: Mutex<_MemoryState<Element>>
+  let _feed = _CommitFeed<Element>()
 
   /// Creates an empty store.
   public init() {
@@ -47,10 +48,13 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// - Complexity: Amortized O(*f*), *f* the number of encoded fields.
   public func insert(_ record: Element) throws {
     let fields = try _FieldEncoder.encode(record)
-    try _state.withLock { state in
+    let version = try _state.withLock { state in
       guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
       state.append(record, fields: fields)
+      state.version &+= 1
+      return state.version
     }
+    _publish(version, [.insert(record)])
   }
 
   /// Inserts several records, all or none of them.
@@ -74,6 +78,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///   `.conflict` when `expectedVersion` is stale, `.encodingFailed` for a record that
   ///   cannot be encoded; nothing is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
+    guard !changes.isEmpty else { return }
     // Encode outside the lock: it is the expensive part, and it can fail.
     let fields: [FieldValue?] = try changes.map { change in
       switch change {
@@ -81,7 +86,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
       case .delete: return nil
       }
     }
-    try _state.withLock { state in
+    let version = try _state.withLock { state in
       if let expectedVersion, expectedVersion != state.version {
         throw _conflict(expected: expectedVersion, found: state.version)
       }
@@ -95,7 +100,10 @@ public final class MemoryStore<Element: Record>: RecordStore {
         case .delete(let id): _ = state.delete(id: id)
         }
       }
+      state.version &+= 1
+      return state.version
     }
+    _publish(version, changes)
   }
 
   /// The record with this id, or nil.
@@ -118,13 +126,16 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded.
   public func save(_ record: Element) throws {
     let fields = try _FieldEncoder.encode(record)
-    _state.withLock { state in
+    let version = _state.withLock { state in
       if let slot = state.slots[record.id] {
         state.replace(slot: slot, with: record, fields: fields)
       } else {
         state.append(record, fields: fields)
       }
+      state.version &+= 1
+      return state.version
     }
+    _publish(version, [.save(record)])
   }
 
   /// Deletes the record with this id.
@@ -133,7 +144,27 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// - Complexity: Amortized O(1).
   @discardableResult
   public func delete(id: Element.ID) throws -> Bool {
-    _state.withLock { $0.delete(id: id) }
+    let (deleted, version) = _state.withLock { state in
+      guard state.delete(id: id) else { return (false, state.version) }
+      state.version &+= 1
+      return (true, state.version)
+    }
+    if deleted { _publish(version, [.delete(id: id)]) }
+    return deleted
+  }
+
+  /// Every commit from now on, as it happens, with its changes.
+  ///
+  /// ```swift
+  /// for await commit in store.commits() { print(commit.version) }
+  /// ```
+  /// - Parameter interval: Unused: the store reports commits directly.
+  public func commits(polling interval: Duration = .zero) -> AsyncStream<StoreCommit<Element>> {
+    _feed.subscribe()
+  }
+
+  private func _publish(_ version: UInt64, _ changes: [RecordChange<Element>]) {
+    if _feed.isObserved { _feed.publish(StoreCommit(version: version, changes: changes)) }
   }
 
   /// The store's current contents.
@@ -166,6 +197,7 @@ struct _MemoryState<Element: Record>: Sendable {
   var liveCount = 0
   var slots: [Element.ID: Int] = [:]
   var fields: _FieldTable
+  /// Grows by one with every commit (a batch is one commit).
   var version: UInt64 = 0
 
   init(probedKinds: [String: _KindSet]) {
@@ -183,20 +215,17 @@ struct _MemoryState<Element: Record>: Sendable {
     live.append(true)
     liveCount += 1
     fields.append(value)
-    version &+= 1
   }
 
   mutating func replace(slot: Int, with record: Element, fields value: FieldValue) {
     records[slot] = record
     fields.replace(row: slot, with: value)
-    version &+= 1
   }
 
   mutating func delete(id: Element.ID) -> Bool {
     guard let slot = slots.removeValue(forKey: id) else { return false }
     live[slot] = false
     liveCount -= 1
-    version &+= 1
     let dead = records.count - liveCount
     if dead > 1024 && dead > liveCount { compact() }
     return true

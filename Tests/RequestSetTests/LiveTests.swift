@@ -1,0 +1,211 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import RequestSet
+
+/// Reads states from a live set one at a time, with a deadline, from the test's task.
+final class StateReader<Element: Record>: @unchecked Sendable {
+  // @unchecked: the iterator is only touched by `next(within:)`, which the one test task
+  // calls sequentially (never concurrently), and by deinit after that.
+  private var iterator: RequestSetChanges<Element>.AsyncIterator
+
+  init(_ set: RequestSet<Element>) { iterator = set.changes.makeAsyncIterator() }
+
+  /// The next state, or nil if none arrives within `seconds`.
+  func next(within seconds: Double = 5) async throws -> RequestSetSnapshot<Element>? {
+    try await withThrowingTaskGroup(of: RequestSetSnapshot<Element>?.self) { group in
+      let box = UnsafeTransfer(self)
+      group.addTask { try await box.value.iterator.next() }
+      group.addTask {
+        try await Task.sleep(for: .seconds(seconds))
+        return nil
+      }
+      let first = try await group.next()!
+      group.cancelAll()
+      return first
+    }
+  }
+}
+
+/// A version number shared between tasks.
+final class VersionBox: Sendable {
+  let value = Atomic<UInt64>(0)
+}
+
+/// Hands a value to a child task that the caller awaits before touching it again.
+struct UnsafeTransfer<T>: @unchecked Sendable {
+  // @unchecked: used only where the sending task waits for the child task to finish
+  // with the value before it uses the value itself (StateReader.next).
+  let value: T
+  init(_ value: T) { self.value = value }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1))) struct LiveTests {
+  @Test func theFirstStateIsTheCurrentResultThenEachChange() async throws {
+    let store = try MemoryStore(Animal.zoo)
+    let cows = StateReader(RequestSet(store).filter("species", value: "Cow").sortBy(\.age))
+    let first = try #require(try await cows.next())
+    #expect(first.isInitial && first.ids == [4, 2] && first.inserted == [0, 1])
+
+    try store.insert(Animal(id: 7, name: "Calf", species: "Cow", age: 1))
+    let inserted = try #require(try await cows.next())
+    #expect(inserted.ids == [7, 4, 2] && inserted.inserted == [0] && inserted.deleted.isEmpty && !inserted.isInitial)
+
+    // A write that does not touch the result yields nothing: the next state is the
+    // one after the write that does.
+    try store.insert(Animal(id: 8, name: "Pup", species: "Dog", age: 1))
+    try store.save(Animal(id: 2, name: "Daisy", species: "Cow", age: 0))
+    let updated = try #require(try await cows.next())
+    #expect(updated.ids == [2, 7, 4] && updated.updated == [0] && updated.inserted.isEmpty)
+
+    _ = try store.delete(id: 4)
+    let deleted = try #require(try await cows.next())
+    #expect(deleted.ids == [2, 7] && deleted.deleted == [2])
+
+    try store.transaction { tx in
+      tx.save(Animal(id: 7, name: "Calf", species: "Horse", age: 1))
+      tx.insert(Animal(id: 9, name: "Moo", species: "Cow", age: 9))
+    }
+    let batch = try #require(try await cows.next())
+    #expect(batch.ids == [2, 9] && batch.deleted == [1] && batch.inserted == [1])
+  }
+
+  /// Random writes against a sorted, limited set: every state the set yields equals a
+  /// fresh evaluation, and no change is missed.
+  @Test(arguments: [0, 1, 2])
+  func everyStateEqualsAFreshEvaluation(seed: Int) async throws {
+    var rng = SeededRandom(seed: UInt64(seed) &+ 77)
+    let store = try MemoryStore(Animal.random(count: 60, seed: UInt64(seed)))
+    let query: (RequestSet<Animal>) -> RequestSet<Animal> = [
+      { $0.filter("species", value: "Cow").sortBy(\.age).limit(5) },
+      { $0.filter(\.age > 10).sortBy("name") },
+      { $0.sortBy(\.weight, order: .descending).offset(2).limit(4) },
+    ][seed]
+    let reader = StateReader(query(RequestSet(store)))
+    var seen = try #require(try await reader.next()).records
+    var nextID = 1_000
+    for step in 0..<150 {
+      switch Int.random(in: 0..<4, using: &rng) {
+      case 0:
+        nextID += 1
+        try store.insert(Animal.random(count: 1, seed: UInt64(step)).map { var a = $0; a.id = nextID; return a }[0])
+      case 1:
+        let ids = try RequestSet(store).ids()
+        _ = try store.delete(id: ids.randomElement(using: &rng)!)
+      case 2:
+        let ids = try RequestSet(store).ids()
+        var a = try store.fetch(id: ids.randomElement(using: &rng)!)!
+        a.age = Int.random(in: 0...20, using: &rng)
+        a.species = Animal.speciesPool.randomElement(using: &rng)!
+        try store.save(a)
+      default:
+        try store.apply((0..<3).map { _ in
+          nextID += 1
+          return .insert(Animal(id: nextID, name: "b\(nextID)", species: "Cow", age: Int.random(in: 0...20, using: &rng)))
+        })
+      }
+      // Every visible change (a record entering, leaving, moving or changing) yields
+      // exactly one state; anything else yields none.
+      let expected = try query(RequestSet(store)).fetch()
+      if expected != seen {
+        let state = try #require(try await reader.next(), "step \(step): no state for a change")
+        #expect(state.records == expected, "step \(step)")
+        seen = state.records
+      }
+    }
+  }
+
+  @Test func cancellingReleasesTheSubscription() async throws {
+    let store = try MemoryStore(Animal.zoo)
+    let task = Task {
+      var n = 0
+      for try await _ in RequestSet(store).changes { n += 1 }
+      return n
+    }
+    for _ in 0..<200 where !store._feed.isObserved { try await Task.sleep(for: .milliseconds(5)) }
+    #expect(store._feed.isObserved)
+    task.cancel()
+    _ = try await task.value
+    for _ in 0..<200 where store._feed.isObserved { try await Task.sleep(for: .milliseconds(5)) }
+    #expect(!store._feed.isObserved)
+  }
+
+  @Test func otherStoresArePolled() async throws {
+    let store = CountingStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let reader = StateReader(RequestSet(store).filter("species", value: "Dog"))
+    #expect(try await reader.next()?.ids == [3, 6])
+    try store.insert(Animal(id: 7, name: "Pup", species: "Dog", age: 1))
+    let next = try #require(try await reader.next())
+    #expect(next.ids == [3, 6, 7] && next.inserted == [2])
+  }
+
+  @Test func anArrayHasNoChangesToFollow() async throws {
+    await #expect(throws: RequestSetError.self) {
+      for try await _ in RequestSet(Animal.zoo).changes {}
+    }
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func streamReadsTheResultInBatches(kind: StoreKind) async throws {
+    let data = Animal.random(count: 500, seed: 5)
+    let set = try kind.makeSet(data).filter(\.age > 5).sortBy(\.name)
+    var streamed: [Int] = []
+    for try await a in set.stream(batchSize: 64) { streamed.append(a.id) }
+    #expect(streamed == set.map(\.id))
+  }
+
+  @Test func streamDecodesOneBatchAtATime() async throws {
+    let source = CountingRecords(Animal.random(count: 1_000, seed: 3))
+    let snapshot = source.snapshot()
+    let all = RequestSet(_source: _Source(name: "counting", snapshot: { snapshot }), _query: _Query())
+    var iterator = all.filter("species", value: "Cow").stream(batchSize: 10).makeAsyncIterator()
+    _ = try await iterator.next()
+    #expect(source.reads.load(ordering: .relaxed) == 10)
+    for _ in 0..<10 { _ = try await iterator.next() }
+    #expect(source.reads.load(ordering: .relaxed) == 20)
+  }
+
+  /// Writers move weight between records (the total never changes) while observers
+  /// follow the whole store: every state an observer sees must hold the invariant, and
+  /// every observer must reach the final state.
+  @Test func stressWritersAndObservers() async throws {
+    let n = 40
+    let store = try MemoryStore((0..<n).map { Animal(id: $0, name: "a\($0)", species: "Cow", age: 0, weight: 100) })
+    let total = Double(n) * 100
+    let deadline = ContinuousClock.now + .milliseconds(800)
+    let observers = 4
+    let finalVersion = VersionBox()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for w in 0..<3 {
+        group.addTask {
+          var rng = SeededRandom(seed: UInt64(w))
+          while ContinuousClock.now < deadline {
+            let a = Int.random(in: 0..<n, using: &rng), b = Int.random(in: 0..<n, using: &rng)
+            guard a != b else { continue }
+            try RequestSet(store).filter(\.id == a || \.id == b).update { $0.weight += $0.id == a ? -1 : 1 }
+            await Task.yield()
+          }
+        }
+      }
+      for _ in 0..<observers {
+        group.addTask {
+          for try await state in RequestSet(store).sortBy(\.id).changes {
+            #expect(state.records.count == n)
+            #expect(state.records.reduce(0) { $0 + $1.weight } == total)
+            let target = finalVersion.value.load(ordering: .acquiring)
+            if target != 0 && state.version >= target { return }
+          }
+        }
+      }
+      // Once the writers stop, publish the final version and wait for the observers.
+      // (A visible change each time: a write that changes nothing yields no state.)
+      try await Task.sleep(until: deadline + .milliseconds(50))
+      try RequestSet(store).filter(\.id == 0).update { $0.name = "final" }
+      finalVersion.value.store(try store.snapshot().version, ordering: .releasing)
+      try RequestSet(store).filter(\.id == 0).update { $0.name = "final, again" }
+      try await group.waitForAll()
+    }
+    #expect(try RequestSet(store).sum(\.weight) == total)
+  }
+}
