@@ -62,7 +62,7 @@ enum _Quantifier: String, Sendable, Hashable {
   /// Every element matches; true for an empty array.
   case all = "ALL"
   /// No element matches; true for an empty array.
-  case none = "NONE"
+  case noElement = "NONE"
 }
 
 /// A prepared test of one field value.

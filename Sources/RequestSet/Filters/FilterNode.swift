@@ -213,7 +213,7 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
     switch quantifier {
     case .any: return elements.contains(where: _test)
     case .all: return elements.allSatisfy(_test)
-    case .none: return !elements.contains(where: _test)
+    case .noElement: return !elements.contains(where: _test)
     }
   }
 }
