@@ -19,11 +19,11 @@ struct _FormatSource {
     String(decoding: bytes[0..<min(max(byte, 0), bytes.count)], as: UTF8.self).count
   }
 
-  /// Up to 16 characters either side of a character offset, with "…" where cut.
+  /// Up to 24 characters either side of a character offset, with "…" where cut.
   func context(aroundCharacter offset: Int) -> String {
     let chars = Array(text)
-    let start = max(0, offset - 16)
-    let end = min(chars.count, offset + 16)
+    let start = max(0, offset - 24)
+    let end = min(chars.count, offset + 24)
     guard start <= end else { return "" }
     return (start > 0 ? "…" : "") + String(chars[start..<end]) + (end < chars.count ? "…" : "")
   }

@@ -288,7 +288,7 @@ struct _FormatLexer {
     guard i < b.count else {
       let q = String(UnicodeScalar(quote))
       throw source.error(
-        .invalidFormat, "Unterminated string: the \(q) at offset \(source.characterOffset(start)) is never closed",
+        .invalidFormat, "Unterminated string: this \(q) is never closed",
         at: start, fix: "Close the string with \(q), and write \\\(q) for a \(q) inside it.")
     }
     i += 1
