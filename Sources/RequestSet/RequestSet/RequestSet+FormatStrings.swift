@@ -81,3 +81,63 @@ extension RequestSet where Element: Encodable {
     }
   }
 }
+
+extension RequestFilter where Element: Encodable {
+  /// A filter from a KEYShadow-style triplet query.
+  ///
+  /// The query is a flat array of `[key, operator, value]` triplets, with connectors
+  /// between them: `"and"` (the default when none is written), `"and not"`, `"or"`,
+  /// `"or not"`, `"not"`. A nested array groups, in place of parentheses; a triplet
+  /// preceded by `"any"` (or `"all"`, `"none"`) tests the elements of an array field; the
+  /// lowercase string `"nil"` as a value means nil. Operators are the format grammar's, in
+  /// any case, with `[c]`/`[d]`: `"=="`, `"<"`, `"in"`, `"between"`, `"contains[c]"`,
+  /// `"like"`, `"matches"`, …. AND binds tighter than OR, as in format strings.
+  ///
+  /// ```swift
+  /// let f = try RequestFilter<Animal>(triplets: [
+  ///   "name", "contains[c]", "Micky", "and not", "species", "in", ["Cow", "Dog"],
+  /// ])
+  /// // name CONTAINS[c] "Micky" AND NOT species IN {"Cow", "Dog"}
+  /// let farm = try RequestFilter<Animal>(triplets: [["age", ">", 3, "or", "any", "tags", "==", "farm"], "owner", "!=", "nil"])
+  /// // (age > 3 OR ANY tags == "farm") AND owner != nil
+  /// ```
+  /// The query is parsed here, at once, so it may hold any values (nested array literals
+  /// arrive as `[Any]`); values must be `Encodable`, like other string-key filter values.
+  /// - Throws: ``RequestSetError`` `.invalidFormat` naming the index of the bad element, or
+  ///   the error of a triplet that is not valid, prefixed with the triplet.
+  public init(triplets: [Any]) throws {
+    self.init(_node: _FilterNode(try _TripletParser.parse(triplets)))
+  }
+}
+
+extension RequestSet where Element: Encodable {
+  /// Keeps the records matching a KEYShadow-style triplet query; see
+  /// ``RequestFilter/init(triplets:)``.
+  ///
+  /// ```swift
+  /// animals.filter(where: ["name", "contains[c]", "Micky", "and not", "species", "in", ["Cow", "Dog"]])
+  /// ```
+  /// A malformed query makes ``fetch()`` throw `.invalidFormat`, like other bad input.
+  public func filter(where triplets: [Any], mode: RequestFilterMode = .and) -> RequestSet {
+    filter(RequestFilter(_node: _tripletNode(triplets)), mode: mode)
+  }
+
+  /// Drops the records matching a triplet query.
+  ///
+  /// ```swift
+  /// animals.exclude(where: ["species", "==", "Cow"])
+  /// ```
+  public func exclude(where triplets: [Any]) -> RequestSet {
+    exclude(RequestFilter(_node: _tripletNode(triplets)))
+  }
+
+  private func _tripletNode(_ triplets: [Any]) -> _FilterNode<Element> {
+    do {
+      return _FilterNode(try _TripletParser.parse(triplets))
+    } catch let error as RequestSetError {
+      return .invalid(error)
+    } catch {
+      return .invalid(RequestSetError(.invalidFormat, "The triplet query could not be parsed.", underlying: error))
+    }
+  }
+}

@@ -48,9 +48,16 @@ struct _FormatSource {
 }
 
 /// What a value of an argument is, for messages: `"three" (String)`.
-func _describeArgument(_ value: (any Sendable)?) -> String {
-  guard let value else { return "nil" }
+func _describeArgument(_ value: Any?) -> String {
+  guard let value = value.flatMap(_unwrapOptional) else { return "nil" }
   let text: String
   if let s = value as? String { text = FieldValue.string(s).description } else { text = String(describing: value) }
   return "\(text.count > 40 ? String(text.prefix(40)) + "…" : text) (\(type(of: value)))"
+}
+
+/// The value inside an `Optional` held as `Any`, or the value itself.
+func _unwrapOptional(_ value: Any) -> Any? {
+  let mirror = Mirror(reflecting: value)
+  guard mirror.displayStyle == .optional else { return value }
+  return mirror.children.first.flatMap { _unwrapOptional($0.value) }
 }
