@@ -75,6 +75,10 @@ struct _FilterCompiler<Element: Sendable> {
     case .field(let c):
       let fields = try fields()
       try Self.validate(c, in: fields)
+      if let column = (fields as? _FieldTable)?.column(c.key) {
+        // In memory: index the column directly, one closure call per record fewer.
+        return .general { c.matches(column[$0]) }
+      }
       guard let read = fields.reader(for: c.key) else { return .constant(c.matches(.null)) }
       return .general { c.matches(try read($0)) }
     case .not(let inner):
