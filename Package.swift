@@ -10,7 +10,11 @@ let package = Package(
   ],
   targets: [
     .target(name: "RequestSet"),
+    // Runnable examples: `swift run Tour`, `swift run QuickStart` and `swift run Recipes` (the
+    // README's examples, kept identical to it by DocumentationTests).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
+    .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
+    .executableTarget(name: "Recipes", dependencies: ["RequestSet"], path: "Playgrounds/Recipes"),
     .testTarget(name: "RequestSetTests", dependencies: ["RequestSet"]),
   ],
   swiftLanguageModes: [.v6]

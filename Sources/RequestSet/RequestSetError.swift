@@ -40,6 +40,16 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// A format string's substitutions (`%@`, `%K`, `%d`, …) and its arguments differ in
     /// number.
     public static let argumentCount = Code("argumentCount")
+    /// A write expected a store version that has moved on (optimistic concurrency).
+    public static let conflict = Code("conflict")
+    /// The request set has no store to write to (it reads a plain array).
+    public static let readOnly = Code("readOnly")
+    /// The query's conditions do not determine a new record's fields (`firstOrInsert`).
+    public static let tooComplex = Code("tooComplex")
+    /// A record could not be built from field values (decoding failed).
+    public static let decodingFailed = Code("decodingFailed")
+    /// An update changed a record's id.
+    public static let invalidUpdate = Code("invalidUpdate")
 
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }

@@ -12,6 +12,10 @@ final class CountingStore: RecordStore {
   func insert(contentsOf records: some Sequence<Animal>) throws { try inner.insert(contentsOf: records) }
   func save(_ record: Animal) throws { try inner.save(record) }
   func delete(id: Int) throws -> Bool { try inner.delete(id: id) }
+  func apply(_ changes: [RecordChange<Animal>], ifVersion version: UInt64?) throws {
+    try inner.apply(changes, ifVersion: version)
+  }
+  func fetch(id: Int) throws -> Animal? { try inner.fetch(id: id) }
   func snapshot() throws -> StoreSnapshot<Animal> {
     snapshots.add(1, ordering: .relaxed)
     return try inner.snapshot()

@@ -153,9 +153,10 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
     self._test = try Self._makeTest(op, value, collation: .binary, options: options)
   }
 
-  /// The core comparison, or nil for the operators only format strings have.
+  /// The core comparison, or nil for the operators only format strings have (including
+  /// a comparison with `[c]`/`[d]`, which no collation describes).
   var comparison: RequestComparison? {
-    if case .compare(let c) = op, quantifier == nil, !countsElements { return c }
+    if case .compare(let c) = op, options.isEmpty, quantifier == nil, !countsElements { return c }
     return nil
   }
 
@@ -225,10 +226,17 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   @usableFromInline let description: String
   /// Tests the record at the pointer; never copies the whole record.
   @usableFromInline let test: @Sendable (UnsafePointer<Element>) -> Bool
+  /// For `==` on a writable key path: sets the field to the compared value, so that
+  /// `firstOrInsert` can build a record the condition matches.
+  @usableFromInline let assign: (@Sendable (inout Element) -> Void)?
 
   @inlinable
-  init(description: String, test: @escaping @Sendable (UnsafePointer<Element>) -> Bool) {
+  init(
+    description: String, assign: (@Sendable (inout Element) -> Void)? = nil,
+    test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
+  ) {
     self.description = description
+    self.assign = assign
     self.test = test
   }
 }

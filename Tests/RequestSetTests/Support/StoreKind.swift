@@ -13,10 +13,15 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
-  /// A fresh, empty store of this kind.
+  /// A fresh, empty store of this kind for `Animal`s.
   func makeStore() throws -> any RecordStore<Animal> {
+    try makeStore(of: Animal.self)
+  }
+
+  /// A fresh, empty store of this kind for any record type.
+  func makeStore<R: Record>(of type: R.Type) throws -> any RecordStore<R> {
     switch self {
-    case .memory: return MemoryStore<Animal>()
+    case .memory: return MemoryStore<R>()
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }
