@@ -34,6 +34,12 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let predicateFailed = Code("predicateFailed")
     /// A store cannot serve the request (it is closed, or in a failed state).
     public static let storeUnavailable = Code("storeUnavailable")
+    /// A format string, a triplet query or a sort-key string is malformed: the message
+    /// says what was expected, at which character offset, and shows the text around it.
+    public static let invalidFormat = Code("invalidFormat")
+    /// A format string's substitutions (`%@`, `%K`, `%d`, …) and its arguments differ in
+    /// number.
+    public static let argumentCount = Code("argumentCount")
     /// A write expected a store version that has moved on (optimistic concurrency).
     public static let conflict = Code("conflict")
     /// The request set has no store to write to (it reads a plain array).
@@ -93,5 +99,16 @@ extension RequestSetError {
       .typeMismatch,
       "Key \"\(key)\" of \(type) holds \(held) values, so it can never match \(value), "
         + "which is a \(value._kind). Pass a \(kinds.nonNull.first?.description ?? "value") or nil.")
+  }
+
+  /// An operator that cannot apply to what a key holds: a text operator on a number, `ANY`
+  /// on a value that is not an array.
+  static func operatorMismatch(
+    key: String, holds kinds: _KindSet, type: Any.Type, reason: String, fix: String
+  ) -> RequestSetError {
+    let held = kinds.nonNull.map(\.description).joined(separator: " or ")
+    return RequestSetError(
+      .typeMismatch,
+      "Key \"\(key)\" of \(type) holds \(held) values, but \(reason), so it can never match. \(fix).")
   }
 }

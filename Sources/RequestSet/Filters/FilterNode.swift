@@ -103,16 +103,83 @@ public enum RequestComparison: String, Sendable, Hashable, CaseIterable {
 }
 
 /// `key <op> value` over a record's encoded fields.
+///
+/// The core builds plain comparisons (`filter("age", .greaterThan, 3)`); format strings and
+/// triplet queries add BETWEEN, IN, the text operators with `[c]`/`[d]`, `ANY`/`ALL`/`NONE`
+/// over array fields and `key.@count`. The per-value test is prepared once, here.
 @usableFromInline
 struct _FieldCondition: Sendable, CustomStringConvertible {
-  var key: String
-  var comparison: RequestComparison
-  var value: FieldValue
-  var collation: RequestCollation
+  /// The key, without a `.@count` suffix.
+  let key: String
+  let op: _FieldOperator
+  let value: FieldValue
+  /// How the core's comparisons order strings; format strings use ``options`` instead.
+  let collation: RequestCollation
+  /// `[c]`, `[d]`.
+  let options: _TextOptions
+  /// `ANY key …`: the test applies to the field's elements.
+  let quantifier: _Quantifier?
+  /// `key.@count …`: the test applies to the number of the field's elements.
+  let countsElements: Bool
+  /// The prepared test of one value.
+  private let _test: _ValueTest
+
+  /// A core comparison: `key <comparison> value` with a collation.
+  init(key: String, comparison: RequestComparison, value: FieldValue, collation: RequestCollation) {
+    self.key = key
+    self.op = .compare(comparison)
+    self.value = value
+    self.collation = collation
+    self.options = []
+    self.quantifier = nil
+    self.countsElements = false
+    self._test = Self._compareTest(comparison, value, collation: collation, options: [])
+  }
+
+  /// Any condition of the format-string grammar.
+  ///
+  /// - Throws: the regular-expression error for an invalid `MATCHES` pattern.
+  init(
+    key: String, op: _FieldOperator, value: FieldValue, options: _TextOptions = [],
+    quantifier: _Quantifier? = nil, countsElements: Bool = false
+  ) throws {
+    self.key = key
+    self.op = op
+    self.value = value
+    self.collation = .binary
+    self.options = options
+    self.quantifier = quantifier
+    self.countsElements = countsElements
+    self._test = try Self._makeTest(op, value, collation: .binary, options: options)
+  }
+
+  /// The core comparison, or nil for the operators only format strings have (including
+  /// a comparison with `[c]`/`[d]`, which no collation describes).
+  var comparison: RequestComparison? {
+    if case .compare(let c) = op, options.isEmpty, quantifier == nil, !countsElements { return c }
+    return nil
+  }
 
   @usableFromInline var description: String {
-    let suffix = collation == .binary ? "" : " [\(collation)]"
-    return "\(key) \(comparison.rawValue) \(value)\(suffix)"
+    if case .compare(let c) = op, options.isEmpty, quantifier == nil, !countsElements {
+      let suffix = collation == .binary ? "" : " [\(collation)]"
+      return "\(key) \(c.rawValue) \(value)\(suffix)"
+    }
+    var text = quantifier.map { $0.rawValue + " " } ?? ""
+    text += key + (countsElements ? ".@count" : "")
+    switch op {
+    case .compare(let c): text += " " + c.rawValue + options.suffix + " " + value.description
+    case .between: text += " BETWEEN" + options.suffix + " " + Self._listDescription(value)
+    case .in: text += " IN" + options.suffix + " " + Self._listDescription(value)
+    case .text(let t): text += " " + t.rawValue + options.suffix + " " + value.description
+    }
+    return text
+  }
+
+  /// `{1, 2}` for a list operand, as the format grammar writes it.
+  private static func _listDescription(_ value: FieldValue) -> String {
+    guard case .array(let items) = value else { return value.description }
+    return "{" + items.map(\.description).joined(separator: ", ") + "}"
   }
 
   /// Whether a stored field value satisfies the condition.
@@ -122,22 +189,32 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   /// false, as in SQL and NSPredicate.
   @inline(__always)
   func matches(_ field: FieldValue) -> Bool {
-    switch comparison {
-    case .equal, .notEqual:
-      let equal: Bool
-      if collation == .binary {
-        equal = field == value
-      } else if case .string(let a) = field, case .string(let b) = value {
-        equal = collation._compare(a, b) == 0
-      } else {
-        equal = field == value
+    if quantifier == nil && !countsElements { return _test(field) }
+    return _matchesElements(field)
+  }
+
+  private func _matchesElements(_ field: FieldValue) -> Bool {
+    var subject = field
+    if countsElements {
+      switch field {
+      case .array(let a): subject = .int(a.count)
+      case .object(let o): subject = .int(o.count)
+      // An absent collection has no elements.
+      case .null: subject = .int(0)
+      default: subject = .null
       }
-      return (comparison == .equal) == equal
-    default:
-      if case .null = field { return false }
-      if case .null = value { return false }
-      guard field._kind == value._kind else { return false }
-      return comparison._holds(order: FieldValue._order(field, value, collation))
+    }
+    guard let quantifier else { return _test(subject) }
+    let elements: [FieldValue]
+    switch subject {
+    case .array(let a): elements = a
+    case .null: elements = []
+    default: elements = [subject]
+    }
+    switch quantifier {
+    case .any: return elements.contains(where: _test)
+    case .all: return elements.allSatisfy(_test)
+    case .noElement: return !elements.contains(where: _test)
     }
   }
 }

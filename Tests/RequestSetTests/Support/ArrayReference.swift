@@ -127,7 +127,7 @@ struct RefCondition: CustomStringConvertible {
 
 /// How a leaf condition is written when building the RequestSet.
 enum RefForm: CaseIterable {
-  case keyValue, comparison, typed, predicate, closure
+  case keyValue, comparison, typed, predicate, closure, format
 }
 
 indirect enum RefFilter: CustomStringConvertible {
@@ -439,6 +439,8 @@ private func buildLeaf(_ c: RefCondition, _ form: RefForm) -> RequestFilter<Anim
     if let p = predicateLeaf(c) { return RequestFilter(p) }
   case .closure:
     return RequestFilter { c.matches($0) }
+  case .format:
+    return formatLeaf(c)
   default:
     break
   }
@@ -468,4 +470,57 @@ private func applySort(_ keys: [RefSortKey], to set: RequestSet<Animal>) -> Requ
     s = s.sortBy(k.key, order: k.order, collation: k.caseInsensitive ? .caseInsensitive : .binary)
   }
   return s
+}
+
+/// The condition as a predicate format string, in one of several spellings chosen by the
+/// condition itself (so the random stream stays the same): a key or `%K`, the value as a
+/// literal or a substitution, the key on the left or mirrored onto the right.
+private func formatLeaf(_ c: RefCondition) -> RequestFilter<Animal> {
+  let spellings: [RequestComparison: [String]] = [
+    .equal: ["==", "="], .notEqual: ["!=", "<>"], .lessThan: ["<"], .lessThanOrEqual: ["<=", "=<"],
+    .greaterThan: [">"], .greaterThanOrEqual: [">=", "=>"],
+  ]
+  let mirror: [RequestComparison: RequestComparison] = [
+    .equal: .equal, .notEqual: .notEqual, .lessThan: .greaterThan, .lessThanOrEqual: .greaterThanOrEqual,
+    .greaterThan: .lessThan, .greaterThanOrEqual: .lessThanOrEqual,
+  ]
+  let seed = c.key.utf8.reduce(0) { $0 &+ Int($1) } &+ c.description.utf8.count
+  let options = c.caseInsensitive ? "[c]" : ""
+  var arguments: [(any Sendable)?] = []
+  let key: String
+  if seed % 3 == 0 {
+    key = "%K"
+    arguments.append(c.key)
+  } else {
+    key = c.key
+  }
+  let value: String
+  switch c.value {
+  case .null: value = seed % 2 == 0 ? "nil" : "NULL"
+  case .int(let i) where seed % 2 == 0: value = "\(i)"
+  case .int(let i):
+    value = "%d"
+    arguments.append(i)
+  case .double(let d):
+    value = "%f"
+    arguments.append(d)
+  case .string(let s) where seed % 2 == 0 && !s.contains("'") && !s.contains("\\"):
+    value = "'\(s)'"
+  default:
+    value = "%@"
+    arguments.append(c.value.encodable)
+  }
+  let format: String
+  if seed % 5 == 1 && key != "%K" {
+    let op = mirror[c.op]!
+    format = "\(value) \(spellings[op]![seed % spellings[op]!.count])\(options) \(key)"
+    if value == "%d" || value == "%f" || value == "%@" { arguments = [arguments.last!] }
+  } else {
+    format = "\(key) \(spellings[c.op]![seed % spellings[c.op]!.count])\(options) \(value)"
+  }
+  do {
+    return try RequestFilter(format: format, arguments: arguments)
+  } catch {
+    fatalError("The reference wrote a format string that does not parse: \(format) \(arguments): \(error)")
+  }
 }
