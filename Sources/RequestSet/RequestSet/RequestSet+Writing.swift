@@ -1,3 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How often a write through a query re-reads after losing a race with another writer.
+let _maxWriteAttempts = 64
+
+/// Waits a random time that doubles with each attempt (up to about 4 ms), so that
+/// writers racing for the same records spread out instead of colliding again.
+func _backOff(_ attempt: Int) {
+  let ceiling = UInt32(1) << UInt32(min(attempt, 12))
+  usleep(UInt32.random(in: 0..<ceiling))
+}
+
 extension RequestSet where Element: Record {
   /// The store behind the set, or `.readOnly` for a set over a plain array.
   func _store() throws -> any RecordStore<Element> {
@@ -21,7 +37,8 @@ extension RequestSet where Element: Record {
   ) throws -> Int {
     let store = try _store()
     var lastConflict: RequestSetError?
-    for _ in 0..<16 {
+    for attempt in 0..<_maxWriteAttempts {
+      if attempt > 0 { _backOff(attempt) }
       let snapshot = try store.snapshot()
       let slots = try _Executor.slots(_query, in: snapshot)
       let changes = try makeChanges(snapshot, slots)
@@ -163,7 +180,8 @@ extension RequestSet where Element: Record {
     var setters: [@Sendable (inout Element) -> Void] = []
     try _collectAssignments(stage.filter, &fields, &setters)
     let store = try _store()
-    for _ in 0..<16 {
+    for attempt in 0..<_maxWriteAttempts {
+      if attempt > 0 { _backOff(attempt) }
       let snapshot = try store.snapshot()
       if let slot = try _Executor.slots(limit(1)._query, in: snapshot).first {
         return try snapshot._record(at: slot)
