@@ -1,0 +1,248 @@
+import Synchronization
+
+/// What a ``LogStore`` holds; only touched under its lock.
+struct _LogState<Element: Record> {
+  let path: String
+  let options: LogStoreOptions
+  var file: _FileDescriptor
+  /// The write lock; nil for a read-only store.
+  let lock: _WriteLock?
+  var header: _LogFormat.Header
+  var saltState: UInt32
+  var index: _LogIndex<Element.ID>
+  /// A mapping that covers at least `index.end` once a snapshot needed it.
+  var mapping: _Mapping?
+  var version: UInt64 = 0
+  /// Kinds of value per key in records written since the store opened.
+  var writtenKinds = _KindAccumulator()
+  /// Kinds of value per key in the records live when the store opened, learned on the
+  /// first string-key query.
+  var openKinds: _OpenKinds
+  let probedKinds: [String: _KindSet]
+  /// Set by a failure that leaves the file's state unknown: every later call throws it.
+  var failure: RequestSetError?
+  var report: LogRecoveryReport
+  /// Scratch buffers, reused between writes.
+  var payloads = _ByteBuffer(capacity: 1 << 12)
+  var out = _ByteBuffer(capacity: 1 << 12)
+
+  var isReadOnly: Bool { options.readOnly }
+
+  func checkUsable() throws {
+    if let failure {
+      throw RequestSetError(
+        .storeFailed,
+        "The LogStore at \(path) stopped after an earlier failure and refuses further use: \(failure.message) "
+          + "Create a new LogStore for the path to reopen the log and see what it holds.",
+        underlying: failure)
+    }
+  }
+
+  func checkWritable() throws {
+    try checkUsable()
+    if isReadOnly {
+      throw RequestSetError(
+        .readOnly,
+        "The LogStore at \(path) was opened read-only and cannot write. Open it with readOnly: false "
+          + "(only one writer may hold a log at a time).")
+    }
+  }
+
+  // MARK: Encoding frames
+
+  /// Encodes an id and a record into `payloads`; returns where they are.
+  private mutating func encodePayload(id: Element.ID, record: Element?) throws -> Range<Int> {
+    let start = payloads.count
+    do {
+      try _BinaryEncoder.encode(id, into: payloads, keys: &index.keys)
+      if let record { try _BinaryEncoder.encode(record, into: payloads, keys: &index.keys) }
+    } catch {
+      payloads.count = start
+      throw error
+    }
+    let n = payloads.count - start
+    guard n <= _LogFormat.maxPayload else {
+      payloads.count = start
+      throw RequestSetError(
+        .encodingFailed,
+        "The record with id \(id) encodes to \(n) bytes, over the log's \(_LogFormat.maxPayload)-byte limit per record. "
+          + "Store large blobs in files and keep their paths in the record.")
+    }
+    return start..<payloads.count
+  }
+
+  /// Appends key-definition frames for the names defined since `mark`.
+  private func appendKeyFrames(since mark: Int, sequence: inout UInt64) {
+    guard index.keys.count > mark else { return }
+    let defs = _ByteBuffer(capacity: 256)
+    func flush() {
+      sequence += 1
+      _LogFormat.appendFrame(.keys, sequence: sequence, payload: defs.bytes, saltState: saltState, to: out)
+      defs.count = 0
+    }
+    for id in mark..<index.keys.count {
+      let name = index.keys.name(id) ?? ""
+      if defs.count + name.utf8.count + 20 > _LogFormat.maxPayload { flush() }
+      defs.appendVarint(UInt64(id))
+      defs.appendVarint(UInt64(name.utf8.count))
+      defs.append(name)
+    }
+    flush()
+  }
+
+  /// Writes `out` at the end of the file and makes it as durable as the options say.
+  ///
+  /// On a write error the file is cut back to where it ended, so it never keeps half a
+  /// write, and the store stays usable; if even that fails, or an fsync fails (after which
+  /// the kernel may have dropped the dirty pages, so neither retrying nor trusting the
+  /// file is safe), the store enters the failed state.
+  private mutating func writeOut() throws {
+    let code = _FileIO.pwriteAll(file.fd, out.bytes, at: index.end)
+    if code != 0 {
+      let error = _FileIO.failure(
+        "append to", path, code, "Nothing was written (the file was cut back to its last complete write); "
+          + "free disk space or fix permissions and retry.")
+      let cut = _FileIO.truncate(file.fd, to: index.end)
+      if cut != 0 {
+        failure = _FileIO.failure(
+          "cut back a failed write to", path, cut, "The file may end in a partial write, which reopening cuts off.")
+        try checkUsable()
+      }
+      throw error
+    }
+    if options.durability == .fsync {
+      let s = _FileIO.sync(file.fd)
+      if s != 0 {
+        failure = _FileIO.failure(
+          "fsync", path, s, "The write may or may not be on disk; an fsync failure is not retried.")
+        try checkUsable()
+      }
+    }
+  }
+
+  private mutating func shrinkScratch() {
+    if payloads.capacity > 1 << 20 { payloads = _ByteBuffer(capacity: 1 << 12) }
+    if out.capacity > 1 << 20 { out = _ByteBuffer(capacity: 1 << 12) }
+  }
+
+  // MARK: Writes
+
+  /// Appends records (one put frame each, or one batch with a commit frame) and indexes
+  /// them; on error nothing is in the file or the index.
+  mutating func write(_ records: [Element], asBatch: Bool) throws {
+    try checkWritable()
+    defer { shrinkScratch() }
+    let keyMark = index.keys.count
+    payloads.count = 0
+    out.count = 0
+    var ranges: [Range<Int>] = []
+    ranges.reserveCapacity(records.count)
+    do {
+      for r in records { ranges.append(try encodePayload(id: r.id, record: r)) }
+    } catch {
+      index.keys.rollback(to: keyMark)
+      throw error
+    }
+    var sequence = index.sequence
+    appendKeyFrames(since: keyMark, sequence: &sequence)
+    var locations: [_RecordLocation] = []
+    locations.reserveCapacity(records.count)
+    let type: _LogFormat.FrameType = asBatch ? .batchPut : .put
+    for range in ranges {
+      sequence += 1
+      let frameStart = out.count
+      let at = _LogFormat.appendFrame(
+        type, sequence: sequence, payload: UnsafeRawBufferPointer(start: payloads.base + range.lowerBound, count: range.count),
+        saltState: saltState, to: out)
+      locations.append(
+        _RecordLocation(
+          offset: index.end + at, length: UInt32(range.count), frameLength: UInt32(out.count - frameStart)))
+    }
+    if asBatch {
+      sequence += 1
+      let count = _ByteBuffer(capacity: 16)
+      count.appendVarint(UInt64(records.count))
+      _LogFormat.appendFrame(.commit, sequence: sequence, payload: count.bytes, saltState: saltState, to: out)
+    }
+    do {
+      try writeOut()
+    } catch {
+      index.keys.rollback(to: keyMark)
+      throw error
+    }
+    index.sequence = sequence
+    index.end += out.count
+    index.reserve(records.count)
+    for (r, location) in zip(records, locations) { index.put(r.id, location) }
+    // Learn the written records' keys for string-key queries.
+    for range in ranges {
+      var reader = _ByteReader(base: payloads.base, end: range.upperBound, position: range.lowerBound)
+      try? _BinaryValue.skip(&reader)
+      try? _BinaryValue.collectKinds(&reader, names: index.keys.names, into: &writtenKinds)
+    }
+    version &+= 1
+  }
+
+  /// Appends a delete frame.
+  mutating func delete(id: Element.ID) throws -> Bool {
+    try checkWritable()
+    guard index.slots[id] != nil else { return false }
+    defer { shrinkScratch() }
+    let keyMark = index.keys.count
+    payloads.count = 0
+    out.count = 0
+    let range: Range<Int>
+    do {
+      range = try encodePayload(id: id, record: nil)
+    } catch {
+      index.keys.rollback(to: keyMark)
+      throw error
+    }
+    var sequence = index.sequence
+    appendKeyFrames(since: keyMark, sequence: &sequence)
+    sequence += 1
+    _LogFormat.appendFrame(
+      .delete, sequence: sequence, payload: UnsafeRawBufferPointer(start: payloads.base + range.lowerBound, count: range.count),
+      saltState: saltState, to: out)
+    do {
+      try writeOut()
+    } catch {
+      index.keys.rollback(to: keyMark)
+      throw error
+    }
+    index.sequence = sequence
+    index.end += out.count
+    index.delete(id)
+    version &+= 1
+    return true
+  }
+
+  /// The dead fraction of the file: replaced and deleted records, delete frames, key frames.
+  var deadRatio: Double {
+    let body = index.end - _LogFormat.headerSize
+    guard body > 0 else { return 0 }
+    return Double(body - index.liveBytes) / Double(index.end)
+  }
+
+  /// Compacts when the options' dead-space threshold is passed. A failure that leaves
+  /// the old file in place is not the caller's write's failure, so it is not thrown; one
+  /// that leaves the store failed shows on the next call.
+  mutating func compactIfDue() {
+    guard let ratio = options.autoCompactDeadRatio, !isReadOnly, failure == nil,
+      index.end >= options.autoCompactMinimumBytes, deadRatio > ratio
+    else { return }
+    try? compact()
+  }
+
+  /// A mapping of the file that covers every indexed byte.
+  mutating func currentMapping() throws -> _Mapping? {
+    guard index.end > _LogFormat.headerSize else { return mapping }
+    if let m = mapping, m.length >= index.end { return m }
+    // Map ahead of the end, so appends do not remap on every snapshot.
+    let page = 1 << 16
+    let wanted = Swift.max(index.end, Swift.min((mapping?.length ?? 0) * 2, index.end + (256 << 20)))
+    let m = try _Mapping(file, length: (wanted + page - 1) / page * page)
+    mapping = m
+    return m
+  }
+}
