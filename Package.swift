@@ -10,7 +10,9 @@ let package = Package(
   ],
   targets: [
     .target(name: "RequestSet"),
+    // Runnable examples: `swift run Tour`, `swift run QuickStart` (the README's quick start).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
+    .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
     .testTarget(name: "RequestSetTests", dependencies: ["RequestSet"]),
   ],
   swiftLanguageModes: [.v6]

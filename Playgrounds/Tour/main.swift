@@ -1,1 +1,140 @@
-print("tour")
+// A guided tour of RequestSet: run it with `swift run Tour` and read along.
+//
+// Every step prints what it did, and checks what it claims with `expect`, so the tour
+// fails loudly if it ever stops telling the truth.
+
+import Foundation
+import RequestSet
+
+func section(_ title: String) { print("\n== \(title) ==") }
+func expect(_ condition: Bool, _ claim: String, line: Int = #line) {
+  guard condition else { fatalError("Tour line \(line): expected \(claim)") }
+}
+
+// MARK: 1. A record type
+// A record is any Codable, Sendable, Identifiable struct. Its Codable keys are the string
+// keys queries use; a nested struct's fields are reached with dots ("owner.city").
+
+struct Owner: Codable, Sendable, Hashable {
+  var name: String
+  var city: String
+}
+
+struct Animal: Record {
+  var id: Int
+  var name: String
+  var species: String
+  var age: Int
+  var weight: Double
+  var nickname: String?
+  var tags: [String]
+  var owner: Owner?
+}
+
+// MARK: 2. A store
+section("A store")
+let store = MemoryStore<Animal>()
+try store.insert(Animal(id: 1, name: "Micky", species: "Mouse", age: 3, weight: 0.1, nickname: "Mick",
+                        tags: ["small"], owner: Owner(name: "Walt", city: "Burbank")))
+try store.insert(contentsOf: [  // all or nothing
+  Animal(id: 2, name: "Daisy", species: "Cow", age: 7, weight: 600, tags: ["farm"], owner: Owner(name: "Ann", city: "Oslo")),
+  Animal(id: 3, name: "Rex", species: "Dog", age: 5, weight: 30, nickname: "Rexy", tags: ["farm"]),
+  Animal(id: 4, name: "Bella", species: "Cow", age: 2, weight: 450, tags: [], owner: Owner(name: "Ann", city: "Oslo")),
+  Animal(id: 5, name: "alice", species: "Cat", age: 12, weight: 4.5, nickname: "Al", tags: []),
+  Animal(id: 6, name: "Zed", species: "Dog", age: 5, weight: 25, tags: ["old"], owner: Owner(name: "Bo", city: "Bergen")),
+])
+print("The store holds \(store.count) animals.")
+do {
+  try store.insert(Animal(id: 1, name: "Copy", species: "Mouse", age: 1, weight: 1, tags: []))
+} catch let error as RequestSetError {
+  print("A duplicate id is refused: \(error.message)")
+}
+
+// MARK: 3. A request set is a lazy collection
+section("A lazy collection")
+let animals = RequestSet(store)  // runs nothing yet
+print("count: \(animals.count), first: \(animals.first!.name), animals[2]: \(animals[2].name)")
+for animal in animals.limit(2) { print("  for-in: \(animal.name)") }
+expect(animals.count == 6, "six animals")
+
+// MARK: 4. Filters, in every form the seed libraries used
+section("Filters")
+let cows = animals.filter("species", value: "Cow")  // key and value
+print("Cows: \(cows.map(\.name))")
+expect(cows.map(\.name) == ["Daisy", "Bella"], "two cows")
+
+print("No nickname: \(animals.filter("nickname", value: nil).map(\.name))")  // nil matches nil
+print("In Oslo: \(animals.filter("owner.city", value: "Oslo").map(\.name))")  // dotted keys
+
+let both = animals.filter([("species", "Dog"), ("age", 5)])  // tuples: AND
+let either = animals.filter([("name", "Rex"), ("name", "Daisy")], mode: .or)  // tuples: OR
+print("Dogs aged 5: \(both.map(\.name)); Rex or Daisy: \(either.map(\.name))")
+
+let older = animals.filter(\.age > 4)  // typed key paths, checked by the compiler
+let adult: RequestFilter<Animal> = \.age >= 5 && \.nickname != nil  // a filter is a value
+print("Older than 4: \(older.map(\.name)); adults with a nickname: \(animals.filter(adult).map(\.name))")
+
+let heavy = animals.filter(#Predicate<Animal> { $0.weight > 100 })  // Foundation Predicate
+let farm = animals.filter { $0.tags.contains("farm") }  // a closure, still a RequestSet
+print("Heavy: \(heavy.map(\.name)); farm: \(farm.map(\.name))")
+print("Not cows: \(animals.exclude("species", value: "Cow").map(\.name))")
+
+// MARK: 5. Chaining: each filter joins everything before it
+section("Chaining")
+// (species == Cow AND age > 3) OR name == Rex
+let chained = animals.filter("species", value: "Cow").filter(\.age > 3).filter("name", value: "Rex", mode: .or)
+print("(Cow AND age > 3) OR Rex: \(chained.map(\.name))")
+expect(chained.map(\.name) == ["Daisy", "Rex"], "Daisy and Rex")
+// A tuple list combines its own tuples by its mode, then joins the chain with AND.
+let thc = animals.filter([("name", "Rex"), ("name", "Daisy")], mode: .or).filter("species", value: "Dog")
+print("(Rex OR Daisy) AND Dog: \(thc.map(\.name))")
+
+// MARK: 6. Sorting
+section("Sorting")
+print("By name: \(animals.sortBy("name").map(\.name))")  // Swift's order: "Zed" < "alice"
+print("By name, ignoring case: \(animals.sortBy("name", collation: .caseInsensitive).map(\.name))")
+print("By species descending, then name: \(animals.sortBy([("species", .descending), ("name", .ascending)]).map(\.name))")
+print("By age, oldest first (ties keep store order): \(animals.sortBy(\.age, order: .descending).map(\.name))")
+print("By nickname (nil first): \(animals.sortBy(\.nickname).map { $0.nickname ?? "nil" })")
+
+// MARK: 7. Limits and offsets come after filters and sorts
+section("Windows")
+let page2 = animals.sortBy(\.id).offset(2).limit(2)
+print("Page 2 of 2 per page: \(page2.map(\.id))")
+expect(page2.map(\.id) == [3, 4], "ids 3 and 4")
+// A filter after a limit applies to what the limit kept.
+print("Of the first three, older than 3: \(animals.limit(3).filter(\.age > 3).map(\.name))")
+
+// MARK: 8. One snapshot per evaluation
+section("Snapshots")
+let dogs = animals.filter("species", value: "Dog")
+print("Dogs now: \(dogs.count)")
+try store.insert(Animal(id: 7, name: "Fido", species: "Dog", age: 1, weight: 8, tags: []))
+print("After inserting Fido, the evaluated set still says \(dogs.count); refreshed: \(dogs.refreshed().count)")
+expect(dogs.count == 2 && dogs.refreshed().count == 3, "the snapshot holds")
+
+// MARK: 9. Errors you can catch
+section("Errors")
+do {
+  _ = try animals.filter("nmae", value: "Micky").fetch()
+} catch let error as RequestSetError {
+  print("\(error.code): \(error.message)")
+}
+do {
+  _ = try animals.filter("species", value: "Cow").get()
+} catch let error as RequestSetError {
+  print("\(error.code): \(error.message)")
+}
+let micky = try animals.filter("name", value: "Micky").get()
+print("get() found \(micky.name)")
+
+// MARK: 10. explain() shows the plan without running it
+section("Plans")
+print(animals.filter(\.age > 3).exclude("species", value: "Cat").sortBy("name").limit(3).explain())
+
+// MARK: 11. Any array works too
+section("Arrays")
+let fixed = RequestSet([3, 1, 2])
+print("RequestSet([3, 1, 2]).sortBy(\\.self): \(Array(fixed.sortBy(\.self)))")
+
+print("\nThat's the tour. Next: README.md for the full map of the API.")

@@ -14,7 +14,7 @@ enum _Executor {
 
   /// The number of results, without building the result when one stage suffices.
   static func count<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int {
-    guard query.stages.count == 1, let stage = query.stages.first else {
+    guard query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil else {
       return try slots(query, in: snapshot).count
     }
     return try _RecordCursor.with(snapshot) { cursor in
@@ -33,24 +33,32 @@ enum _Executor {
   ) throws -> [Int] {
     let cursor = compiler.cursor
     let matcher = try compiler.compile(stage.filter)
-    guard let compare = try _comparator(stage.sort, compiler: &compiler) else {
-      // No sort: stop once the window is full.
-      let range = stage.window.range(in: Int.max)
-      var out: [Int] = []
-      var seen = 0
-      if range.isEmpty { return [] }
-      try _scanWhile(input, cursor, matcher) { slot in
-        if seen >= range.lowerBound { out.append(slot) }
-        seen += 1
-        return seen < range.upperBound
+    let compare = try _comparator(stage.sort, compiler: &compiler)
+    let distinct = try _distinctKey(stage.distinct, compiler: &compiler)
+    if stage.window.limit == 0 { return [] }
+
+    // Fast paths that stop early or keep only the best k: no distinct, which needs to see
+    // every record before it can count.
+    if distinct == nil && !stage.reversed {
+      if compare == nil {
+        // No sort: stop once the window is full.
+        let range = stage.window.range(in: Int.max)
+        var out: [Int] = []
+        var seen = 0
+        try _scanWhile(input, cursor, matcher) { slot in
+          if seen >= range.lowerBound { out.append(slot) }
+          seen += 1
+          return seen < range.upperBound
+        }
+        return out
       }
-      return out
     }
-    // A sort: rank is the position in the input, so ties keep the order before the sort.
-    let k = stage.window.limit.map { stage.window.offset + $0 }
-    if let k, k == 0 { return [] }
-    if let k {
-      var heap = _TopK(k: k, compare: compare)
+    if let compare, let limit = stage.window.limit, distinct == nil {
+      // A sort plus a limit keeps the best k in a heap; reversed, the worst k.
+      let reversed = stage.reversed
+      var heap = _TopK(k: stage.window.offset + limit) { a, b in
+        reversed ? try _less(b, a, compare) : try _less(a, b, compare)
+      }
       var rank = 0
       try _scan(input, cursor, matcher) { slot in
         try heap.offer(_Ranked(rank: rank, slot: slot))
@@ -59,14 +67,38 @@ enum _Executor {
       let best = try heap.sorted()
       return stage.window.range(in: best.count).map { best[$0].slot }
     }
+
+    // Everything else: collect, order, dedupe, window.
     var matched: [_Ranked] = []
     var rank = 0
     try _scan(input, cursor, matcher) { slot in
       matched.append(_Ranked(rank: rank, slot: slot))
       rank += 1
     }
-    try matched.sort { try _less($0, $1, compare) }
-    return stage.window.range(in: matched.count).map { matched[$0].slot }
+    if let compare { try matched.sort { try _less($0, $1, compare) } }
+    var slots = matched.map(\.slot)
+    if stage.reversed { slots.reverse() }
+    if let distinct {
+      var seen = Set<AnyHashable>()
+      slots = try slots.filter { seen.insert(try distinct($0)).inserted }
+    }
+    let range = stage.window.range(in: slots.count)
+    return Array(slots[range])
+  }
+
+  /// The value `distinct` compares a slot's record by.
+  private static func _distinctKey<Element>(
+    _ key: _DistinctKey<Element>?, compiler: inout _FilterCompiler<Element>
+  ) throws -> ((Int) throws -> AnyHashable)? {
+    guard let key else { return nil }
+    switch key {
+    case .typed(_, let value):
+      let cursor = compiler.cursor
+      return { value(try cursor.pointer($0)) }
+    case .field(let name):
+      guard let read = try compiler.reader(for: name, value: nil) else { return { _ in AnyHashable(0) } }
+      return { AnyHashable(try read($0)) }
+    }
   }
 
   /// Calls `body` with each matching slot, in input order, until it returns false.
@@ -168,12 +200,13 @@ func _less(_ a: _Ranked, _ b: _Ranked, _ compare: (Int, Int) throws -> Int) reth
 /// The k smallest candidates seen so far, in a max-heap: O(n log k) for a sort plus limit.
 struct _TopK {
   let k: Int
-  let compare: (Int, Int) throws -> Int
+  /// A strict total order (ties broken by rank).
+  let less: (_Ranked, _Ranked) throws -> Bool
   private var heap: [_Ranked] = []
 
-  init(k: Int, compare: @escaping (Int, Int) throws -> Int) {
+  init(k: Int, less: @escaping (_Ranked, _Ranked) throws -> Bool) {
     self.k = k
-    self.compare = compare
+    self.less = less
     heap.reserveCapacity(min(k, 1 << 16))
   }
 
@@ -183,18 +216,18 @@ struct _TopK {
       var i = heap.count - 1
       while i > 0 {
         let parent = (i - 1) / 2
-        guard try _less(heap[parent], heap[i], compare) else { break }
+        guard try less(heap[parent], heap[i]) else { break }
         heap.swapAt(parent, i)
         i = parent
       }
-    } else if try _less(item, heap[0], compare) {
+    } else if try less(item, heap[0]) {
       heap[0] = item
       var i = 0
       while true {
         let l = 2 * i + 1, r = l + 1
         var largest = i
-        if try l < heap.count && _less(heap[largest], heap[l], compare) { largest = l }
-        if try r < heap.count && _less(heap[largest], heap[r], compare) { largest = r }
+        if try l < heap.count && less(heap[largest], heap[l]) { largest = l }
+        if try r < heap.count && less(heap[largest], heap[r]) { largest = r }
         if largest == i { break }
         heap.swapAt(i, largest)
         i = largest
@@ -202,5 +235,5 @@ struct _TopK {
     }
   }
 
-  func sorted() throws -> [_Ranked] { try heap.sorted { try _less($0, $1, compare) } }
+  func sorted() throws -> [_Ranked] { try heap.sorted { try less($0, $1) } }
 }

@@ -149,10 +149,17 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   @usableFromInline let description: String
   /// Tests the record at the pointer; never copies the whole record.
   @usableFromInline let test: @Sendable (UnsafePointer<Element>) -> Bool
+  /// For `==` on a writable key path: sets the field to the compared value, so that
+  /// `firstOrInsert` can build a record the condition matches.
+  @usableFromInline let assign: (@Sendable (inout Element) -> Void)?
 
   @inlinable
-  init(description: String, test: @escaping @Sendable (UnsafePointer<Element>) -> Bool) {
+  init(
+    description: String, assign: (@Sendable (inout Element) -> Void)? = nil,
+    test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
+  ) {
     self.description = description
+    self.assign = assign
     self.test = test
   }
 }

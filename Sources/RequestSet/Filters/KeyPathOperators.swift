@@ -27,14 +27,21 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) == " + _literal(rhs)
+  var assign: (@Sendable (inout Root) -> Void)? = nil
+  if lhs is WritableKeyPath<Root, Value> {
+    assign = { record in
+      if let writable = lhs as? WritableKeyPath<Root, Value> { record[keyPath: writable] = rhs }
+    }
+  }
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, assign: assign) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) == rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] == rhs }))
+  return RequestFilter(
+    _node: .typed(_TypedCondition(description: text, assign: assign) { $0.pointee[keyPath: lhs] == rhs }))
 }
 
 /// A filter keeping records whose field at `lhs` is not equal to `rhs`.

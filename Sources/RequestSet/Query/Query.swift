@@ -35,6 +35,17 @@ struct _Query<Element: Sendable>: Sendable {
     stages[i].sort += keys
   }
 
+  mutating func reverse() {
+    let i = _openStage()
+    stages[i].reversed.toggle()
+  }
+
+  @usableFromInline
+  mutating func distinct(_ key: _DistinctKey<Element>) {
+    let i = _openStage()
+    stages[i].distinct = key
+  }
+
   mutating func limit(_ n: Int) {
     let i = stages.count - 1
     stages[i].window.limit = min(stages[i].window.limit ?? n, n)
@@ -47,11 +58,29 @@ struct _Query<Element: Sendable>: Sendable {
   }
 }
 
-/// Filter, then sort, then window.
+/// Filter, then order (sort, or reverse), then keep distinct records, then window.
 struct _Stage<Element: Sendable>: Sendable {
   var filter: _FilterNode<Element>?
   var sort: [_SortKey<Element>] = []
+  /// The stage's order, sorted or not, read backwards: the exact reverse, ties included.
+  var reversed = false
+  /// Keep only the first record for each value of this key.
+  var distinct: _DistinctKey<Element>?
   var window = _Window()
+}
+
+/// The key `distinct` compares records by.
+@usableFromInline
+enum _DistinctKey<Element: Sendable>: Sendable {
+  case field(String)
+  case typed(description: String, value: @Sendable (UnsafePointer<Element>) -> AnyHashable)
+
+  var description: String {
+    switch self {
+    case .field(let key): return key
+    case .typed(let description, _): return description
+    }
+  }
 }
 
 /// Rows `offset ..< offset + limit` of what the filter and sort produced.

@@ -43,15 +43,26 @@ extension RequestSet: RandomAccessCollection {
   }
 
   /// The first record, or nil when the set is empty.
+  ///
+  /// On an unevaluated set this does not build the result: an unsorted set stops at the
+  /// first match, a sorted one keeps the best record in one pass. It reads the set's
+  /// snapshot, so it agrees with any later read of the set.
   public var first: Element? {
-    let e = _evaluated
-    return e.count == 0 ? nil : e[0]
+    do {
+      return try _fetchFirst()
+    } catch {
+      fatalError("\(error)")
+    }
   }
 
-  /// The last record, or nil when the set is empty.
+  /// The last record, or nil when the set is empty; like ``first``, it does not build
+  /// the result.
   public var last: Element? {
-    let e = _evaluated
-    return e.count == 0 ? nil : e[e.count - 1]
+    do {
+      return try _fetchLast()
+    } catch {
+      fatalError("\(error)")
+    }
   }
 
   /// Iterates over the evaluated result, evaluating the set first if needed.

@@ -16,8 +16,15 @@ extension RequestSet {
       if let filter = stage.filter { lines.append("  filter: \(filter.description)") }
       if !stage.sort.isEmpty {
         let keys = stage.sort.map(\.description).joined(separator: ", ")
-        let strategy = stage.window.limit.map { "top-k heap, k = \(stage.window.offset + $0)" } ?? "stable sort"
+        let strategy =
+          stage.distinct == nil ? stage.window.limit.map { "top-k heap, k = \(stage.window.offset + $0)" } ?? "stable sort" : "stable sort"
         lines.append("  sort: \(keys) (\(strategy))")
+      }
+      if stage.reversed {
+        lines.append("  reverse: " + (stage.sort.isEmpty ? "the order before" : "the sort above"))
+      }
+      if let distinct = stage.distinct {
+        lines.append("  distinct: first record for each \(distinct.description)")
       }
       if stage.window.isSet {
         var parts: [String] = []

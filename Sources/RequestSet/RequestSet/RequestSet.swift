@@ -47,7 +47,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// - Complexity: O(1); nothing is read until the set is evaluated.
   public init<Store: RecordStore>(_ store: Store) where Store.Element == Element {
     self.init(
-      _source: _Source(name: "\(type(of: store))", snapshot: { try store.snapshot() }),
+      _source: _Source(name: "\(type(of: store))", snapshot: { try store.snapshot() }, store: store),
       _query: _Query())
   }
 
@@ -101,6 +101,8 @@ public struct RequestSet<Element: Sendable>: Sendable {
 struct _Source<Element: Sendable>: Sendable {
   let name: String
   let snapshot: @Sendable () throws -> StoreSnapshot<Element>
+  /// The store, for writes through the query; nil for a plain array.
+  var store: (any Sendable)? = nil
 }
 
 /// The evaluated result: the snapshot and the slots of the result in order.
@@ -160,6 +162,12 @@ final class _ResultCache<Element: Sendable>: Sendable {
       return e
     }
   }
+
+  /// The evaluation, when a read has already computed it.
+  func peekEvaluation() -> _Evaluation<Element>? { state.withLock { $0.evaluation } }
+
+  /// The count, when a read has already computed it.
+  func peekCount() -> Int? { state.withLock { $0.count } }
 
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }

@@ -45,6 +45,35 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
   @discardableResult
   func delete(id: Element.ID) throws -> Bool
 
+  /// Applies changes atomically, in order: all of them or none.
+  ///
+  /// - Parameter expectedVersion: When not nil, the store applies nothing and throws
+  ///   `.conflict` unless its version (``StoreSnapshot/version``) is still this one: the
+  ///   optimistic check that `update` and `delete` through a query rely on.
+  /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
+  ///   `.conflict` for a stale `expectedVersion`; nothing is applied then.
+  func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws
+
+  /// The record with this id, or nil.
+  func fetch(id: Element.ID) throws -> Element?
+
   /// The store's current contents, for a query to evaluate.
   func snapshot() throws -> StoreSnapshot<Element>
+}
+
+extension RecordStore {
+  /// The record with this id, or nil: the default reads a snapshot in O(*n*); stores
+  /// with an index by id answer in O(1).
+  ///
+  /// ```swift
+  /// let rex = try store.fetch(id: 3)
+  /// ```
+  public func fetch(id: Element.ID) throws -> Element? {
+    let snapshot = try snapshot()
+    for slot in snapshot._liveSlots() {
+      let record = try snapshot._record(at: slot)
+      if record.id == id { return record }
+    }
+    return nil
+  }
 }

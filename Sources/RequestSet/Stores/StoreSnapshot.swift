@@ -66,6 +66,10 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   /// The number of live records.
   public var count: Int { _liveCount }
 
+  /// The store's write counter when the snapshot was taken: it grows with every write, so
+  /// a store can tell whether anything changed since (0 for snapshots of plain records).
+  public var version: UInt64 { _version }
+
   @inline(__always)
   func _isLive(_ slot: Int) -> Bool { _live?[slot] ?? true }
 

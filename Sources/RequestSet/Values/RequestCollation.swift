@@ -12,7 +12,9 @@ import Foundation
 public enum RequestCollation: Sendable, Hashable, CaseIterable, CustomStringConvertible {
   /// Swift's `String` comparison: what `<` and `==` on `String` do.
   case binary
-  /// Ignores case, compares otherwise like ``binary``.
+  /// Foundation's `compare(_:options: .caseInsensitive)`: ignores case and compares
+  /// canonically decomposed text, so "Émile" sorts between "Daisy" and "Max" (where
+  /// ``binary`` puts it after "Zed").
   case caseInsensitive
   /// Ignores case and diacritics ("é" equals "e").
   case caseDiacriticInsensitive

@@ -34,20 +34,6 @@ struct Critter: Record, Equatable {
   var matrix: [[Int]]
 }
 
-/// A small deterministic PRNG (SplitMix64): every random test logs its seed and can be
-/// replayed with it.
-struct SeededRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// The seed for a random test: `REQUESTSET_SEED` when set, else a fresh one (printed).
 func testSeed(_ name: String) -> UInt64 {
   if let s = ProcessInfo.processInfo.environment["REQUESTSET_SEED"], let v = UInt64(s) { return v }

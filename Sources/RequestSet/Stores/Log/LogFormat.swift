@@ -31,6 +31,8 @@ enum _LogFormat {
     case commit = 4
     /// Defines field names. Payload: (varint key id, varint byte count, UTF-8 name)*.
     case keys = 5
+    /// One delete of a batch. Payload: id value.
+    case batchDelete = 6
   }
 
   struct Header: Equatable {
@@ -157,7 +159,7 @@ enum _LogFormat {
     while at + 7 <= file.count {
       // Cheap filters first: a frame type byte, then the full parse and checksum.
       let t = file[at + 4]
-      if t >= 1 && t <= 5, case .frame(let f) = parseFrame(file, at: at, saltState: saltState), f.sequence > minimumSequence {
+      if t >= 1 && t <= 6, case .frame(let f) = parseFrame(file, at: at, saltState: saltState), f.sequence > minimumSequence {
         return at
       }
       at += 1

@@ -160,7 +160,7 @@ public final class LogStore<Element: Record>: RecordStore {
     try _state.withLock { state in
       try state.checkWritable()
       guard state.index.slots[record.id] == nil else { throw _duplicate(record.id) }
-      try state.write([record], asBatch: false)
+      try state.write([.insert(record)], asBatch: false)
     }
   }
 
@@ -182,7 +182,7 @@ public final class LogStore<Element: Record>: RecordStore {
     try _state.withLock { state in
       try state.checkWritable()
       if let clash = batch.first(where: { state.index.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
-      try state.write(batch, asBatch: true)
+      try state.write(batch.map { .insert($0) }, asBatch: true)
     }
   }
 
@@ -198,7 +198,7 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   `.storeFailed`.
   public func save(_ record: Element) throws {
     try _state.withLock { state in
-      try state.write([record], asBatch: false)
+      try state.write([.save(record)], asBatch: false)
       state.compactIfDue()
     }
   }
@@ -218,6 +218,41 @@ public final class LogStore<Element: Record>: RecordStore {
       if deleted { state.compactIfDue() }
       return deleted
     }
+  }
+
+  /// Applies changes atomically, in order: all of them or none, even across a crash (they
+  /// are written as one batch with one commit frame).
+  ///
+  /// ```swift
+  /// try store.apply([.insert(calf), .save(daisy), .delete(id: 3)], ifVersion: nil)
+  /// ```
+  /// - Parameter expectedVersion: When not nil, nothing is applied and `.conflict` is
+  ///   thrown unless the store's version is still this one.
+  /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
+  ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`; nothing
+  ///   is applied then.
+  public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
+    try _state.withLock { state in
+      try state.checkWritable()
+      if let expectedVersion, expectedVersion != state.version {
+        throw _conflict(expected: expectedVersion, found: state.version)
+      }
+      try _validate(changes) { state.index.slots[$0] != nil }
+      guard !changes.isEmpty else { return }
+      try state.write(changes, asBatch: true)
+      state.compactIfDue()
+    }
+  }
+
+  /// The record with this id, read from the file, or nil.
+  ///
+  /// ```swift
+  /// let rex = try store.fetch(id: 3)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.decodingFailed` when the stored record does not decode.
+  /// - Complexity: O(1) to find it, plus decoding one record.
+  public func fetch(id: Element.ID) throws -> Element? {
+    try _state.withLock { try $0.fetch(id: id) }
   }
 
   /// Rewrites the log with only its live records and swaps the new file in atomically.
@@ -243,10 +278,7 @@ public final class LogStore<Element: Record>: RecordStore {
   public func snapshot() throws -> StoreSnapshot<Element> {
     try _state.withLock { state in
       try state.checkUsable()
-      let records = _LogRecords<Element>(
-        path: state.path, mapping: try state.currentMapping(), locations: state.index.locations,
-        names: state.index.keys.names, ids: state.index.keys.ids, probedKinds: state.probedKinds,
-        writtenKinds: state.writtenKinds, openKinds: state.openKinds)
+      let records = try state.records()
       let index = state.index
       return StoreSnapshot(
         storage: .external(records), slotCount: index.locations.count,

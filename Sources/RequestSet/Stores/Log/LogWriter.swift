@@ -127,18 +127,25 @@ struct _LogState<Element: Record> {
 
   // MARK: Writes
 
-  /// Appends records (one put frame each, or one batch with a commit frame) and indexes
-  /// them; on error nothing is in the file or the index.
-  mutating func write(_ records: [Element], asBatch: Bool) throws {
+  /// Appends changes and indexes them: a single change as one put or delete frame, or
+  /// a batch of frames closed by a commit frame, so that replay applies all or none. On
+  /// error nothing is in the file or the index.
+  mutating func write(_ changes: [RecordChange<Element>], asBatch: Bool) throws {
+    precondition(asBatch || changes.count == 1, "only a batch holds several changes")
     try checkWritable()
     defer { shrinkScratch() }
     let keyMark = index.keys.count
     payloads.count = 0
     out.count = 0
     var ranges: [Range<Int>] = []
-    ranges.reserveCapacity(records.count)
+    ranges.reserveCapacity(changes.count)
     do {
-      for r in records { ranges.append(try encodePayload(id: r.id, record: r)) }
+      for change in changes {
+        switch change {
+        case .insert(let r), .save(let r): ranges.append(try encodePayload(id: r.id, record: r))
+        case .delete(let id): ranges.append(try encodePayload(id: id, record: nil))
+        }
+      }
     } catch {
       index.keys.rollback(to: keyMark)
       throw error
@@ -146,9 +153,13 @@ struct _LogState<Element: Record> {
     var sequence = index.sequence
     appendKeyFrames(since: keyMark, sequence: &sequence)
     var locations: [_RecordLocation] = []
-    locations.reserveCapacity(records.count)
-    let type: _LogFormat.FrameType = asBatch ? .batchPut : .put
-    for range in ranges {
+    locations.reserveCapacity(changes.count)
+    for (change, range) in zip(changes, ranges) {
+      let type: _LogFormat.FrameType
+      switch change {
+      case .insert, .save: type = asBatch ? .batchPut : .put
+      case .delete: type = asBatch ? .batchDelete : .delete
+      }
       sequence += 1
       let frameStart = out.count
       let at = _LogFormat.appendFrame(
@@ -161,7 +172,7 @@ struct _LogState<Element: Record> {
     if asBatch {
       sequence += 1
       let count = _ByteBuffer(capacity: 16)
-      count.appendVarint(UInt64(records.count))
+      count.appendVarint(UInt64(changes.count))
       _LogFormat.appendFrame(.commit, sequence: sequence, payload: count.bytes, saltState: saltState, to: out)
     }
     do {
@@ -172,10 +183,16 @@ struct _LogState<Element: Record> {
     }
     index.sequence = sequence
     index.end += out.count
-    index.reserve(records.count)
-    for (r, location) in zip(records, locations) { index.put(r.id, location) }
+    index.reserve(changes.count)
+    for (change, location) in zip(changes, locations) {
+      switch change {
+      case .insert(let r), .save(let r): index.put(r.id, location)
+      case .delete(let id): index.delete(id)
+      }
+    }
     // Learn the written records' keys for string-key queries.
-    for range in ranges {
+    for (change, range) in zip(changes, ranges) {
+      if case .delete = change { continue }
       var reader = _ByteReader(base: payloads.base, end: range.upperBound, position: range.lowerBound)
       try? _BinaryValue.skip(&reader)
       try? _BinaryValue.collectKinds(&reader, names: index.keys.names, into: &writtenKinds)
@@ -183,38 +200,27 @@ struct _LogState<Element: Record> {
     version &+= 1
   }
 
-  /// Appends a delete frame.
+  /// Appends a delete frame; false (and nothing written) when the id is not stored.
   mutating func delete(id: Element.ID) throws -> Bool {
     try checkWritable()
     guard index.slots[id] != nil else { return false }
-    defer { shrinkScratch() }
-    let keyMark = index.keys.count
-    payloads.count = 0
-    out.count = 0
-    let range: Range<Int>
-    do {
-      range = try encodePayload(id: id, record: nil)
-    } catch {
-      index.keys.rollback(to: keyMark)
-      throw error
-    }
-    var sequence = index.sequence
-    appendKeyFrames(since: keyMark, sequence: &sequence)
-    sequence += 1
-    _LogFormat.appendFrame(
-      .delete, sequence: sequence, payload: UnsafeRawBufferPointer(start: payloads.base + range.lowerBound, count: range.count),
-      saltState: saltState, to: out)
-    do {
-      try writeOut()
-    } catch {
-      index.keys.rollback(to: keyMark)
-      throw error
-    }
-    index.sequence = sequence
-    index.end += out.count
-    index.delete(id)
-    version &+= 1
+    try write([.delete(id: id)], asBatch: false)
     return true
+  }
+
+  /// The record with this id, read from the file.
+  mutating func fetch(id: Element.ID) throws -> Element? {
+    try checkUsable()
+    guard let slot = index.slots[id] else { return nil }
+    return try records().record(at: slot)
+  }
+
+  /// The records as a snapshot sees them now.
+  mutating func records() throws -> _LogRecords<Element> {
+    _LogRecords<Element>(
+      path: path, mapping: try currentMapping(), locations: index.locations,
+      names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
+      writtenKinds: writtenKinds, openKinds: openKinds)
   }
 
   /// The dead fraction of the file: replaced and deleted records, delete frames, key frames.

@@ -97,7 +97,7 @@ enum _Recovery {
     var committedEnd = pos
     var committedSequence: UInt64 = 0
     var lastSequence: UInt64 = 0
-    var pending: [(ID, _RecordLocation)] = []
+    var pending: [(ID, _RecordLocation?)] = []  // nil: a delete
     var pendingStart = 0
     var cutAt: Int?
 
@@ -134,7 +134,7 @@ enum _Recovery {
 
     /// Applies one verified frame.
     func apply(_ f: _LogFormat.Frame) throws {
-      if !pending.isEmpty && f.type != .batchPut && f.type != .commit && f.type != .keys {
+      if !pending.isEmpty && f.type != .batchPut && f.type != .batchDelete && f.type != .commit && f.type != .keys {
         guard mode == .skipDamagedFrames else {
           throw BadPayload(reason: "a \(f.type) frame inside an uncommitted batch")
         }
@@ -161,7 +161,12 @@ enum _Recovery {
         index.delete(id)
       case .batchPut:
         if pending.isEmpty { pendingStart = f.start }
-        pending.append(try idAndLocation(f, needsRecord: true))
+        let (id, location) = try idAndLocation(f, needsRecord: true)
+        pending.append((id, location))
+      case .batchDelete:
+        if pending.isEmpty { pendingStart = f.start }
+        let (id, _) = try idAndLocation(f, needsRecord: false)
+        pending.append((id, nil))
       case .commit:
         var r = _ByteReader(payload(f))
         let count: Int
@@ -178,7 +183,9 @@ enum _Recovery {
           return
         }
         index.reserve(pending.count)
-        for (id, location) in pending { index.put(id, location) }
+        for (id, location) in pending {
+          if let location { index.put(id, location) } else { index.delete(id) }
+        }
         pending.removeAll()
       }
     }

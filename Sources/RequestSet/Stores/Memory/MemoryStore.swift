@@ -62,15 +62,50 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///   twice in `records`; `.encodingFailed` when a record cannot be encoded. Nothing is
   ///   inserted then.
   public func insert(contentsOf records: some Sequence<Element>) throws {
-    let batch = Array(records)
-    let fields = try batch.map { try _FieldEncoder.encode($0) }
-    var seen = Set<Element.ID>(minimumCapacity: batch.count)
-    for r in batch where !seen.insert(r.id).inserted { throw _duplicate(r.id, inBatch: true) }
-    try _state.withLock { state in
-      if let clash = batch.first(where: { state.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
-      state.reserve(batch.count)
-      for (r, f) in zip(batch, fields) { state.append(r, fields: f) }
+    try apply(records.map { .insert($0) }, ifVersion: nil)
+  }
+
+  /// Applies changes atomically, in order: all of them or none.
+  ///
+  /// ```swift
+  /// try store.apply([.insert(rex), .save(daisy), .delete(id: 3)], ifVersion: nil)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
+  ///   `.conflict` when `expectedVersion` is stale, `.encodingFailed` for a record that
+  ///   cannot be encoded; nothing is applied then.
+  public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
+    // Encode outside the lock: it is the expensive part, and it can fail.
+    let fields: [FieldValue?] = try changes.map { change in
+      switch change {
+      case .insert(let r), .save(let r): return try _FieldEncoder.encode(r)
+      case .delete: return nil
+      }
     }
+    try _state.withLock { state in
+      if let expectedVersion, expectedVersion != state.version {
+        throw _conflict(expected: expectedVersion, found: state.version)
+      }
+      try _validate(changes) { state.slots[$0] != nil }
+      state.reserve(changes.count)
+      for (change, f) in zip(changes, fields) {
+        switch change {
+        case .insert(let r): state.append(r, fields: f!)
+        case .save(let r):
+          if let slot = state.slots[r.id] { state.replace(slot: slot, with: r, fields: f!) } else { state.append(r, fields: f!) }
+        case .delete(let id): _ = state.delete(id: id)
+        }
+      }
+    }
+  }
+
+  /// The record with this id, or nil.
+  ///
+  /// ```swift
+  /// let rex = try store.fetch(id: 3)
+  /// ```
+  /// - Complexity: O(1).
+  public func fetch(id: Element.ID) throws -> Element? {
+    _state.withLock { state in state.slots[id].map { state.records[$0] } }
   }
 
   /// Inserts the record, or replaces the stored record with the same id in place.

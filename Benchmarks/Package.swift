@@ -1,0 +1,37 @@
+// swift-tools-version: 6.1
+// The benchmarks live in their own package so the library itself keeps no dependencies.
+//
+//   swift run -c release --package-path Benchmarks Ratios          # the ratio table, one run
+//   swift package --package-path Benchmarks benchmark              # ordo-one's harness
+import PackageDescription
+
+let package = Package(
+  name: "RequestSetBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(name: "RequestSet", path: ".."),
+    .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+  ],
+  targets: [
+    // Fixtures and scenarios shared by both runners.
+    .target(
+      name: "BenchmarkSupport",
+      dependencies: [.product(name: "RequestSet", package: "RequestSet")],
+      path: "Sources/BenchmarkSupport"),
+    // Times every scenario against its baseline in one process and prints the ratios.
+    .executableTarget(
+      name: "Ratios",
+      dependencies: ["BenchmarkSupport", .product(name: "RequestSet", package: "RequestSet")],
+      path: "Sources/Ratios"),
+    .executableTarget(
+      name: "RequestSetBenchmarks",
+      dependencies: [
+        "BenchmarkSupport",
+        .product(name: "RequestSet", package: "RequestSet"),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/RequestSetBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,129 @@
+extension RequestSet {
+  /// Runs `body` over the records of the evaluated set, in place, without copying them out.
+  func _forEachRecord(_ body: (UnsafePointer<Element>) throws -> Void) throws {
+    let e = try _cache.evaluation(_source, _query)
+    try _RecordCursor.with(e.snapshot) { cursor in
+      for slot in e.slots { try body(try cursor.pointer(slot)) }
+    }
+  }
+
+  /// The sum of a numeric key path over the set (0 for an empty set).
+  ///
+  /// ```swift
+  /// let total = try animals.filter("species", value: "Cow").sum(\.weight)
+  /// ```
+  /// - Complexity: O(*m*) over the *m* records of the set, which are never materialized.
+  public func sum<Value: AdditiveArithmetic>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value {
+    var total = Value.zero
+    try _forEachRecord { total += $0.pointee[keyPath: keyPath] }
+    return total
+  }
+
+  /// The smallest value of a key path over the set, or nil for an empty set.
+  ///
+  /// ```swift
+  /// let youngest = try animals.min(\.age)
+  /// ```
+  public func min<Value: Comparable>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    var best: Value?
+    try _forEachRecord { p in
+      let v = p.pointee[keyPath: keyPath]
+      if best.map({ v < $0 }) ?? true { best = v }
+    }
+    return best
+  }
+
+  /// The largest value of a key path over the set, or nil for an empty set.
+  ///
+  /// ```swift
+  /// let oldest = try animals.max(\.age)
+  /// ```
+  public func max<Value: Comparable>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    var best: Value?
+    try _forEachRecord { p in
+      let v = p.pointee[keyPath: keyPath]
+      if best.map({ v > $0 }) ?? true { best = v }
+    }
+    return best
+  }
+
+  /// The mean of an integer key path over the set, or nil for an empty set.
+  ///
+  /// ```swift
+  /// let meanAge = try animals.average(\.age)   // Double?
+  /// ```
+  public func average<Value: BinaryInteger>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Double? {
+    var total = 0.0, n = 0
+    try _forEachRecord {
+      total += Double($0.pointee[keyPath: keyPath])
+      n += 1
+    }
+    return n == 0 ? nil : total / Double(n)
+  }
+
+  /// The mean of a floating-point key path over the set, or nil for an empty set.
+  ///
+  /// ```swift
+  /// let meanWeight = try animals.average(\.weight)
+  /// ```
+  public func average<Value: BinaryFloatingPoint>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Double? {
+    var total = 0.0, n = 0
+    try _forEachRecord {
+      total += Double($0.pointee[keyPath: keyPath])
+      n += 1
+    }
+    return n == 0 ? nil : total / Double(n)
+  }
+}
+
+extension RequestSet where Element: Encodable {
+  /// Computes an aggregate of a string key over the set from the store's fields, without
+  /// decoding records.
+  func _aggregate(_ function: RequestAggregate.Function, _ key: String) throws -> FieldValue {
+    let e = try _cache.evaluation(_source, _query)
+    let fields = try e.snapshot._fields()
+    try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
+    try _Accumulator.check(function, key: key, kinds: fields.kinds[key] ?? _KindSet(), type: Element.self)
+    var acc = _Accumulator(function)
+    if let read = fields.reader(for: key) {
+      for slot in e.slots { acc.add(try read(slot)) }
+    }
+    return acc.result
+  }
+
+  /// The sum of a numeric key's non-nil values: `.int` when every value is an integer
+  /// (and the sum fits), `.double` otherwise.
+  ///
+  /// ```swift
+  /// try animals.sum("weight")     // .double(1109.6)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.unknownKey`, or `.typeMismatch` for a key that does
+  ///   not hold numbers.
+  public func sum(_ key: String) throws -> FieldValue { try _aggregate(.sum, key) }
+
+  /// The smallest non-nil value of a key, or `.null` when there is none.
+  ///
+  /// ```swift
+  /// try animals.min("age")        // .int(2)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.typeMismatch` for a key holding arrays, objects or
+  ///   values of several kinds.
+  public func min(_ key: String) throws -> FieldValue { try _aggregate(.min, key) }
+
+  /// The largest non-nil value of a key, or `.null` when there is none.
+  ///
+  /// ```swift
+  /// try animals.max("name")       // .string("alice")
+  /// ```
+  public func max(_ key: String) throws -> FieldValue { try _aggregate(.max, key) }
+
+  /// The mean of a numeric key's non-nil values, or nil when there is none.
+  ///
+  /// ```swift
+  /// try animals.average("age")    // 5.67
+  /// ```
+  public func average(_ key: String) throws -> Double? {
+    if case .double(let d) = try _aggregate(.avg, key) { return d }
+    return nil
+  }
+}

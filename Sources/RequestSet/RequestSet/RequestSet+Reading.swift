@@ -1,0 +1,105 @@
+extension RequestSet {
+  /// The first `n` records, as a lazy request set: the same as `limit(n)`.
+  ///
+  /// ```swift
+  /// animals.sortBy(\.age).first(3)    // the three youngest
+  /// ```
+  /// - Precondition: `n >= 0`.
+  public func first(_ n: Int) -> RequestSet {
+    limit(n)
+  }
+
+  /// The last `n` records, in the set's order, as a lazy request set.
+  ///
+  /// ```swift
+  /// animals.sortBy(\.age).last(3)     // the three oldest, oldest last
+  /// ```
+  /// - Precondition: `n >= 0`.
+  /// - Complexity: Evaluation keeps the last *n* in a heap when the set is sorted.
+  public func last(_ n: Int) -> RequestSet {
+    precondition(n >= 0, "last(\(n)) needs a count of 0 or more.")
+    return reversed().limit(n).reversed()
+  }
+
+  /// The set in reverse order, as a lazy request set (never an array).
+  ///
+  /// A sorted set flips its sort, ties included, so `reversed()` is exactly the records
+  /// read backwards; an unsorted set reads store order backwards.
+  ///
+  /// ```swift
+  /// animals.sortBy(\.name).reversed()   // Z to A
+  /// animals.reversed().first            // the record inserted last
+  /// ```
+  /// Like a filter, `reversed()` after `limit` or `offset` applies to the records the
+  /// window kept.
+  public func reversed() -> RequestSet {
+    _with { $0.reverse() }
+  }
+
+  /// Whether the set holds any record, found without building the result: evaluation
+  /// stops at the first match.
+  ///
+  /// ```swift
+  /// if animals.filter("name", value: "Rex").exists { … }
+  /// ```
+  /// A bad query stops the program; ``fetchExists()`` throws instead.
+  public var exists: Bool {
+    do {
+      return try fetchExists()
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  /// Whether the set holds any record, throwing instead of stopping on a bad query.
+  ///
+  /// ```swift
+  /// let any = try animals.filter("age", .greaterThan, 10).fetchExists()
+  /// ```
+  public func fetchExists() throws -> Bool {
+    if let n = _cache.peekCount() { return n > 0 }
+    // The set's own snapshot, so a later read agrees with the answer.
+    let snapshot = try _cache.snapshot(_source)
+    return try _Executor.count(limit(1)._query, in: snapshot) > 0
+  }
+
+  /// The first record without building the whole result: a sorted set keeps the best one
+  /// in a single pass, an unsorted one stops at the first match.
+  func _fetchFirst() throws -> Element? {
+    if let e = _cache.peekEvaluation() { return e.count == 0 ? nil : try e.element(0) }
+    let snapshot = try _cache.snapshot(_source)
+    let slots = try _Executor.slots(limit(1)._query, in: snapshot)
+    return try slots.first.map { try snapshot._record(at: $0) }
+  }
+
+  /// The last record without building the whole result.
+  func _fetchLast() throws -> Element? {
+    if let e = _cache.peekEvaluation() { return e.count == 0 ? nil : try e.element(e.count - 1) }
+    let snapshot = try _cache.snapshot(_source)
+    let slots = try _Executor.slots(reversed().limit(1)._query, in: snapshot)
+    return try slots.first.map { try snapshot._record(at: $0) }
+  }
+
+  /// Keeps the first record (in the set's order) for each value of a key path.
+  ///
+  /// ```swift
+  /// animals.sortBy(\.age).distinct(\.species)   // the youngest of each species
+  /// ```
+  @inlinable
+  public func distinct<Value: Hashable & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) -> RequestSet {
+    _with {
+      $0.distinct(.typed(description: "\(keyPath)") { AnyHashable($0.pointee[keyPath: keyPath]) })
+    }
+  }
+}
+
+extension RequestSet where Element: Encodable {
+  /// Keeps the first record (in the set's order) for each value of a string key.
+  ///
+  /// ```swift
+  /// animals.sortBy("age").distinct("species")   // the youngest of each species
+  /// ```
+  public func distinct(_ key: String) -> RequestSet {
+    _with { $0.distinct(.field(key)) }
+  }
+}

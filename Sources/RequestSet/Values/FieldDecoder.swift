@@ -1,0 +1,181 @@
+import Foundation
+
+/// Decodes a `Decodable` value from a ``FieldValue`` tree: the inverse of `_FieldEncoder`.
+///
+/// Used where RequestSet builds records from fields: `firstOrInsert()` from a query's
+/// equality conditions, `update("key", value:)` by patching a record's fields.
+enum _FieldDecoder {
+  static func decode<T: Decodable>(_ type: T.Type, from value: FieldValue) throws -> T {
+    try T(from: _Decoder(value: value, codingPath: []))
+  }
+}
+
+private struct _Decoder: Decoder {
+  let value: FieldValue
+  var codingPath: [any CodingKey]
+  var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+    guard case .object(let fields) = value else { throw _mismatch([String: FieldValue].self, value, codingPath) }
+    return KeyedDecodingContainer(_Keyed<Key>(fields: fields, codingPath: codingPath))
+  }
+
+  func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    guard case .array(let items) = value else { throw _mismatch([FieldValue].self, value, codingPath) }
+    return _Unkeyed(items: items, codingPath: codingPath)
+  }
+
+  func singleValueContainer() throws -> any SingleValueDecodingContainer {
+    _Single(value: value, codingPath: codingPath)
+  }
+}
+
+private func _mismatch(_ type: Any.Type, _ value: FieldValue, _ path: [any CodingKey]) -> DecodingError {
+  .typeMismatch(type, .init(codingPath: path, debugDescription: "Expected \(type), found \(value)"))
+}
+
+/// A scalar of type `T` from a field value, or nil when `T` is not a scalar type.
+private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any CodingKey]) throws -> T? {
+  func int<I: FixedWidthInteger>(_: I.Type) throws -> I {
+    switch value {
+    case .int(let i): if let v = I(exactly: i) { return v }
+    case .double(let d): if let v = I(exactly: d) { return v }
+    default: break
+    }
+    throw _mismatch(I.self, value, path)
+  }
+  switch type {
+  case is String.Type:
+    guard case .string(let s) = value else { throw _mismatch(String.self, value, path) }
+    return (s as! T)
+  case is Bool.Type:
+    guard case .bool(let b) = value else { throw _mismatch(Bool.self, value, path) }
+    return (b as! T)
+  case is Double.Type:
+    switch value {
+    case .double(let d): return (d as! T)
+    case .int(let i): return (Double(i) as! T)
+    default: throw _mismatch(Double.self, value, path)
+    }
+  case is Float.Type:
+    switch value {
+    case .double(let d): return (Float(d) as! T)
+    case .int(let i): return (Float(i) as! T)
+    default: throw _mismatch(Float.self, value, path)
+    }
+  case is Int.Type: return (try int(Int.self) as! T)
+  case is Int8.Type: return (try int(Int8.self) as! T)
+  case is Int16.Type: return (try int(Int16.self) as! T)
+  case is Int32.Type: return (try int(Int32.self) as! T)
+  case is Int64.Type: return (try int(Int64.self) as! T)
+  case is UInt.Type: return (try int(UInt.self) as! T)
+  case is UInt8.Type: return (try int(UInt8.self) as! T)
+  case is UInt16.Type: return (try int(UInt16.self) as! T)
+  case is UInt32.Type: return (try int(UInt32.self) as! T)
+  case is UInt64.Type: return (try int(UInt64.self) as! T)
+  case is FieldValue.Type: return (value as! T)
+  default: return nil
+  }
+}
+
+private func _decode<T: Decodable>(_ type: T.Type, _ value: FieldValue, _ path: [any CodingKey]) throws -> T {
+  if let scalar = try _scalar(type, value, path) { return scalar }
+  return try T(from: _Decoder(value: value, codingPath: path))
+}
+
+private struct _Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
+  let fields: [String: FieldValue]
+  var codingPath: [any CodingKey]
+  var allKeys: [Key] { fields.keys.compactMap { Key(stringValue: $0) } }
+
+  func contains(_ key: Key) -> Bool { fields[key.stringValue] != nil }
+
+  private func field(_ key: Key) throws -> FieldValue {
+    guard let v = fields[key.stringValue] else {
+      throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "No value for \(key.stringValue)"))
+    }
+    return v
+  }
+
+  func decodeNil(forKey key: Key) throws -> Bool {
+    if case .null = fields[key.stringValue] ?? .null { return true }
+    return false
+  }
+  func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+    try _decode(type, try field(key), codingPath + [key])
+  }
+  func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+    -> KeyedDecodingContainer<NestedKey>
+  {
+    try _Decoder(value: try field(key), codingPath: codingPath + [key]).container(keyedBy: type)
+  }
+  func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+    try _Decoder(value: try field(key), codingPath: codingPath + [key]).unkeyedContainer()
+  }
+  func superDecoder() throws -> any Decoder { _Decoder(value: fields["super"] ?? .null, codingPath: codingPath) }
+  func superDecoder(forKey key: Key) throws -> any Decoder {
+    _Decoder(value: fields[key.stringValue] ?? .null, codingPath: codingPath + [key])
+  }
+}
+
+private struct _Unkeyed: UnkeyedDecodingContainer {
+  let items: [FieldValue]
+  var codingPath: [any CodingKey]
+  var currentIndex = 0
+  var count: Int? { items.count }
+  var isAtEnd: Bool { currentIndex >= items.count }
+
+  private mutating func next() throws -> FieldValue {
+    guard !isAtEnd else {
+      throw DecodingError.valueNotFound(
+        FieldValue.self, .init(codingPath: codingPath, debugDescription: "The array has no more elements"))
+    }
+    defer { currentIndex += 1 }
+    return items[currentIndex]
+  }
+
+  mutating func decodeNil() throws -> Bool {
+    guard !isAtEnd, case .null = items[currentIndex] else { return false }
+    currentIndex += 1
+    return true
+  }
+  mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    let path = codingPath + [_IndexKey(currentIndex)]
+    return try _decode(type, try next(), path)
+  }
+  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+    -> KeyedDecodingContainer<NestedKey>
+  {
+    try _Decoder(value: try next(), codingPath: codingPath).container(keyedBy: type)
+  }
+  mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    try _Decoder(value: try next(), codingPath: codingPath).unkeyedContainer()
+  }
+  mutating func superDecoder() throws -> any Decoder { _Decoder(value: try next(), codingPath: codingPath) }
+}
+
+private struct _Single: SingleValueDecodingContainer {
+  let value: FieldValue
+  var codingPath: [any CodingKey]
+
+  func decodeNil() -> Bool {
+    if case .null = value { return true }
+    return false
+  }
+  func decode<T: Decodable>(_ type: T.Type) throws -> T { try _decode(type, value, codingPath) }
+}
+
+extension FieldValue {
+  /// This value with `newValue` at a dotted key, creating nested objects on the way.
+  func _setting(_ newValue: FieldValue, at key: Substring) -> FieldValue {
+    var fields: [String: FieldValue]
+    if case .object(let existing) = self { fields = existing } else { fields = [:] }
+    if let dot = key.firstIndex(of: ".") {
+      let head = String(key[..<dot])
+      fields[head] = (fields[head] ?? .null)._setting(newValue, at: key[key.index(after: dot)...])
+    } else {
+      fields[String(key)] = newValue
+    }
+    return .object(fields)
+  }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import RequestSet
+
+@Suite struct ConcurrencyTests {
+  /// Writers and readers at once: every snapshot a reader sees is internally consistent
+  /// (count, iteration and fetch agree), and the final state holds every write.
+  @Test(arguments: StoreKind.writable)
+  func concurrentReadersAndWriters(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    let writers = 4, perWriter = 250
+    await withThrowingTaskGroup(of: Void.self) { group in
+      for w in 0..<writers {
+        group.addTask {
+          for i in 0..<perWriter {
+            let id = w * perWriter + i
+            try store.insert(Animal(id: id, name: "n\(id)", species: w % 2 == 0 ? "Cow" : "Dog", age: i % 20))
+            if i % 10 == 0 { try store.save(Animal(id: id, name: "s\(id)", species: "Cow", age: 99)) }
+          }
+        }
+      }
+      for _ in 0..<4 {
+        group.addTask {
+          for _ in 0..<50 {
+            let set = RequestSet(store).filter("species", value: "Cow").sortBy(\.id)
+            let n = set.count
+            let listed = set.map(\.id)
+            let fetched = try set.fetch().map(\.id)
+            #expect(listed.count == n && fetched == listed)
+            #expect(listed == listed.sorted())
+            await Task.yield()
+          }
+        }
+      }
+    }
+    let all = RequestSet(store)
+    #expect(all.count == writers * perWriter)
+    #expect(Set(all.map(\.id)) == Set(0..<(writers * perWriter)))
+    #expect(all.filter(\.age == 99).count == writers * (perWriter / 10))
+  }
+
+  @Test func requestSetsAndStoresAreSendable() async throws {
+    let store = try MemoryStore(Animal.zoo)
+    let set = RequestSet(store).filter(\.age > 3)
+    let counted = await Task.detached { set.count }.value
+    #expect(counted == 4)
+  }
+}
+
+@Suite struct ExplainTests {
+  @Test func thePlanTextIsStable() {
+    let store = MemoryStore<Animal>()
+    let plan = RequestSet(store)
+      .filter([("species", "Cow"), ("species", "Dog")], mode: .or)
+      .filter(\.age > 3)
+      .exclude("name", value: "Rex")
+      .sortBy("name", collation: .caseInsensitive)
+      .sortBy(\.age, order: .descending)
+      .offset(10)
+      .limit(3)
+      .explain()
+    #expect(
+      plan == """
+        RequestSet<Animal> over MemoryStore<Animal>
+        stage 1: scan all records
+          filter: (species == "Cow" OR species == "Dog") AND \\Animal.age > 3 AND NOT name == "Rex"
+          sort: name ASC [caseInsensitive], \\Animal.age DESC (top-k heap, k = 13)
+          window: offset 10, limit 3
+        """)
+    #expect(
+      RequestSet(Animal.zoo).filter(#Predicate<Animal> { $0.age > 1 }).filter { _ in true }.sortBy("age").explain()
+        == """
+        RequestSet<Animal> over Array<Animal>
+        stage 1: scan all records
+          filter: #Predicate<Animal> AND { closure }
+          sort: age ASC (stable sort)
+        """)
+  }
+}

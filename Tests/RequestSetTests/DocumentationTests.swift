@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+/// The README's quick start is the QuickStart playground, which CI builds and runs.
+@Suite struct DocumentationTests {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  @Test func theReadmeQuickStartIsTheQuickStartPlayground() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let playground = try String(
+      contentsOf: Self.root.appendingPathComponent("Playgrounds/QuickStart/main.swift"), encoding: .utf8)
+    let start = try #require(readme.range(of: "## Quick start\n\n```swift\n"))
+    let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+    #expect(String(readme[start.upperBound..<end.lowerBound]) == playground)
+  }
+
+  @Test func theReadmeStartsWithTheTwoCommands() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let firstBlock = readme.components(separatedBy: "```sh\n").dropFirst().first ?? ""
+    #expect(firstBlock.hasPrefix("swift run Tour"))
+    #expect(firstBlock.contains("\nswift test"))
+  }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import RequestSet
+
+@Suite struct ErrorTests {
+  @Test(arguments: StoreKind.allCases)
+  func getReturnsExactlyOneOrSaysHowMany(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    #expect(try all.filter("name", value: "Rex").get().id == 3)
+    let none = try #require(throws: RequestSetError.self) { try all.filter("name", value: "Nobody").get() }
+    #expect(none.code == .notFound)
+    #expect(none.message == #"get() found no Animal matching name == "Nobody". Check the filters, or use first."#)
+    let many = try #require(throws: RequestSetError.self) { try all.filter("species", value: "Cow").get() }
+    #expect(many.code == .multipleResults)
+    #expect(
+      many.message
+        == #"get() expects exactly one Animal but 2 match species == "Cow". Add filters that single one out, or use first."#
+    )
+  }
+
+  @Test func aThrowingPredicateIsReported() throws {
+    let all = RequestSet(Animal.zoo)
+    let error = try #require(throws: RequestSetError.self) {
+      try all.filter(#Predicate<Animal> { $0.nickname! == "x" }).fetch()
+    }
+    #expect(error.code == .predicateFailed)
+    #expect(error.underlying != nil)
+  }
+
+  @Test func aValueThatFailsToEncodeIsReportedAtEvaluation() throws {
+    struct Unencodable: Encodable, Sendable {
+      func encode(to encoder: any Encoder) throws {
+        throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "no"))
+      }
+    }
+    let set = RequestSet(Animal.zoo).filter("name", value: Unencodable())
+    let error = try #require(throws: RequestSetError.self) { try set.fetch() }
+    #expect(error.code == .encodingFailed)
+    #expect(error.description.hasPrefix("RequestSetError.encodingFailed: Could not encode a value of type Unencodable"))
+  }
+
+  /// The collection members cannot throw: they stop with the same message, and never
+  /// return an empty or partial result instead.
+  @Test func theCollectionPathStopsWithTheErrorsMessage() async throws {
+    let count = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = RequestSet(Animal.zoo).filter("nmae", value: "Micky").count
+    }
+    let countOutput = String(decoding: try #require(count).standardErrorContent, as: UTF8.self)
+    #expect(countOutput.contains(#"RequestSetError.unknownKey: Unknown key "nmae" for Animal. Known keys: age, id"#))
+
+    let iteration = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      for _ in RequestSet(Animal.zoo).filter("age", value: "three") {}
+    }
+    let iterationOutput = String(decoding: try #require(iteration).standardErrorContent, as: UTF8.self)
+    #expect(iterationOutput.contains(#"RequestSetError.typeMismatch: Key "age" of Animal holds number values"#))
+  }
+
+  @Test func misuseIsAPreconditionFailure() async {
+    await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo).limit(-1) }
+    await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo).offset(-1) }
+    await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo)[6] }
+  }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import RequestSet
+
+/// A store that counts how often it is asked for a snapshot.
+final class CountingStore: RecordStore {
+  let inner = MemoryStore<Animal>()
+  let snapshots = Atomic<Int>(0)
+
+  func insert(_ record: Animal) throws { try inner.insert(record) }
+  func insert(contentsOf records: some Sequence<Animal>) throws { try inner.insert(contentsOf: records) }
+  func save(_ record: Animal) throws { try inner.save(record) }
+  func delete(id: Int) throws -> Bool { try inner.delete(id: id) }
+  func apply(_ changes: [RecordChange<Animal>], ifVersion version: UInt64?) throws {
+    try inner.apply(changes, ifVersion: version)
+  }
+  func fetch(id: Int) throws -> Animal? { try inner.fetch(id: id) }
+  func snapshot() throws -> StoreSnapshot<Animal> {
+    snapshots.add(1, ordering: .relaxed)
+    return try inner.snapshot()
+  }
+}
+
+@Suite struct LazinessTests {
+  @Test func buildingAChainRunsNothing() throws {
+    let store = CountingStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let calls = Atomic<Int>(0)
+    let set = RequestSet(store)
+      .filter { calls.add(1, ordering: .relaxed); return $0.age > 2 }
+      .filter("species", value: "Cow", mode: .or)
+      .sortBy(\.age)
+      .limit(3)
+      .offset(1)
+    _ = set.explain()
+    #expect(store.snapshots.load(ordering: .relaxed) == 0)
+    #expect(calls.load(ordering: .relaxed) == 0)
+  }
+
+  @Test(arguments: ["count", "subscript", "iteration", "first", "last", "fetch", "get", "isEmpty"])
+  func evaluationHappensAtFirstRead(read: String) throws {
+    let store = CountingStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let set = RequestSet(store).filter(\.id == 3)
+    #expect(store.snapshots.load(ordering: .relaxed) == 0)
+    switch read {
+    case "count": #expect(set.count == 1)
+    case "subscript": #expect(set[0].name == "Rex")
+    case "iteration": #expect(set.map(\.name) == ["Rex"])
+    case "first": #expect(set.first?.name == "Rex")
+    case "last": #expect(set.last?.name == "Rex")
+    case "fetch": #expect(try set.fetch().map(\.name) == ["Rex"])
+    case "get": #expect(try set.get().name == "Rex")
+    default: #expect(!set.isEmpty)
+    }
+    #expect(store.snapshots.load(ordering: .relaxed) == 1)
+    // Every later read reuses the same evaluation.
+    _ = set.count
+    _ = Array(set)
+    _ = set.first
+    _ = try set.fetch()
+    #expect(store.snapshots.load(ordering: .relaxed) == 1)
+  }
+
+  @Test func aClosureFilterRunsOncePerRecordPerEvaluation() throws {
+    let calls = Atomic<Int>(0)
+    let set = RequestSet(Animal.zoo).filter { calls.add(1, ordering: .relaxed); return $0.age > 4 }
+    #expect(set.count == 4)
+    #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)
+    _ = set.count
+    #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)
+  }
+}
+
+@Suite struct ValueSemanticsTests {
+  @Test(arguments: StoreKind.allCases)
+  func everyBuilderLeavesTheReceiverAsItWas(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    let ids = Animal.zoo.map(\.id)
+    let derived: [RequestSet<Animal>] = [
+      all.filter(\.age > 4), all.filter("name", value: "Rex"), all.filter([("species", "Cow")], mode: .or),
+      all.filter(#Predicate<Animal> { $0.age > 4 }), all.filter { $0.id == 1 }, all.exclude("name", value: "Rex"),
+      all.sortBy("name"), all.sortBy(\.age, order: .descending), all.sortBy([("species", .descending)]),
+      all.limit(2), all.offset(4),
+    ]
+    for d in derived { _ = d.count }
+    #expect(all.map(\.id) == ids)
+    let filtered = all.filter(\.age > 4)
+    _ = filtered.sortBy(\.name).limit(1).count
+    #expect(filtered.map(\.id) == [2, 3, 5, 6])
+  }
+
+  @Test func aCopySharesTheEvaluationOfItsOriginal() throws {
+    let store = try MemoryStore(Animal.zoo)
+    let a = RequestSet(store)
+    #expect(a.count == 6)
+    let b = a
+    try store.insert(Animal(id: 7, name: "New", species: "Cow", age: 1))
+    #expect(b.count == 6)
+    #expect(b.refreshed().count == 7)
+  }
+}

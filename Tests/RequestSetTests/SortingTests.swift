@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import RequestSet
+
+@Suite struct SortingTests {
+  func names(_ s: RequestSet<Animal>) throws -> [String] { try s.fetch().map(\.name) }
+
+  @Test(arguments: StoreKind.allCases)
+  func ascendingIsTheDefault(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    // Swift's String order: uppercase before lowercase.
+    #expect(try names(all.sortBy("name")) == ["Bella", "Daisy", "Micky", "Rex", "Zed", "alice"])
+    #expect(try names(all.sortBy("name", order: .descending)) == ["alice", "Zed", "Rex", "Micky", "Daisy", "Bella"])
+    #expect(try names(all.sortBy(\.name)) == ["Bella", "Daisy", "Micky", "Rex", "Zed", "alice"])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func tiesKeepStoreOrder(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    // Rex (3) and Zed (6) are both 5; Daisy (2) and Bella (4) are both cows.
+    #expect(try all.sortBy(\.age).fetch().map(\.id) == [4, 1, 3, 6, 2, 5])
+    #expect(try all.sortBy(\.age, order: .descending).fetch().map(\.id) == [5, 2, 3, 6, 1, 4])
+    #expect(try all.sortBy("species").fetch().map(\.id) == [5, 2, 4, 3, 6, 1])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func repeatedSortByAddsKeysInCallOrder(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    #expect(try all.sortBy("species").sortBy(\.age, order: .descending).fetch().map(\.id) == [5, 2, 4, 3, 6, 1])
+    #expect(try all.sortBy("species").sortBy("name").fetch().map(\.id) == [5, 4, 2, 3, 6, 1])
+    #expect(
+      try all.sortBy([("species", .descending), ("name", .ascending)]).fetch().map(\.id) == [1, 3, 6, 4, 2, 5])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func nilSortsFirstAscendingAndLastDescending(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    // Nicknames: Mick (1), nil (2), Rexy (3), nil (4), Al (5), nil (6).
+    #expect(try all.sortBy("nickname").fetch().map(\.id) == [2, 4, 6, 5, 1, 3])
+    #expect(try all.sortBy(\.nickname).fetch().map(\.id) == [2, 4, 6, 5, 1, 3])
+    #expect(try all.sortBy("nickname", order: .descending).fetch().map(\.id) == [3, 1, 5, 2, 4, 6])
+    #expect(try all.sortBy("owner.city").fetch().map(\.id) == [3, 5, 6, 1, 2, 4])
+    #expect(try all.sortBy(\Animal.owner?.city).fetch().map(\.id) == [3, 5, 6, 1, 2, 4])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func collations(kind: StoreKind) throws {
+    let all = try kind.makeSet([
+      Animal(id: 1, name: "file10", species: "x", age: 1), Animal(id: 2, name: "File2", species: "x", age: 1),
+      Animal(id: 3, name: "file1", species: "x", age: 1), Animal(id: 4, name: "écho", species: "x", age: 1),
+      Animal(id: 5, name: "Echo", species: "x", age: 1),
+    ])
+    #expect(try names(all.sortBy("name")) == ["Echo", "File2", "file1", "file10", "écho"])
+    #expect(try names(all.sortBy("name", collation: .caseInsensitive)) == ["Echo", "écho", "file1", "file10", "File2"])
+    #expect(try names(all.sortBy(\.name, collation: .localizedStandard)) == ["Echo", "écho", "file1", "File2", "file10"])
+    // Case- and diacritic-insensitive: "écho" equals "Echo", so they keep store order.
+    #expect(
+      try names(all.sortBy("name", collation: .caseDiacriticInsensitive)) == ["écho", "Echo", "file1", "file10", "File2"])
+    #expect(try all.filter("name", .equal, "ECHO", collation: .caseInsensitive).fetch().map(\.id) == [5])
+    #expect(try all.filter("name", .equal, "ECHO", collation: .caseDiacriticInsensitive).fetch().map(\.id) == [4, 5])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func numbersSortAcrossIntAndDouble(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    #expect(try all.sortBy("weight").fetch().map(\.id) == [1, 5, 6, 3, 4, 2])
+  }
+
+  @Test func sortingPlainValuesByKeyPath() {
+    #expect(Array(RequestSet([3, 1, 2]).sortBy(\.self)) == [1, 2, 3])
+    #expect(RequestSet([3, 1, 2]).sortBy(\.self, order: .descending).first == 3)
+  }
+}
+
+@Suite struct WindowTests {
+  func ids(_ s: RequestSet<Animal>) throws -> [Int] { try s.fetch().map(\.id) }
+
+  @Test(arguments: StoreKind.allCases)
+  func limitAndOffsetApplyAfterFiltersAndSorts(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    #expect(try ids(all.sortBy(\.age).limit(3)) == [4, 1, 3])
+    #expect(try ids(all.sortBy(\.age).offset(2)) == [3, 6, 2, 5])
+    #expect(try ids(all.sortBy(\.age).offset(1).limit(2)) == [1, 3])
+    // A sort after a limit sorts the records the limit kept (1, 2, 3 by age).
+    #expect(try ids(all.limit(3).sortBy(\.age)) == [1, 3, 2])
+    #expect(try ids(all.filter(\.age > 2).sortBy(\.name).limit(2)) == [2, 1])
+    #expect(try ids(all.limit(0)) == [])
+    #expect(try ids(all.offset(10)) == [])
+    #expect(all.offset(4).count == 2)
+    #expect(all.sortBy(\.age).offset(1).limit(100).count == 5)
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func aFilterAfterALimitAppliesToTheRecordsTheLimitKept(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    // Of the first three records (1, 2, 3), those older than 3.
+    #expect(try ids(all.limit(3).filter(\.age > 3)) == [2, 3])
+    // Not the first three of those older than 3 (which would be 2, 3, 5).
+    #expect(try ids(all.filter(\.age > 3).limit(3)) == [2, 3, 5])
+    // An OR filter after a window starts a new stage: nothing before it in that stage.
+    #expect(try ids(all.filter(\.id == 6).limit(1).filter(\.age > 100, mode: .or)) == [])
+    // A sort after a limit sorts the kept records.
+    #expect(try ids(all.limit(3).sortBy(\.age, order: .descending)) == [2, 3, 1])
+    let plan = all.limit(3).filter(\.age > 3).explain()
+    #expect(plan == """
+      RequestSet<Animal> over \(kind.sourceName)
+      stage 1: scan all records
+        window: limit 3
+      stage 2: the records of stage 1
+        filter: \\Animal.age > 3
+      """)
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func limitsNarrowAndOffsetsSkipWithinTheWindow(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    #expect(try ids(all.limit(4).limit(2)) == [1, 2])
+    #expect(try ids(all.limit(2).limit(4)) == [1, 2])
+    #expect(try ids(all.limit(4).offset(1)) == [2, 3, 4])
+    #expect(try ids(all.offset(1).offset(2)) == [4, 5, 6])
+    #expect(try ids(all.limit(2).offset(5)) == [])
+    #expect(all.offset(1).limit(Int.max).count == 5)
+  }
+}

@@ -1,0 +1,52 @@
+import RequestSet
+
+/// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
+/// a new store gets every suite for free.
+enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
+  /// `MemoryStore`.
+  case memory
+  /// `RequestSet([...])` over a plain array: read-only.
+  case array
+  /// `LogStore`, on a fresh file in a temporary directory.
+  case log
+
+  var description: String { rawValue }
+
+  /// How `explain()` names this backend's records.
+  var sourceName: String {
+    switch self {
+    case .memory: return "MemoryStore<Animal>"
+    case .array: return "Array<Animal>"
+    case .log: return "LogStore<Animal>"
+    }
+  }
+
+  /// The kinds that are stores (they take writes).
+  static var writable: [StoreKind] { allCases.filter { $0 != .array } }
+
+  /// A fresh, empty store of this kind for `Animal`s.
+  func makeStore() throws -> any RecordStore<Animal> {
+    try makeStore(of: Animal.self)
+  }
+
+  /// A fresh, empty store of this kind for any record type.
+  func makeStore<R: Record>(of type: R.Type) throws -> any RecordStore<R> {
+    switch self {
+    case .memory: return MemoryStore<R>()
+    case .log: return try LogStore<R>(path: TemporaryLogDirectory.freshPath())
+    case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
+    }
+  }
+
+  /// A request set over `records` on this kind of backend.
+  func makeSet(_ records: [Animal]) throws -> RequestSet<Animal> {
+    switch self {
+    case .array:
+      return RequestSet(records)
+    default:
+      let store = try makeStore()
+      try store.insert(contentsOf: records)
+      return RequestSet(store)
+    }
+  }
+}
