@@ -74,6 +74,12 @@ extension _LogState {
         if buffer.count >= 4 << 20 { try flush() }
       }
     }
+    // An empty commit closes the file: with no records after them, the key frames would
+    // otherwise look like an interrupted write and be cut off on the next open.
+    sequence += 1
+    let zero = _ByteBuffer(capacity: 16)
+    zero.appendVarint(0)
+    _LogFormat.appendFrame(.commit, sequence: sequence, payload: zero.bytes, saltState: salt, to: buffer)
     try flush()
     let synced = _FileIO.sync(target.fd)
     if synced != 0 {

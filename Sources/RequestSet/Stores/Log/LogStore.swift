@@ -85,7 +85,14 @@ public final class LogStore<Element: Record>: RecordStore {
       file = try _FileIO.open(path, O_RDWR, hint: "Check the path and its permissions, or open with readOnly: true.")
     }
 
-    let size = try _FileIO.size(file)
+    var size = try _FileIO.size(file)
+    if size == 0 && !options.readOnly {
+      // An empty file (made by `touch`, say): start a log in it.
+      let header = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: 1).encoded()
+      let code = header.withUnsafeBytes { _FileIO.pwriteAll(file.fd, $0, at: 0) }
+      if code != 0 { throw _FileIO.failure("write a log header to", path, code, "Check free disk space.") }
+      size = header.count
+    }
     let mapping = size > 0 ? try _Mapping(file, length: size) : nil
     let bytes = mapping.map { $0.bytes(0, size) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
     let header: _LogFormat.Header

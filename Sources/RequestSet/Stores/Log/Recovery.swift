@@ -96,9 +96,10 @@ enum _Recovery {
     var pos = _LogFormat.headerSize
     var committedEnd = pos
     var committedSequence: UInt64 = 0
+    var committedKeyCount = 0
+    var stoppedAtDamage = false
     var lastSequence: UInt64 = 0
     var pending: [(ID, _RecordLocation?)] = []  // nil: a delete
-    var pendingStart = 0
     var cutAt: Int?
 
     func payload(_ f: _LogFormat.Frame) -> UnsafeRawBufferPointer {
@@ -160,11 +161,9 @@ enum _Recovery {
         let (id, _) = try idAndLocation(f, needsRecord: false)
         index.delete(id)
       case .batchPut:
-        if pending.isEmpty { pendingStart = f.start }
         let (id, location) = try idAndLocation(f, needsRecord: true)
         pending.append((id, location))
       case .batchDelete:
-        if pending.isEmpty { pendingStart = f.start }
         let (id, _) = try idAndLocation(f, needsRecord: false)
         pending.append((id, nil))
       case .commit:
@@ -203,6 +202,7 @@ enum _Recovery {
       case .stopAtFirstDamage:
         report.damage.append(.init(offset: offset, byteCount: next - offset, reason: reason))
         report.discardedFrom = offset
+        stoppedAtDamage = true
         return nil
       case .skipDamagedFrames:
         report.damage.append(.init(offset: offset, byteCount: next - offset, reason: reason))
@@ -228,40 +228,57 @@ enum _Recovery {
         report.frameCount += 1
         lastSequence = f.sequence
         pos = f.end
-        if pending.isEmpty {
+        // Key definitions belong to the write whose records follow them: a write is
+        // complete at its put, delete or commit frame.
+        if pending.isEmpty && f.type != .keys {
           committedEnd = pos
           committedSequence = lastSequence
+          committedKeyCount = index.keys.count
         }
       case .incomplete(let reason), .damaged(let reason):
         guard
           let next = _LogFormat.resync(file, from: pos + 1, minimumSequence: lastSequence, saltState: salt)
         else {
-          // Nothing intact follows: the last write was interrupted.
-          if mode == .failOnAnyDamage {
-            throw RequestSetError(
-              .corruptLog,
-              "The log \(path) ends in an incomplete write at offset \(pos) (\(file.count - pos) bytes: \(reason)). "
-                + "Nothing was changed. Open it with the default recovery (.truncateTornTail) to cut the "
-                + "interrupted write off.")
-          }
-          report.tornTail = .init(offset: pos, byteCount: file.count - pos)
-          break scan
+          break scan  // nothing intact follows: the last write was interrupted
         }
         guard let resume = try damaged(at: pos, upTo: next, reason) else { break scan }
         pos = resume
       }
     }
 
-    if !pending.isEmpty {
-      // A batch without its commit frame: its write was interrupted, so it is a torn tail.
+    if committedEnd < file.count && !stoppedAtDamage {
+      // An incomplete frame, a batch without its commit frame, or key definitions without
+      // their record: the last write was interrupted, and all of it goes.
       if mode == .failOnAnyDamage {
         throw RequestSetError(
           .corruptLog,
-          "The log \(path) ends in an uncommitted batch of \(pending.count) records at offset \(pendingStart). "
-            + "Nothing was changed. Open it with the default recovery (.truncateTornTail) to cut it off.")
+          "The log \(path) ends in an incomplete write at offset \(committedEnd) (\(file.count - committedEnd) bytes). "
+            + "Nothing was changed. Open it with the default recovery (.truncateTornTail) to cut the "
+            + "interrupted write off.")
       }
-      report.tornTail = .init(offset: pendingStart, byteCount: file.count - pendingStart)
-      pending.removeAll()
+      report.tornTail = .init(offset: committedEnd, byteCount: file.count - committedEnd)
+    }
+    pending.removeAll()
+    // Names defined by frames that are cut off are not in the file any more.
+    if committedEnd < file.count { index.keys.rollback(to: committedKeyCount) }
+    if mode == .skipDamagedFrames && !report.damage.isEmpty {
+      // A skipped key frame takes field names with it: records that use them cannot be
+      // read, so they go too, and every record the store keeps reads back.
+      let names = index.keys.names
+      var unreadable: [ID] = []
+      for (id, slot) in index.slots {
+        let location = index.locations[slot]
+        var r = _ByteReader(UnsafeRawBufferPointer(rebasing: file[location.offset..<(location.offset + Int(location.length))]))
+        var kinds = _KindAccumulator()
+        do throws(_CodecError) {
+          try _BinaryValue.skip(&r)
+          try _BinaryValue.collectKinds(&r, names: names, into: &kinds)
+        } catch {
+          unreadable.append(id)
+        }
+      }
+      for id in unreadable { index.delete(id) }
+      report.droppedRecords += unreadable.count
     }
     if committedEnd < file.count { cutAt = committedEnd }
     index.end = committedEnd
