@@ -195,7 +195,8 @@ final class _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol
   let input: _BinaryDecoder
   let fieldsStart: Int
   let codingPath: [any CodingKey]
-  private var cursor: Int
+  /// One container belongs to one `init(from:)` call stack; no access overlaps another.
+  @exclusivity(unchecked) private var cursor: Int
 
   init(input: _BinaryDecoder, fieldsStart: Int, codingPath: [any CodingKey]) {
     self.input = input
@@ -391,15 +392,27 @@ struct _BinaryUnkeyedDecoding: UnkeyedDecodingContainer {
 
   private var path: [any CodingKey] { codingPath + [_IndexKey(currentIndex)] }
 
+  /// The position of the next element; moves past it.
   private mutating func next() throws -> Int {
     guard !isAtEnd else {
       throw DecodingError.valueNotFound(
         Any.self, .init(codingPath: path, debugDescription: "The array has no element \(currentIndex)."))
     }
     let p = position
-    position = try input.skip(at: p, path: path)
+    position = try input.skip(at: p, path: self.path)
     currentIndex += 1
     return p
+  }
+
+  /// Decodes the next element with `body`, building the coding path only for an error
+  /// or a nested value.
+  @inline(__always)
+  private mutating func element<R>(
+    _ body: (_BinaryDecoder, Int, @autoclosure () -> [any CodingKey]) throws -> R
+  ) throws -> R {
+    let index = currentIndex
+    let p = try next()
+    return try body(input, p, codingPath + [_IndexKey(index)])
   }
 
   mutating func decodeNil() throws -> Bool {
@@ -408,18 +421,15 @@ struct _BinaryUnkeyedDecoding: UnkeyedDecodingContainer {
     return true
   }
 
-  mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path; return try input.decodeBool(at: try next(), path: p) }
+  mutating func decode(_ type: Bool.Type) throws -> Bool { try element { try $0.decodeBool(at: $1, path: $2()) } }
   mutating func decode(_ type: String.Type) throws -> String {
-    let p = path
-    return try input.decodeString(at: try next(), path: p)
+    try element { try $0.decodeString(at: $1, path: $2()) }
   }
   mutating func decode(_ type: Double.Type) throws -> Double {
-    let p = path
-    return try input.decodeDouble(at: try next(), path: p)
+    try element { try $0.decodeDouble(at: $1, path: $2()) }
   }
   mutating func decode(_ type: Float.Type) throws -> Float {
-    let p = path
-    return Float(try input.decodeDouble(at: try next(), path: p))
+    try element { Float(try $0.decodeDouble(at: $1, path: $2())) }
   }
   mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
   mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
@@ -432,13 +442,11 @@ struct _BinaryUnkeyedDecoding: UnkeyedDecodingContainer {
   mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
   mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
   mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-    let p = path
-    return try input.decode(T.self, at: try next(), path: p)
+    try element { try $0.decode(T.self, at: $1, path: $2()) }
   }
 
   private mutating func integer<T: FixedWidthInteger>() throws -> T {
-    let p = path
-    return try input.decodeInteger(T.self, at: try next(), path: p)
+    try element { try $0.decodeInteger(T.self, at: $1, path: $2()) }
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws

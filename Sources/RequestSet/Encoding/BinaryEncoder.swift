@@ -14,15 +14,21 @@ import Foundation
 /// to a container after opening another one (legal in `Codable`, never done by
 /// synthesized conformances) cannot be written in one pass; it is detected and encoded
 /// again through ``FieldValue``, which gives the same bytes for the same fields.
+///
+/// The properties opt out of dynamic exclusivity checks (a quarter of the encoding time
+/// otherwise): an encoder is used by one call stack at a time, containers reach it only
+/// through that stack, and no method holds an access to a property across a call that
+/// could touch the same property.
 final class _BinaryEncoder {
   let out: _ByteBuffer
-  var keys = _KeyTable()
-  /// Open containers, innermost last.
-  private var openIDs: [Int] = []
-  private var openIsArray: [Bool] = []
-  private var nextID = 0
+  @exclusivity(unchecked) var keys = _KeyTable()
+  /// Open containers, innermost last: their ids, negated for arrays.
+  @exclusivity(unchecked) private var open: [Int] = []
+  @exclusivity(unchecked) private var nextID = 0
   /// Set when the value used containers out of order (see the type's discussion).
-  var unsupported = false
+  @exclusivity(unchecked) var unsupported = false
+  /// Where the current value is in `keys.predicted`.
+  @exclusivity(unchecked) private var keyPosition = 0
 
   init(out: _ByteBuffer) {
     self.out = out
@@ -39,9 +45,19 @@ final class _BinaryEncoder {
     try encoder.encodeRoot(value)
   }
 
+  /// Encodes a record id: `Int` ids directly, others through `encodeRoot`.
+  @inline(__always)
+  func encodeID<ID: Encodable>(_ id: ID) throws {
+    if ID.self == Int.self { return writeInt(Int64(unsafeBitCast(id, to: Int.self))) }
+    let saved = keyPosition
+    try encodeRoot(id)
+    keyPosition = saved
+  }
+
   func encodeRoot<T: Encodable>(_ value: T) throws {
     let start = out.count
     let keyMark = keys.count
+    keyPosition = 0
     do {
       try encodeValue(value)
       close(downTo: 0)
@@ -61,8 +77,7 @@ final class _BinaryEncoder {
     // The one-pass writer could not follow this value: go through the FieldValue tree.
     out.count = start
     keys.rollback(to: keyMark)
-    openIDs.removeAll()
-    openIsArray.removeAll()
+    open.removeAll()
     unsupported = false
     do {
       try write(try _FieldEncoder.encode(value), depth: 0)
@@ -116,7 +131,18 @@ final class _BinaryEncoder {
 
   @inline(__always)
   func writeKey(_ name: String) throws {
-    out.appendVarint(UInt64(try keys.intern(name)) + 1)
+    let p = keyPosition
+    keyPosition = p + 1
+    if p < keys.predicted.count {
+      let id = keys.predicted[p]
+      if keys.names[Int(id)] == name { return out.appendVarint(UInt64(id) + 1) }
+      let fresh = try keys.intern(name)
+      keys.predicted[p] = fresh
+      return out.appendVarint(UInt64(fresh) + 1)
+    }
+    let fresh = try keys.intern(name)
+    keys.predicted.append(fresh)
+    out.appendVarint(UInt64(fresh) + 1)
   }
 
   /// Writes a ``FieldValue`` tree (the fallback path, and values built without a type).
@@ -157,10 +183,10 @@ final class _BinaryEncoder {
       return writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
     }
     if T.self == UUID.self { return writeString(unsafeBitCast(value, to: UUID.self).uuidString) }
-    guard openIDs.count < _Tag.maxDepth else {
+    guard open.count < _Tag.maxDepth else {
       throw RequestSetError(.encodingFailed, "A value nests deeper than \(_Tag.maxDepth) levels; flatten it.")
     }
-    let depth = openIDs.count
+    let depth = open.count
     let start = out.count
     try value.encode(to: _BinaryValueEncoder(encoder: self, depth: depth, start: start))
     close(downTo: depth)
@@ -170,15 +196,14 @@ final class _BinaryEncoder {
   func open(isArray: Bool) -> Int {
     out.append(isArray ? _Tag.array : _Tag.object)
     nextID += 1
-    openIDs.append(nextID)
-    openIsArray.append(isArray)
+    open.append(isArray ? -nextID : nextID)
     return nextID
   }
 
+  @inline(__always)
   func close(downTo depth: Int) {
-    while openIDs.count > depth {
-      openIDs.removeLast()
-      out.append(openIsArray.removeLast() ? _Tag.arrayEnd : 0)
+    while open.count > depth {
+      out.append(open.removeLast() < 0 ? _Tag.arrayEnd : 0)
     }
   }
 
@@ -186,8 +211,8 @@ final class _BinaryEncoder {
   /// it; a container that was closed already cannot be written in one pass.
   @inline(__always)
   func resume(_ id: Int) throws {
-    if openIDs.last == id { return }
-    guard let i = openIDs.lastIndex(of: id) else {
+    if let last = open.last, last == id || last == -id { return }
+    guard let i = open.lastIndex(where: { $0 == id || $0 == -id }) else {
       unsupported = true
       throw _UnsupportedOrder()
     }
@@ -197,10 +222,10 @@ final class _BinaryEncoder {
   /// Whether the container at `depth` is open and of this kind (a second `container(...)`
   /// call by the same value).
   func isOpen(at depth: Int, isArray: Bool) -> Bool {
-    openIDs.count > depth && openIsArray[depth] == isArray
+    open.count > depth && (open[depth] < 0) == isArray
   }
 
-  func id(at depth: Int) -> Int { openIDs[depth] }
+  func id(at depth: Int) -> Int { abs(open[depth]) }
 
   /// An encoder whose output is thrown away: returned where `Encoder`'s non-throwing API
   /// leaves no other way out after ``unsupported`` was set.
@@ -285,6 +310,55 @@ struct _BinaryKeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
     try begin(key)
     try encoder.encodeValue(value)
+  }
+
+  // Absent optionals leave their key out, as synthesized conformances and _FieldEncoder
+  // do. Implemented here rather than inherited: the protocol's default goes through
+  // unspecialized generic code that costs more than encoding the value.
+  mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
+  }
+  mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+    if let value { try encode(value, forKey: key) }
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(

@@ -34,6 +34,10 @@ struct _KeyTable: Sendable {
   /// Names by id; nil for an id that a damaged file never defined.
   private(set) var names: [String?] = []
   private(set) var ids: [String: UInt32] = [:]
+  /// The key ids in the order the last encoded value wrote them: records of one type write
+  /// the same keys in the same order, so the encoder checks the name at its position here
+  /// before hashing it.
+  var predicted: [UInt32] = []
 
   /// The most names a file may define, which bounds what damaged bytes can allocate.
   static let maxCount = 1 << 20
@@ -61,9 +65,11 @@ struct _KeyTable: Sendable {
 
   /// Forgets the names defined since the table held `count` names (a failed encode).
   mutating func rollback(to count: Int) {
+    guard names.count > count else { return }
     while names.count > count {
       if let name = names.removeLast() { ids[name] = nil }
     }
+    predicted.removeAll()
   }
 
   /// Defines a name read from a file.

@@ -3,11 +3,15 @@
 /// A class so that encoding containers can share it; it owns its allocation and frees it
 /// on deinit. Appends are unchecked pointer writes after one capacity test, which keeps
 /// the record encoder's inner loop off `Array`'s uniqueness checks.
+///
+/// The properties opt out of dynamic exclusivity checks, which cost more than the appends
+/// themselves: a buffer is owned by one encoder or one locked store state at a time, and
+/// no method reads or writes a property while another access to it is in progress.
 final class _ByteBuffer {
-  private(set) var base: UnsafeMutablePointer<UInt8>
-  private(set) var capacity: Int
+  @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
+  @exclusivity(unchecked) private(set) var capacity: Int
   /// The number of bytes written; lowering it drops the bytes after it.
-  var count = 0
+  @exclusivity(unchecked) var count = 0
 
   init(capacity: Int = 256) {
     self.capacity = Swift.max(capacity, 16)

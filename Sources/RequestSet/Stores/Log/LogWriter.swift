@@ -50,27 +50,6 @@ struct _LogState<Element: Record> {
 
   // MARK: Encoding frames
 
-  /// Encodes an id and a record into `payloads`; returns where they are.
-  private mutating func encodePayload(id: Element.ID, record: Element?) throws -> Range<Int> {
-    let start = payloads.count
-    do {
-      try _BinaryEncoder.encode(id, into: payloads, keys: &index.keys)
-      if let record { try _BinaryEncoder.encode(record, into: payloads, keys: &index.keys) }
-    } catch {
-      payloads.count = start
-      throw error
-    }
-    let n = payloads.count - start
-    guard n <= _LogFormat.maxPayload else {
-      payloads.count = start
-      throw RequestSetError(
-        .encodingFailed,
-        "The record with id \(id) encodes to \(n) bytes, over the log's \(_LogFormat.maxPayload)-byte limit per record. "
-          + "Store large blobs in files and keep their paths in the record.")
-    }
-    return start..<payloads.count
-  }
-
   /// Appends key-definition frames for the names defined since `mark`.
   private func appendKeyFrames(since mark: Int, sequence: inout UInt64) {
     guard index.keys.count > mark else { return }
@@ -137,42 +116,68 @@ struct _LogState<Element: Record> {
     let keyMark = index.keys.count
     payloads.count = 0
     out.count = 0
-    var ranges: [Range<Int>] = []
-    ranges.reserveCapacity(changes.count)
+    let n = changes.count
+    // Per change: its id, where its payload ends in `payloads`, and whether it deletes.
+    var ids: [Element.ID] = []
+    ids.reserveCapacity(n)
+    var ends: [Int] = []
+    ends.reserveCapacity(n)
+    var deletes: [Bool] = []
+    deletes.reserveCapacity(n)
+    let encoder = _BinaryEncoder(out: payloads)
+    swap(&encoder.keys, &index.keys)
     do {
-      for change in changes {
-        switch change {
-        case .insert(let r), .save(let r): ranges.append(try encodePayload(id: r.id, record: r))
-        case .delete(let id): ranges.append(try encodePayload(id: id, record: nil))
+      for i in 0..<n {
+        let start = payloads.count
+        switch changes[i] {
+        case .insert(let r), .save(let r):
+          ids.append(r.id)
+          deletes.append(false)
+          try encoder.encodeID(r.id)
+          try encoder.encodeRoot(r)
+        case .delete(let id):
+          ids.append(id)
+          deletes.append(true)
+          try encoder.encodeID(id)
         }
+        let size = payloads.count - start
+        guard size <= _LogFormat.maxPayload else {
+          throw RequestSetError(
+            .encodingFailed,
+            "The record with id \(ids[i]) encodes to \(size) bytes, over the log's \(_LogFormat.maxPayload)-byte limit "
+              + "per record. Store large blobs in files and keep their paths in the record.")
+        }
+        ends.append(payloads.count)
       }
     } catch {
+      swap(&encoder.keys, &index.keys)
       index.keys.rollback(to: keyMark)
       throw error
     }
+    swap(&encoder.keys, &index.keys)
+
     var sequence = index.sequence
     appendKeyFrames(since: keyMark, sequence: &sequence)
     var locations: [_RecordLocation] = []
-    locations.reserveCapacity(changes.count)
-    for (change, range) in zip(changes, ranges) {
-      let type: _LogFormat.FrameType
-      switch change {
-      case .insert, .save: type = asBatch ? .batchPut : .put
-      case .delete: type = asBatch ? .batchDelete : .delete
-      }
+    locations.reserveCapacity(n)
+    var start = 0
+    for i in 0..<n {
+      let type: _LogFormat.FrameType =
+        deletes[i] ? (asBatch ? .batchDelete : .delete) : (asBatch ? .batchPut : .put)
       sequence += 1
       let frameStart = out.count
       let at = _LogFormat.appendFrame(
-        type, sequence: sequence, payload: UnsafeRawBufferPointer(start: payloads.base + range.lowerBound, count: range.count),
+        type, sequence: sequence, payload: UnsafeRawBufferPointer(start: payloads.base + start, count: ends[i] - start),
         saltState: saltState, to: out)
       locations.append(
         _RecordLocation(
-          offset: index.end + at, length: UInt32(range.count), frameLength: UInt32(out.count - frameStart)))
+          offset: index.end + at, length: UInt32(ends[i] - start), frameLength: UInt32(out.count - frameStart)))
+      start = ends[i]
     }
     if asBatch {
       sequence += 1
       let count = _ByteBuffer(capacity: 16)
-      count.appendVarint(UInt64(changes.count))
+      count.appendVarint(UInt64(n))
       _LogFormat.appendFrame(.commit, sequence: sequence, payload: count.bytes, saltState: saltState, to: out)
     }
     do {
@@ -183,19 +188,20 @@ struct _LogState<Element: Record> {
     }
     index.sequence = sequence
     index.end += out.count
-    index.reserve(changes.count)
-    for (change, location) in zip(changes, locations) {
-      switch change {
-      case .insert(let r), .save(let r): index.put(r.id, location)
-      case .delete(let id): index.delete(id)
+    index.reserve(n)
+    let names = index.keys.names
+    start = 0
+    for i in 0..<n {
+      if deletes[i] {
+        index.delete(ids[i])
+      } else {
+        index.put(ids[i], locations[i])
+        // Learn the record's keys for string-key queries.
+        var reader = _ByteReader(base: payloads.base, end: ends[i], position: start)
+        try? _BinaryValue.skip(&reader)
+        try? _BinaryValue.collectKinds(&reader, names: names, into: &writtenKinds)
       }
-    }
-    // Learn the written records' keys for string-key queries.
-    for (change, range) in zip(changes, ranges) {
-      if case .delete = change { continue }
-      var reader = _ByteReader(base: payloads.base, end: range.upperBound, position: range.lowerBound)
-      try? _BinaryValue.skip(&reader)
-      try? _BinaryValue.collectKinds(&reader, names: index.keys.names, into: &writtenKinds)
+      start = ends[i]
     }
     version &+= 1
   }

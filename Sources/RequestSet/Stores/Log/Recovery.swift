@@ -99,7 +99,10 @@ enum _Recovery {
     var committedKeyCount = 0
     var stoppedAtDamage = false
     var lastSequence: UInt64 = 0
-    var pending: [(ID, _RecordLocation?)] = []  // nil: a delete
+    // The batch changes read since the last commit; a delete has offset -1. Two arrays, not
+    // an array of (ID, location?) tuples, whose generic metadata costs more than the rest.
+    var pending: [ID] = []
+    var pendingLocations: [_RecordLocation] = []
     var cutAt: Int?
 
     func payload(_ f: _LogFormat.Frame) -> UnsafeRawBufferPointer {
@@ -131,6 +134,7 @@ enum _Recovery {
     func dropPending() {
       report.droppedRecords += pending.count
       pending.removeAll()
+      pendingLocations.removeAll()
     }
 
     /// Applies one verified frame.
@@ -162,10 +166,12 @@ enum _Recovery {
         index.delete(id)
       case .batchPut:
         let (id, location) = try idAndLocation(f, needsRecord: true)
-        pending.append((id, location))
+        pending.append(id)
+        pendingLocations.append(location)
       case .batchDelete:
         let (id, _) = try idAndLocation(f, needsRecord: false)
-        pending.append((id, nil))
+        pending.append(id)
+        pendingLocations.append(_RecordLocation(offset: -1, length: 0, frameLength: 0))
       case .commit:
         var r = _ByteReader(payload(f))
         let count: Int
@@ -182,10 +188,15 @@ enum _Recovery {
           return
         }
         index.reserve(pending.count)
-        for (id, location) in pending {
-          if let location { index.put(id, location) } else { index.delete(id) }
+        for i in 0..<pending.count {
+          if pendingLocations[i].offset >= 0 {
+            index.put(pending[i], pendingLocations[i])
+          } else {
+            index.delete(pending[i])
+          }
         }
         pending.removeAll()
+        pendingLocations.removeAll()
       }
     }
 
@@ -259,6 +270,7 @@ enum _Recovery {
       report.tornTail = .init(offset: committedEnd, byteCount: file.count - committedEnd)
     }
     pending.removeAll()
+    pendingLocations.removeAll()
     // Names defined by frames that are cut off are not in the file any more.
     if committedEnd < file.count { index.keys.rollback(to: committedKeyCount) }
     if mode == .skipDamagedFrames && !report.damage.isEmpty {
