@@ -132,7 +132,22 @@ print("get() found \(micky.name)")
 section("Plans")
 print(animals.filter(\.age > 3).exclude("species", value: "Cat").sortBy("name").limit(3).explain())
 
-// MARK: 11. Any array works too
+// MARK: 11. Aggregates, groups and writes through a query
+section("Aggregates and writes")
+print("Total cow weight: \(try animals.filter("species", value: "Cow").sum(\.weight))")
+print("Per species: \(try animals.groupBy("species").aggregate(.count, .max("age")).having("count", .greaterThan, 1).fetch())")
+let renamed = try animals.filter("species", value: "Dog").update { $0.tags.append("good") }
+print("Tagged \(renamed) dogs; deleted \(try animals.filter(\.name == "Fido").delete()) Fido")
+let bob = try animals.filter("name", value: "Bob").filter(\.species == "Cat")
+  .firstOrInsert { Animal(id: 8, name: "", species: "", age: 1, weight: 3, tags: []) }
+print("firstOrInsert made \(bob.name) the \(bob.species)")
+try store.transaction { tx in
+  tx.delete(id: 8)
+  tx.save(Animal(id: 9, name: "Kit", species: "Cat", age: 0, weight: 1, tags: []))
+}
+expect(try store.exists(id: 9) && !store.exists(id: 8), "the transaction applied both changes")
+
+// MARK: 12. Any array works too
 section("Arrays")
 let fixed = RequestSet([3, 1, 2])
 print("RequestSet([3, 1, 2]).sortBy(\\.self): \(Array(fixed.sortBy(\.self)))")

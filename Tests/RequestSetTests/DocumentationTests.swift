@@ -15,6 +15,17 @@ import Testing
     #expect(String(readme[start.upperBound..<end.lowerBound]) == playground)
   }
 
+  @Test func theReadmeRecipesAreTheRecipesPlayground() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let playground = try String(
+      contentsOf: Self.root.appendingPathComponent("Playgrounds/Recipes/main.swift"), encoding: .utf8)
+    let heading = "## Reading more, and writing through a query\n\n```swift\n"
+    let start = try #require(readme.range(of: heading))
+    let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+    let block = String(readme[start.upperBound..<end.lowerBound])
+    #expect(playground.contains("// BEGIN README\n" + block + "// END README"))
+  }
+
   @Test func theReadmeStartsWithTheTwoCommands() throws {
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
     let firstBlock = readme.components(separatedBy: "```sh\n").dropFirst().first ?? ""
