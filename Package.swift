@@ -15,7 +15,10 @@ let package = Package(
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
     .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
     .executableTarget(name: "Recipes", dependencies: ["RequestSet"], path: "Playgrounds/Recipes"),
-    .testTarget(name: "RequestSetTests", dependencies: ["RequestSet"]),
+    // The child process that LogStore's crash and lock tests start and kill; depending on it
+    // makes `swift test` build it next to the test binary.
+    .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
+    .testTarget(name: "RequestSetTests", dependencies: ["RequestSet", "LogCrashWorker"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -42,14 +42,25 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let argumentCount = Code("argumentCount")
     /// A write expected a store version that has moved on (optimistic concurrency).
     public static let conflict = Code("conflict")
-    /// The request set has no store to write to (it reads a plain array).
+    /// A write was attempted where nothing can be written: a request set over a plain
+    /// array, or a store opened read-only.
     public static let readOnly = Code("readOnly")
     /// The query's conditions do not determine a new record's fields (`firstOrInsert`).
     public static let tooComplex = Code("tooComplex")
-    /// A record could not be built from field values (decoding failed).
+    /// A record could not be built from field values, or a stored record could not be
+    /// decoded as the element type (its type changed in a way old records cannot follow,
+    /// such as a new non-optional field).
     public static let decodingFailed = Code("decodingFailed")
     /// An update changed a record's id.
     public static let invalidUpdate = Code("invalidUpdate")
+    /// A log file is damaged or is not a RequestSet log; the message names the offset.
+    public static let corruptLog = Code("corruptLog")
+    /// Another writer holds the log's write lock.
+    public static let locked = Code("locked")
+    /// The operating system refused a file operation (the message names it and the path).
+    public static let ioFailure = Code("ioFailure")
+    /// An earlier failure left the store unusable (a failed fsync); reopen it.
+    public static let storeFailed = Code("storeFailed")
 
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }

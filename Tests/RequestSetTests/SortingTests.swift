@@ -103,7 +103,7 @@ import Testing
     #expect(try ids(all.limit(3).sortBy(\.age, order: .descending)) == [2, 3, 1])
     let plan = all.limit(3).filter(\.age > 3).explain()
     #expect(plan == """
-      RequestSet<Animal> over \(kind == .array ? "Array<Animal>" : "MemoryStore<Animal>")
+      RequestSet<Animal> over \(kind.sourceName)
       stage 1: scan all records
         window: limit 3
       stage 2: the records of stage 1

@@ -7,8 +7,19 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case memory
   /// `RequestSet([...])` over a plain array: read-only.
   case array
+  /// `LogStore`, on a fresh file in a temporary directory.
+  case log
 
   var description: String { rawValue }
+
+  /// How `explain()` names this backend's records.
+  var sourceName: String {
+    switch self {
+    case .memory: return "MemoryStore<Animal>"
+    case .array: return "Array<Animal>"
+    case .log: return "LogStore<Animal>"
+    }
+  }
 
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
@@ -22,6 +33,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   func makeStore<R: Record>(of type: R.Type) throws -> any RecordStore<R> {
     switch self {
     case .memory: return MemoryStore<R>()
+    case .log: return try LogStore<R>(path: TemporaryLogDirectory.freshPath())
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }

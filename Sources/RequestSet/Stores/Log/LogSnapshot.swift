@@ -1,0 +1,136 @@
+import Synchronization
+
+/// A ``LogStore`` snapshot's records: read from the file on demand, by slot.
+///
+/// It holds its own mapping of the file it was taken from and its own copy of the index,
+/// so it keeps working whatever the store does next: appends land past the bytes it
+/// reads, and compaction renames a new file over the path while this mapping stays on the
+/// old one (which the kernel keeps until the last mapping goes).
+struct _LogRecords<Element: Record>: _ExternalRecords {
+  let path: String
+  let mapping: _Mapping?
+  let locations: [_RecordLocation]
+  let names: [String?]
+  let ids: [String: UInt32]
+  let probedKinds: [String: _KindSet]
+  let writtenKinds: _KindAccumulator
+  let openKinds: _OpenKinds
+
+  /// The record value's bytes in a slot (the payload after its id).
+  @inline(__always)
+  func recordReader(_ slot: Int) throws -> _ByteReader {
+    let location = locations[slot]
+    guard let mapping, location.offset + Int(location.length) <= mapping.length else {
+      throw RequestSetError(.storeUnavailable, "The LogStore snapshot of \(path) cannot reach slot \(slot).")
+    }
+    var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
+    do throws(_CodecError) {
+      try _BinaryValue.skip(&r)
+    } catch {
+      throw _damagedRecord(path, location, error)
+    }
+    return r
+  }
+
+  func record(at slot: Int) throws -> Element {
+    let r = try recordReader(slot)
+    let bytes = UnsafeRawBufferPointer(start: r.base + r.position, count: r.end - r.position)
+    do {
+      return try _BinaryDecoder.decode(Element.self, from: bytes, names: names)
+    } catch let DecodingError.dataCorrupted(context) where context.underlyingError is _CodecError {
+      throw _damagedRecord(path, locations[slot], context.underlyingError as! _CodecError)
+    } catch {
+      throw RequestSetError(
+        .decodingFailed,
+        "Could not decode a \(Element.self) from the record at offset \(locations[slot].offset) of \(path): \(error). "
+          + "If \(Element.self) changed since the record was written, make new properties optional (or give them "
+          + "defaults in init(from:)); old records then still decode.",
+        underlying: error)
+    }
+  }
+
+  func fields() throws -> any _FieldAccess {
+    var kinds = try openKinds.value()
+    kinds.formUnion(writtenKinds)
+    return _LogFieldAccess(
+      kinds: kinds.materialize(names: names, base: probedKinds), records: self)
+  }
+}
+
+func _damagedRecord(_ path: String, _ location: _RecordLocation, _ error: _CodecError) -> RequestSetError {
+  RequestSetError(
+    .corruptLog,
+    "The record at offset \(location.offset) of \(path) is damaged (\(error.reason) at byte \(error.offset) of it) "
+      + "although its frame checksum holds. Reopen the log with recovery: .skipDamagedFrames after backing it up.",
+    underlying: error)
+}
+
+/// String-key access to a log snapshot: each key becomes a path of key ids, looked up
+/// once; each read walks one record's bytes to that path without decoding the record.
+struct _LogFieldAccess<Element: Record>: _FieldAccess {
+  let kinds: [String: _KindSet]
+  let records: _LogRecords<Element>
+
+  func reader(for key: String) -> ((Int) throws -> FieldValue)? {
+    var path: [Int] = []
+    for part in key.split(separator: ".", omittingEmptySubsequences: false) {
+      guard let id = records.ids[String(part)] else { return nil }  // no record holds it
+      path.append(Int(id))
+    }
+    let records = self.records
+    let names = records.names
+    return { slot in
+      var r = try records.recordReader(slot)
+      do throws(_CodecError) {
+        guard try _BinaryValue.seek(&r, path: path) else { return .null }
+        return try _BinaryValue.read(&r, names: names)
+      } catch {
+        throw _damagedRecord(records.path, records.locations[slot], error)
+      }
+    }
+  }
+}
+
+/// The kinds of value per key in the records that were live when a store opened, learned
+/// once, on the first string-key query, by walking those records' bytes.
+final class _OpenKinds: Sendable {
+  private enum State: Sendable {
+    case pending(path: String, mapping: _Mapping?, locations: [_RecordLocation], names: [String?])
+    case learned(_KindAccumulator)
+  }
+  private let state: Mutex<State>
+
+  init(path: String, mapping: _Mapping?, locations: [_RecordLocation], names: [String?]) {
+    state = Mutex(.pending(path: path, mapping: mapping, locations: locations, names: names))
+  }
+
+  static let empty = _OpenKinds(learned: _KindAccumulator())
+
+  private init(learned: _KindAccumulator) {
+    state = Mutex(.learned(learned))
+  }
+
+  func value() throws -> _KindAccumulator {
+    try state.withLock { state in
+      switch state {
+      case .learned(let kinds):
+        return kinds
+      case .pending(let path, let mapping, let locations, let names):
+        var kinds = _KindAccumulator()
+        if let mapping {
+          for location in locations {
+            var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
+            do throws(_CodecError) {
+              try _BinaryValue.skip(&r)
+              try _BinaryValue.collectKinds(&r, names: names, into: &kinds)
+            } catch {
+              throw _damagedRecord(path, location, error)
+            }
+          }
+        }
+        state = .learned(kinds)
+        return kinds
+      }
+    }
+  }
+}

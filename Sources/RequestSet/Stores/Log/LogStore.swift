@@ -1,0 +1,296 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import Synchronization
+
+/// A file-backed store: records live in an append-only binary log that survives crashes,
+/// and every ``RequestSet`` query runs against it exactly as against ``MemoryStore``.
+///
+/// Each write appends checksummed frames to the file before it returns; opening replays
+/// the log into an index (id → place in the file) and reads records from the file only
+/// when a query needs them. String-key filters read single fields straight from the
+/// records' bytes without decoding them.
+///
+/// ```swift
+/// let store = try LogStore<Animal>(path: "animals.rslog")   // creates the file when missing
+/// try store.insert(micky)
+/// try store.insert(contentsOf: [rex, daisy])                 // all or nothing, even on a crash
+/// try store.save(Animal(id: 1, name: "Mickey", species: "Mouse", age: 4))
+/// try store.delete(id: 3)
+///
+/// let old = RequestSet(store).filter("age", .greaterThan, 3)
+/// old.count                                                  // 1
+/// try store.compact()                                        // drops dead records; `old` still works
+/// ```
+///
+/// **Durability.** By default a write returns once the operating system has it, which
+/// survives the process being killed; ``LogDurability/fsync`` also survives a power loss.
+/// A failed fsync leaves the store failed (every call throws `.storeFailed`); reopen it.
+///
+/// **Recovery.** An interrupted last write (a *torn tail*) is cut off on open and shown in
+/// ``recoveryReport``; damage elsewhere fails the open with `.corruptLog` naming the offset,
+/// unless ``LogStoreOptions/recovery`` chooses a salvage mode.
+///
+/// **Concurrency.** One writer per log: a second store opening the same path for writing,
+/// in any process, gets `.locked` at once. Read-only stores may open alongside it. Within a
+/// process the store is safe to share between tasks and threads.
+///
+/// The file format is specified in `docs/LOG-FORMAT.md`.
+public final class LogStore<Element: Record>: RecordStore {
+  /// How the store opens and maintains its file.
+  public typealias Options = LogStoreOptions
+  /// What opening the store found and did.
+  public typealias RecoveryReport = LogRecoveryReport
+
+  private let _state: Mutex<_LogState<Element>>
+
+  /// The log file's path.
+  public let path: String
+
+  /// Opens the log at `path`, creating it when missing, and replays it.
+  ///
+  /// ```swift
+  /// let store = try LogStore<Animal>(path: "animals.rslog")
+  /// let reader = try LogStore<Animal>(path: "animals.rslog", options: .init(readOnly: true))
+  /// ```
+  /// - Parameters:
+  ///   - path: The log file. Beside it the store keeps `<path>.lock` (the write lock) and,
+  ///     briefly, `<path>.compacting` and `<path>.creating`.
+  ///   - options: Durability, recovery mode, read-only, automatic compaction.
+  /// - Throws: ``RequestSetError`` `.locked` when another store holds the log for writing;
+  ///   `.corruptLog` when the file is no RequestSet log, or is damaged in a way the
+  ///   recovery mode does not accept (the message names the offset); `.ioFailure` when the
+  ///   file cannot be created, opened, read or cut; `.decodingFailed` never (records are
+  ///   decoded on demand).
+  /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once.
+  public init(path: String, options: Options = .init()) throws {
+    self.path = path
+    let lock: _WriteLock?
+    let file: _FileDescriptor
+    if options.readOnly {
+      lock = nil
+      guard _FileIO.exists(path) else {
+        throw RequestSetError(
+          .ioFailure,
+          "There is no log at \(path), and a read-only store cannot create one. Check the path, or open it "
+            + "for writing once to create it.")
+      }
+      file = try _FileIO.open(path, O_RDONLY, hint: "Check the path and its permissions.")
+    } else {
+      lock = try _WriteLock(logPath: path)
+      _FileIO.remove(path + ".compacting")  // a compaction that never got to its rename
+      if !_FileIO.exists(path) { try _LogFiles.create(path) }
+      file = try _FileIO.open(path, O_RDWR, hint: "Check the path and its permissions, or open with readOnly: true.")
+    }
+
+    var size = try _FileIO.size(file)
+    if size == 0 && !options.readOnly {
+      // An empty file (made by `touch`, say): start a log in it.
+      let header = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: 1).encoded()
+      let code = header.withUnsafeBytes { _FileIO.pwriteAll(file.fd, $0, at: 0) }
+      if code != 0 { throw _FileIO.failure("write a log header to", path, code, "Check free disk space.") }
+      size = header.count
+    }
+    let mapping = size > 0 ? try _Mapping(file, length: size) : nil
+    let bytes = mapping.map { $0.bytes(0, size) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+    let header: _LogFormat.Header
+    switch _LogFormat.Header.parse(bytes) {
+    case .success(let h): header = h
+    case .failure(let reason):
+      throw RequestSetError(
+        .corruptLog,
+        "\(path) is not a readable RequestSet log: \(reason.reason). Check the path; LogStore never "
+          + "overwrites a file it does not recognise.")
+    }
+    let outcome = try _Recovery.replay(bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+
+    if !options.readOnly, let cut = outcome.cutAt {
+      let code = _FileIO.truncate(file.fd, to: cut)
+      if code != 0 {
+        throw _FileIO.failure("cut the damaged or interrupted end off", path, code, "Check the file's permissions.")
+      }
+      if options.durability == .fsync {
+        let synced = _FileIO.sync(file.fd)
+        if synced != 0 { throw _FileIO.failure("fsync", path, synced, "Check the disk.") }
+      }
+    }
+
+    let index = outcome.index
+    let live = index.liveLocations
+    var state = _LogState<Element>(
+      path: path, options: options, file: file, lock: lock, header: header,
+      saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
+      openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
+      probedKinds: _probeKinds(Element.self), report: outcome.report)
+    if !options.readOnly && options.recovery == .skipDamagedFrames
+      && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
+    {
+      // Salvaged: rewrite the log without the damage, so the next open is clean.
+      try state.compact()
+      state.report.rewritten = true
+    }
+    _state = Mutex(state)
+  }
+
+  /// What opening the store found: frames read, and any torn tail cut or damage skipped.
+  ///
+  /// ```swift
+  /// let report = store.recoveryReport
+  /// report.isClean            // true after a clean shutdown
+  /// report.tornTail?.offset   // where an interrupted write was cut off
+  /// ```
+  public var recoveryReport: RecoveryReport { _state.withLock { $0.report } }
+
+  /// The number of records in the store.
+  ///
+  /// - Complexity: O(1).
+  public var count: Int { _state.withLock { $0.index.liveCount } }
+
+  /// The size of the log file in bytes, dead records included.
+  ///
+  /// - Complexity: O(1).
+  public var fileSize: Int { _state.withLock { $0.index.end } }
+
+  /// Inserts a record.
+  ///
+  /// ```swift
+  /// try store.insert(Animal(id: 1, name: "Micky", species: "Mouse", age: 3))
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` when a record with the same id is
+  ///   stored; `.encodingFailed` when the record cannot be encoded; `.ioFailure` when the
+  ///   write fails (nothing is written); `.readOnly`; `.storeFailed`.
+  /// - Complexity: O(*r*) for a record of *r* encoded bytes, plus one `write(2)` (and an
+  ///   fsync with ``LogDurability/fsync``).
+  public func insert(_ record: Element) throws {
+    try _state.withLock { state in
+      try state.checkWritable()
+      guard state.index.slots[record.id] == nil else { throw _duplicate(record.id) }
+      try state.write([.insert(record)], asBatch: false)
+    }
+  }
+
+  /// Inserts several records, all or none of them, even across a crash: after a crash
+  /// the log holds either the whole batch or none of it.
+  ///
+  /// ```swift
+  /// try store.insert(contentsOf: herd)   // one write, one commit frame
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored already or occurs
+  ///   twice in `records`; `.encodingFailed`; `.ioFailure`; `.readOnly`; `.storeFailed`.
+  ///   Nothing is inserted then.
+  /// - Complexity: O(*b*) for *b* encoded bytes, in one `write(2)`.
+  public func insert(contentsOf records: some Sequence<Element>) throws {
+    let batch = Array(records)
+    guard !batch.isEmpty else { return }
+    var seen = Set<Element.ID>(minimumCapacity: batch.count)
+    for r in batch where !seen.insert(r.id).inserted { throw _duplicate(r.id, inBatch: true) }
+    try _state.withLock { state in
+      try state.checkWritable()
+      if let clash = batch.first(where: { state.index.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
+      try state.write(batch.map { .insert($0) }, asBatch: true)
+    }
+  }
+
+  /// Inserts the record, or replaces the stored record with the same id, which keeps its
+  /// place in store order.
+  ///
+  /// ```swift
+  /// var micky = try RequestSet(store).filter("name", value: "Micky").get()
+  /// micky.age += 1
+  /// try store.save(micky)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.encodingFailed`, `.ioFailure`, `.readOnly`,
+  ///   `.storeFailed`.
+  public func save(_ record: Element) throws {
+    try _state.withLock { state in
+      try state.write([.save(record)], asBatch: false)
+      state.compactIfDue()
+    }
+  }
+
+  /// Deletes the record with this id.
+  ///
+  /// ```swift
+  /// try store.delete(id: 3)   // true
+  /// try store.delete(id: 3)   // false: nothing to delete, nothing written
+  /// ```
+  /// - Returns: Whether a record was deleted.
+  /// - Throws: ``RequestSetError`` `.ioFailure`, `.readOnly`, `.storeFailed`.
+  @discardableResult
+  public func delete(id: Element.ID) throws -> Bool {
+    try _state.withLock { state in
+      let deleted = try state.delete(id: id)
+      if deleted { state.compactIfDue() }
+      return deleted
+    }
+  }
+
+  /// Applies changes atomically, in order: all of them or none, even across a crash (they
+  /// are written as one batch with one commit frame).
+  ///
+  /// ```swift
+  /// try store.apply([.insert(calf), .save(daisy), .delete(id: 3)], ifVersion: nil)
+  /// ```
+  /// - Parameter expectedVersion: When not nil, nothing is applied and `.conflict` is
+  ///   thrown unless the store's version is still this one.
+  /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
+  ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`; nothing
+  ///   is applied then.
+  public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
+    try _state.withLock { state in
+      try state.checkWritable()
+      if let expectedVersion, expectedVersion != state.version {
+        throw _conflict(expected: expectedVersion, found: state.version)
+      }
+      try _validate(changes) { state.index.slots[$0] != nil }
+      guard !changes.isEmpty else { return }
+      try state.write(changes, asBatch: true)
+      state.compactIfDue()
+    }
+  }
+
+  /// The record with this id, read from the file, or nil.
+  ///
+  /// ```swift
+  /// let rex = try store.fetch(id: 3)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.decodingFailed` when the stored record does not decode.
+  /// - Complexity: O(1) to find it, plus decoding one record.
+  public func fetch(id: Element.ID) throws -> Element? {
+    try _state.withLock { try $0.fetch(id: id) }
+  }
+
+  /// Rewrites the log with only its live records and swaps the new file in atomically.
+  ///
+  /// Request sets evaluated before keep their results. The store also compacts by itself
+  /// once dead space passes ``LogStoreOptions/autoCompactDeadRatio``.
+  ///
+  /// ```swift
+  /// try store.compact()
+  /// store.fileSize   // header + live records
+  /// ```
+  /// - Throws: ``RequestSetError`` `.ioFailure` when the new file cannot be written (the
+  ///   log is unchanged); `.storeFailed` when the directory cannot be synced after the swap;
+  ///   `.readOnly`.
+  /// - Complexity: O(*n*) in the live records' bytes.
+  public func compact() throws {
+    try _state.withLock { try $0.compact() }
+  }
+
+  /// The store's current contents, for a query to evaluate.
+  ///
+  /// - Complexity: O(1) (a new mapping of the file when it has grown past the last one).
+  public func snapshot() throws -> StoreSnapshot<Element> {
+    try _state.withLock { state in
+      try state.checkUsable()
+      let records = try state.records()
+      let index = state.index
+      return StoreSnapshot(
+        storage: .external(records), slotCount: index.locations.count,
+        live: index.liveCount == index.locations.count ? nil : index.live, liveCount: index.liveCount,
+        version: state.version)
+    }
+  }
+}

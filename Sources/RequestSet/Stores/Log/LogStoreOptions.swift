@@ -1,0 +1,152 @@
+/// When a ``LogStore`` write counts as done.
+///
+/// ```swift
+/// let store = try LogStore<Animal>(path: "animals.rslog", options: .init(durability: .fsync))
+/// ```
+public enum LogDurability: Sendable, Equatable {
+  /// Each write is handed to the operating system (`write(2)`) before it returns: it
+  /// survives the process being killed (`kill -9`, a crash), not a power loss or a
+  /// kernel panic. The default.
+  case flush
+  /// Each write is also forced to stable storage (`fdatasync(2)`, `F_FULLFSYNC` on Apple
+  /// platforms) before it returns, so it survives a power loss. Much slower per write;
+  /// batch with `insert(contentsOf:)` to pay it once for many records.
+  case fsync
+}
+
+/// What opening a ``LogStore`` does about a damaged log. Modelled on RocksDB's WAL
+/// recovery modes, which the names in parentheses refer to.
+///
+/// Only two kinds of damage are possible without a disk or a bug corrupting the file: a
+/// *torn tail* (the last write was cut short by a crash: an incomplete last frame, or a
+/// batch without its commit frame) and nothing else. Damage anywhere else means the file
+/// was corrupted after it was written, and the default is to refuse to open it.
+///
+/// ```swift
+/// // Salvage a damaged log: keep every record whose frame is intact.
+/// let store = try LogStore<Animal>(path: path, options: .init(recovery: .skipDamagedFrames))
+/// print(store.recoveryReport)
+/// ```
+public enum LogRecoveryMode: Sendable, Equatable, CustomStringConvertible {
+  /// Cut a torn tail off and report it; fail on damage anywhere else. The default
+  /// (RocksDB's `kTolerateCorruptedTailRecords`).
+  case truncateTornTail
+  /// Fail on any damage, a torn tail included: for a log that must be exactly as it was
+  /// last written (`kAbsoluteConsistency`).
+  case failOnAnyDamage
+  /// Keep the records before the first damaged frame, drop everything from there on and
+  /// cut the file there (`kPointInTimeRecovery`).
+  case stopAtFirstDamage
+  /// Skip damaged frames and keep every intact record after them (a batch that lost a
+  /// frame is dropped whole), then rewrite the log without the damage
+  /// (`kSkipAnyCorruptedRecords`). Salvage: back the file up first.
+  case skipDamagedFrames
+
+  public var description: String {
+    switch self {
+    case .truncateTornTail: return "truncateTornTail"
+    case .failOnAnyDamage: return "failOnAnyDamage"
+    case .stopAtFirstDamage: return "stopAtFirstDamage"
+    case .skipDamagedFrames: return "skipDamagedFrames"
+    }
+  }
+}
+
+/// How a ``LogStore`` opens and maintains its file.
+///
+/// ```swift
+/// var options = LogStoreOptions()
+/// options.durability = .fsync
+/// options.autoCompactDeadRatio = 0.3
+/// let store = try LogStore<Animal>(path: "animals.rslog", options: options)
+/// ```
+public struct LogStoreOptions: Sendable, Equatable {
+  /// When a write counts as done; ``LogDurability/flush`` by default.
+  public var durability: LogDurability
+  /// What opening does about damage; ``LogRecoveryMode/truncateTornTail`` by default.
+  public var recovery: LogRecoveryMode
+  /// Opens without the write lock and never changes the file: writes throw
+  /// `.readOnly`. Any number of read-only stores may open a log while one writer appends;
+  /// each sees the log as it was when it opened.
+  public var readOnly: Bool
+  /// Compacts by itself after a write once dead bytes (replaced and deleted records)
+  /// exceed this fraction of the file; nil turns automatic compaction off. 0.5 by default.
+  public var autoCompactDeadRatio: Double?
+  /// Files smaller than this are never compacted automatically. 1 MiB by default.
+  public var autoCompactMinimumBytes: Int
+
+  /// Options with the given values; every argument has the default described on its
+  /// property.
+  public init(
+    durability: LogDurability = .flush, recovery: LogRecoveryMode = .truncateTornTail, readOnly: Bool = false,
+    autoCompactDeadRatio: Double? = 0.5, autoCompactMinimumBytes: Int = 1 << 20
+  ) {
+    precondition(autoCompactDeadRatio.map { $0 > 0 && $0 < 1 } ?? true, "autoCompactDeadRatio must lie in (0, 1)")
+    self.durability = durability
+    self.recovery = recovery
+    self.readOnly = readOnly
+    self.autoCompactDeadRatio = autoCompactDeadRatio
+    self.autoCompactMinimumBytes = autoCompactMinimumBytes
+  }
+}
+
+/// What opening a ``LogStore`` found and did: read it from ``LogStore/recoveryReport``.
+///
+/// ```swift
+/// let store = try LogStore<Animal>(path: "animals.rslog")
+/// if let tail = store.recoveryReport.tornTail {
+///   print("cut \(tail.byteCount) bytes of an interrupted write at offset \(tail.offset)")
+/// }
+/// ```
+public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
+  /// An interrupted last write that opening cut off (or, read-only, ignored).
+  public struct TornTail: Sendable, Equatable {
+    /// Where the incomplete write starts: the new end of the file.
+    public var offset: Int
+    /// How many bytes were cut.
+    public var byteCount: Int
+  }
+
+  /// A damaged stretch of the file.
+  public struct Damage: Sendable, Equatable {
+    /// Where the damage starts.
+    public var offset: Int
+    /// How many bytes up to the next intact frame (or the end of the file).
+    public var byteCount: Int
+    /// What was wrong, as in "checksum mismatch".
+    public var reason: String
+  }
+
+  /// The mode the store was opened with.
+  public var mode: LogRecoveryMode
+  /// The size of the file before recovery.
+  public var fileSize: Int
+  /// The number of intact frames read.
+  public var frameCount = 0
+  /// The number of live records after opening.
+  public var recordCount = 0
+  /// The interrupted last write that was cut off, if any.
+  public var tornTail: TornTail?
+  /// Damage found away from the tail (only ``LogRecoveryMode/stopAtFirstDamage`` and
+  /// ``LogRecoveryMode/skipDamagedFrames`` open such a log).
+  public var damage: [Damage] = []
+  /// ``LogRecoveryMode/stopAtFirstDamage``: everything from this offset on was dropped.
+  public var discardedFrom: Int?
+  /// Intact record frames that were not applied because their batch lost a frame.
+  public var droppedRecords = 0
+  /// Whether opening rewrote the file (``LogRecoveryMode/skipDamagedFrames`` after damage).
+  public var rewritten = false
+
+  /// True when the file was intact: nothing cut, skipped or dropped.
+  public var isClean: Bool { tornTail == nil && damage.isEmpty && discardedFrom == nil && droppedRecords == 0 }
+
+  public var description: String {
+    var parts = ["\(recordCount) records from \(frameCount) frames (\(fileSize) bytes, mode \(mode))"]
+    if let t = tornTail { parts.append("torn tail of \(t.byteCount) bytes cut at offset \(t.offset)") }
+    for d in damage { parts.append("damage at offset \(d.offset) (\(d.byteCount) bytes): \(d.reason)") }
+    if let d = discardedFrom { parts.append("everything from offset \(d) dropped") }
+    if droppedRecords > 0 { parts.append("\(droppedRecords) records of incomplete batches dropped") }
+    if rewritten { parts.append("file rewritten") }
+    return parts.joined(separator: "; ")
+  }
+}

@@ -1,0 +1,260 @@
+import Synchronization
+
+/// What a ``LogStore`` holds; only touched under its lock.
+struct _LogState<Element: Record> {
+  let path: String
+  let options: LogStoreOptions
+  var file: _FileDescriptor
+  /// The write lock; nil for a read-only store.
+  let lock: _WriteLock?
+  var header: _LogFormat.Header
+  var saltState: UInt32
+  var index: _LogIndex<Element.ID>
+  /// A mapping that covers at least `index.end` once a snapshot needed it.
+  var mapping: _Mapping?
+  var version: UInt64 = 0
+  /// Kinds of value per key in records written since the store opened.
+  var writtenKinds = _KindAccumulator()
+  /// Kinds of value per key in the records live when the store opened, learned on the
+  /// first string-key query.
+  var openKinds: _OpenKinds
+  let probedKinds: [String: _KindSet]
+  /// Set by a failure that leaves the file's state unknown: every later call throws it.
+  var failure: RequestSetError?
+  var report: LogRecoveryReport
+  /// Scratch buffers, reused between writes.
+  var payloads = _ByteBuffer(capacity: 1 << 12)
+  var out = _ByteBuffer(capacity: 1 << 12)
+
+  var isReadOnly: Bool { options.readOnly }
+
+  func checkUsable() throws {
+    if let failure {
+      throw RequestSetError(
+        .storeFailed,
+        "The LogStore at \(path) stopped after an earlier failure and refuses further use: \(failure.message) "
+          + "Create a new LogStore for the path to reopen the log and see what it holds.",
+        underlying: failure)
+    }
+  }
+
+  func checkWritable() throws {
+    try checkUsable()
+    if isReadOnly {
+      throw RequestSetError(
+        .readOnly,
+        "The LogStore at \(path) was opened read-only and cannot write. Open it with readOnly: false "
+          + "(only one writer may hold a log at a time).")
+    }
+  }
+
+  // MARK: Encoding frames
+
+  /// Appends key-definition frames for the names defined since `mark`.
+  private func appendKeyFrames(since mark: Int, sequence: inout UInt64) {
+    guard index.keys.count > mark else { return }
+    let defs = _ByteBuffer(capacity: 256)
+    func flush() {
+      sequence += 1
+      _LogFormat.appendFrame(.keys, sequence: sequence, payload: defs.bytes, saltState: saltState, to: out)
+      defs.count = 0
+    }
+    for id in mark..<index.keys.count {
+      let name = index.keys.name(id) ?? ""
+      if defs.count + name.utf8.count + 20 > _LogFormat.maxPayload { flush() }
+      defs.appendVarint(UInt64(id))
+      defs.appendVarint(UInt64(name.utf8.count))
+      defs.append(name)
+    }
+    flush()
+  }
+
+  /// Writes `out` at the end of the file and makes it as durable as the options say.
+  ///
+  /// On a write error the file is cut back to where it ended, so it never keeps half a
+  /// write, and the store stays usable; if even that fails, or an fsync fails (after which
+  /// the kernel may have dropped the dirty pages, so neither retrying nor trusting the
+  /// file is safe), the store enters the failed state.
+  private mutating func writeOut() throws {
+    let code = _FileIO.pwriteAll(file.fd, out.bytes, at: index.end)
+    if code != 0 {
+      let error = _FileIO.failure(
+        "append to", path, code, "Nothing was written (the file was cut back to its last complete write); "
+          + "free disk space or fix permissions and retry.")
+      let cut = _FileIO.truncate(file.fd, to: index.end)
+      if cut != 0 {
+        failure = _FileIO.failure(
+          "cut back a failed write to", path, cut, "The file may end in a partial write, which reopening cuts off.")
+        try checkUsable()
+      }
+      throw error
+    }
+    if options.durability == .fsync {
+      let s = _FileIO.sync(file.fd)
+      if s != 0 {
+        failure = _FileIO.failure(
+          "fsync", path, s, "The write may or may not be on disk; an fsync failure is not retried.")
+        try checkUsable()
+      }
+    }
+  }
+
+  private mutating func shrinkScratch() {
+    if payloads.capacity > 1 << 20 { payloads = _ByteBuffer(capacity: 1 << 12) }
+    if out.capacity > 1 << 20 { out = _ByteBuffer(capacity: 1 << 12) }
+  }
+
+  // MARK: Writes
+
+  /// Appends changes and indexes them: a single change as one put or delete frame, or
+  /// a batch of frames closed by a commit frame, so that replay applies all or none. On
+  /// error nothing is in the file or the index.
+  mutating func write(_ changes: [RecordChange<Element>], asBatch: Bool) throws {
+    precondition(asBatch || changes.count == 1, "only a batch holds several changes")
+    try checkWritable()
+    defer { shrinkScratch() }
+    let keyMark = index.keys.count
+    payloads.count = 0
+    out.count = 0
+    let n = changes.count
+    // Per change: its id, where its payload ends in `payloads`, and whether it deletes.
+    var ids: [Element.ID] = []
+    ids.reserveCapacity(n)
+    var ends: [Int] = []
+    ends.reserveCapacity(n)
+    var deletes: [Bool] = []
+    deletes.reserveCapacity(n)
+    let encoder = _BinaryEncoder(out: payloads)
+    swap(&encoder.keys, &index.keys)
+    do {
+      for i in 0..<n {
+        let start = payloads.count
+        switch changes[i] {
+        case .insert(let r), .save(let r):
+          ids.append(r.id)
+          deletes.append(false)
+          try encoder.encodeID(r.id)
+          try encoder.encodeRoot(r)
+        case .delete(let id):
+          ids.append(id)
+          deletes.append(true)
+          try encoder.encodeID(id)
+        }
+        let size = payloads.count - start
+        guard size <= _LogFormat.maxPayload else {
+          throw RequestSetError(
+            .encodingFailed,
+            "The record with id \(ids[i]) encodes to \(size) bytes, over the log's \(_LogFormat.maxPayload)-byte limit "
+              + "per record. Store large blobs in files and keep their paths in the record.")
+        }
+        ends.append(payloads.count)
+      }
+    } catch {
+      swap(&encoder.keys, &index.keys)
+      index.keys.rollback(to: keyMark)
+      throw error
+    }
+    swap(&encoder.keys, &index.keys)
+
+    var sequence = index.sequence
+    appendKeyFrames(since: keyMark, sequence: &sequence)
+    var locations: [_RecordLocation] = []
+    locations.reserveCapacity(n)
+    var start = 0
+    for i in 0..<n {
+      let type: _LogFormat.FrameType =
+        deletes[i] ? (asBatch ? .batchDelete : .delete) : (asBatch ? .batchPut : .put)
+      sequence += 1
+      let frameStart = out.count
+      let at = _LogFormat.appendFrame(
+        type, sequence: sequence, payload: UnsafeRawBufferPointer(start: payloads.base + start, count: ends[i] - start),
+        saltState: saltState, to: out)
+      locations.append(
+        _RecordLocation(
+          offset: index.end + at, length: UInt32(ends[i] - start), frameLength: UInt32(out.count - frameStart)))
+      start = ends[i]
+    }
+    if asBatch {
+      sequence += 1
+      let count = _ByteBuffer(capacity: 16)
+      count.appendVarint(UInt64(n))
+      _LogFormat.appendFrame(.commit, sequence: sequence, payload: count.bytes, saltState: saltState, to: out)
+    }
+    do {
+      try writeOut()
+    } catch {
+      index.keys.rollback(to: keyMark)
+      throw error
+    }
+    index.sequence = sequence
+    index.end += out.count
+    index.reserve(n)
+    let names = index.keys.names
+    start = 0
+    for i in 0..<n {
+      if deletes[i] {
+        index.delete(ids[i])
+      } else {
+        index.put(ids[i], locations[i])
+        // Learn the record's keys for string-key queries.
+        var reader = _ByteReader(base: payloads.base, end: ends[i], position: start)
+        try? _BinaryValue.skip(&reader)
+        try? _BinaryValue.collectKinds(&reader, names: names, into: &writtenKinds)
+      }
+      start = ends[i]
+    }
+    version &+= 1
+  }
+
+  /// Appends a delete frame; false (and nothing written) when the id is not stored.
+  mutating func delete(id: Element.ID) throws -> Bool {
+    try checkWritable()
+    guard index.slots[id] != nil else { return false }
+    try write([.delete(id: id)], asBatch: false)
+    return true
+  }
+
+  /// The record with this id, read from the file.
+  mutating func fetch(id: Element.ID) throws -> Element? {
+    try checkUsable()
+    guard let slot = index.slots[id] else { return nil }
+    return try records().record(at: slot)
+  }
+
+  /// The records as a snapshot sees them now.
+  mutating func records() throws -> _LogRecords<Element> {
+    _LogRecords<Element>(
+      path: path, mapping: try currentMapping(), locations: index.locations,
+      names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
+      writtenKinds: writtenKinds, openKinds: openKinds)
+  }
+
+  /// The dead fraction of the file: replaced and deleted records, delete frames, key frames.
+  var deadRatio: Double {
+    let body = index.end - _LogFormat.headerSize
+    guard body > 0 else { return 0 }
+    return Double(body - index.liveBytes) / Double(index.end)
+  }
+
+  /// Compacts when the options' dead-space threshold is passed. A failure that leaves
+  /// the old file in place is not the caller's write's failure, so it is not thrown; one
+  /// that leaves the store failed shows on the next call.
+  mutating func compactIfDue() {
+    guard let ratio = options.autoCompactDeadRatio, !isReadOnly, failure == nil,
+      index.end >= options.autoCompactMinimumBytes, deadRatio > ratio
+    else { return }
+    try? compact()
+  }
+
+  /// A mapping of the file that covers every indexed byte.
+  mutating func currentMapping() throws -> _Mapping? {
+    guard index.end > _LogFormat.headerSize else { return mapping }
+    if let m = mapping, m.length >= index.end { return m }
+    // Map ahead of the end, so appends do not remap on every snapshot.
+    let page = 1 << 16
+    let wanted = Swift.max(index.end, Swift.min((mapping?.length ?? 0) * 2, index.end + (256 << 20)))
+    let m = try _Mapping(file, length: (wanted + page - 1) / page * page)
+    mapping = m
+    return m
+  }
+}

@@ -1,0 +1,301 @@
+/// Where a record's frame payload (id value, then record value) lies in a log file.
+struct _RecordLocation: Sendable {
+  /// File offset of the payload.
+  var offset: Int
+  var length: UInt32
+  /// The whole frame's size, for the dead-space count.
+  var frameLength: UInt32
+}
+
+/// The in-memory index of a log: per slot (store order) the record's location, which
+/// slots are live, and id → slot. Records themselves stay in the file.
+struct _LogIndex<ID: Hashable & Sendable>: Sendable {
+  var keys = _KeyTable()
+  var locations: [_RecordLocation] = []
+  var live = _Bitset()
+  var liveCount = 0
+  var slots: [ID: Int] = [:]
+  /// The sum of live records' frame sizes: the file minus this is dead space.
+  var liveBytes = 0
+  /// The last frame's sequence number.
+  var sequence: UInt64 = 0
+  /// Where the next frame goes.
+  var end = _LogFormat.headerSize
+
+  /// Inserts, or replaces in place (keeping the slot).
+  @inline(__always)
+  mutating func put(_ id: ID, _ location: _RecordLocation) {
+    if let slot = slots[id] {
+      liveBytes -= Int(locations[slot].frameLength)
+      locations[slot] = location
+    } else {
+      slots[id] = locations.count
+      locations.append(location)
+      live.append(true)
+      liveCount += 1
+    }
+    liveBytes += Int(location.frameLength)
+  }
+
+  @discardableResult
+  mutating func delete(_ id: ID) -> Bool {
+    guard let slot = slots.removeValue(forKey: id) else { return false }
+    live[slot] = false
+    liveCount -= 1
+    liveBytes -= Int(locations[slot].frameLength)
+    return true
+  }
+
+  mutating func reserve(_ n: Int) {
+    locations.reserveCapacity(locations.count + n)
+    slots.reserveCapacity(slots.count + n)
+  }
+
+  /// The locations of the live records, in store order.
+  var liveLocations: [_RecordLocation] {
+    if liveCount == locations.count { return locations }
+    var out: [_RecordLocation] = []
+    out.reserveCapacity(liveCount)
+    for s in 0..<locations.count where live[s] { out.append(locations[s]) }
+    return out
+  }
+}
+
+/// Reads a record id from its encoded bytes: the decoder, short-cut for `Int` ids.
+@inline(__always)
+func _readID<ID: Decodable>(_ bytes: UnsafeRawBufferPointer, names: [String?]) throws -> ID {
+  if ID.self == Int.self, let first = bytes.first {
+    if first >= _Tag.smallInt, bytes.count == 1 { return unsafeBitCast(Int(first & 0x7F), to: ID.self) }
+    if first == _Tag.int {
+      var r = _ByteReader(bytes, position: 1)
+      return unsafeBitCast(Int(_unzigzag(try r.readVarint())), to: ID.self)
+    }
+  }
+  return try _BinaryDecoder.decode(ID.self, from: bytes, names: names)
+}
+
+/// Replays a log file into an index, applying a recovery mode to whatever damage it finds.
+enum _Recovery {
+  struct Outcome<ID: Hashable & Sendable> {
+    var index: _LogIndex<ID>
+    var report: LogRecoveryReport
+    /// Where the file must be cut (a torn tail, or everything after the first damage).
+    var cutAt: Int?
+  }
+
+  /// A frame's payload that does not parse although its checksum holds.
+  struct BadPayload: Error { var reason: String }
+
+  static func replay<ID: Hashable & Sendable & Decodable>(
+    _ file: UnsafeRawBufferPointer, header: _LogFormat.Header, mode: LogRecoveryMode, path: String,
+    idType: ID.Type = ID.self
+  ) throws -> Outcome<ID> {
+    let salt = _LogFormat.saltState(header.salt)
+    var index = _LogIndex<ID>()
+    var report = LogRecoveryReport(mode: mode, fileSize: file.count)
+    var pos = _LogFormat.headerSize
+    var committedEnd = pos
+    var committedSequence: UInt64 = 0
+    var committedKeyCount = 0
+    var stoppedAtDamage = false
+    var lastSequence: UInt64 = 0
+    // The batch changes read since the last commit; a delete has offset -1. Two arrays, not
+    // an array of (ID, location?) tuples, whose generic metadata costs more than the rest.
+    var pending: [ID] = []
+    var pendingLocations: [_RecordLocation] = []
+    var cutAt: Int?
+
+    func payload(_ f: _LogFormat.Frame) -> UnsafeRawBufferPointer {
+      UnsafeRawBufferPointer(rebasing: file[f.payloadStart..<f.end])
+    }
+
+    /// The id at the start of a payload, and the payload's location.
+    func idAndLocation(_ f: _LogFormat.Frame, needsRecord: Bool) throws -> (ID, _RecordLocation) {
+      let bytes = payload(f)
+      var r = _ByteReader(bytes)
+      do throws(_CodecError) {
+        try _BinaryValue.skip(&r)
+      } catch {
+        throw BadPayload(reason: "the record id is damaged (\(error))")
+      }
+      if needsRecord && r.isAtEnd { throw BadPayload(reason: "the frame holds an id but no record") }
+      let id: ID
+      do {
+        id = try _readID(UnsafeRawBufferPointer(rebasing: bytes[..<r.position]), names: index.keys.names)
+      } catch {
+        throw BadPayload(reason: "the record id does not decode as \(ID.self) (\(error))")
+      }
+      return (
+        id,
+        _RecordLocation(offset: f.payloadStart, length: UInt32(f.payloadLength), frameLength: UInt32(f.end - f.start))
+      )
+    }
+
+    func dropPending() {
+      report.droppedRecords += pending.count
+      pending.removeAll()
+      pendingLocations.removeAll()
+    }
+
+    /// Applies one verified frame.
+    func apply(_ f: _LogFormat.Frame) throws {
+      if !pending.isEmpty && f.type != .batchPut && f.type != .batchDelete && f.type != .commit && f.type != .keys {
+        guard mode == .skipDamagedFrames else {
+          throw BadPayload(reason: "a \(f.type) frame inside an uncommitted batch")
+        }
+        dropPending()
+      }
+      switch f.type {
+      case .keys:
+        var r = _ByteReader(payload(f))
+        do throws(_CodecError) {
+          while !r.isAtEnd {
+            let id = try r.readLength(max: _KeyTable.maxCount)
+            let n = try r.readLength(max: r.remaining)
+            let name = String(decoding: try r.readBytes(n), as: UTF8.self)
+            try index.keys.define(id: id, name: name)
+          }
+        } catch {
+          throw BadPayload(reason: "bad key definitions (\(error.reason))")
+        }
+      case .put:
+        let (id, location) = try idAndLocation(f, needsRecord: true)
+        index.put(id, location)
+      case .delete:
+        let (id, _) = try idAndLocation(f, needsRecord: false)
+        index.delete(id)
+      case .batchPut:
+        let (id, location) = try idAndLocation(f, needsRecord: true)
+        pending.append(id)
+        pendingLocations.append(location)
+      case .batchDelete:
+        let (id, _) = try idAndLocation(f, needsRecord: false)
+        pending.append(id)
+        pendingLocations.append(_RecordLocation(offset: -1, length: 0, frameLength: 0))
+      case .commit:
+        var r = _ByteReader(payload(f))
+        let count: Int
+        do throws(_CodecError) {
+          count = try r.readLength(max: Int.max)
+        } catch {
+          throw BadPayload(reason: "bad commit count (\(error.reason))")
+        }
+        guard count == pending.count else {
+          guard mode == .skipDamagedFrames else {
+            throw BadPayload(reason: "the commit is for \(count) records but \(pending.count) precede it")
+          }
+          dropPending()
+          return
+        }
+        index.reserve(pending.count)
+        for i in 0..<pending.count {
+          if pendingLocations[i].offset >= 0 {
+            index.put(pending[i], pendingLocations[i])
+          } else {
+            index.delete(pending[i])
+          }
+        }
+        pending.removeAll()
+        pendingLocations.removeAll()
+      }
+    }
+
+    /// Damage away from the tail: what the mode says. Returns where to go on, or nil to stop.
+    func damaged(at offset: Int, upTo next: Int, _ reason: String) throws -> Int? {
+      switch mode {
+      case .truncateTornTail, .failOnAnyDamage:
+        throw RequestSetError(
+          .corruptLog,
+          "The log \(path) is damaged at offset \(offset) (\(reason)); intact frames follow at offset \(next), "
+            + "so this is not an interrupted write. Nothing was changed. Back the file up, then open it with "
+            + "recovery: .skipDamagedFrames to keep every intact record, or .stopAtFirstDamage to keep only "
+            + "the records before offset \(offset).")
+      case .stopAtFirstDamage:
+        report.damage.append(.init(offset: offset, byteCount: next - offset, reason: reason))
+        report.discardedFrom = offset
+        stoppedAtDamage = true
+        return nil
+      case .skipDamagedFrames:
+        report.damage.append(.init(offset: offset, byteCount: next - offset, reason: reason))
+        dropPending()
+        return next
+      }
+    }
+
+    scan: while pos < file.count {
+      switch _LogFormat.parseFrame(file, at: pos, saltState: salt) {
+      case .frame(let f):
+        var problem: String?
+        if f.sequence != lastSequence &+ 1 && !(mode == .skipDamagedFrames && f.sequence > lastSequence) {
+          problem = "sequence number \(f.sequence) where \(lastSequence &+ 1) was expected"
+        } else {
+          do { try apply(f) } catch let bad as BadPayload { problem = bad.reason }
+        }
+        if let problem {
+          guard let next = try damaged(at: pos, upTo: f.end, problem) else { break scan }
+          pos = next
+          continue scan
+        }
+        report.frameCount += 1
+        lastSequence = f.sequence
+        pos = f.end
+        // Key definitions belong to the write whose records follow them: a write is
+        // complete at its put, delete or commit frame.
+        if pending.isEmpty && f.type != .keys {
+          committedEnd = pos
+          committedSequence = lastSequence
+          committedKeyCount = index.keys.count
+        }
+      case .incomplete(let reason), .damaged(let reason):
+        guard
+          let next = _LogFormat.resync(file, from: pos + 1, minimumSequence: lastSequence, saltState: salt)
+        else {
+          break scan  // nothing intact follows: the last write was interrupted
+        }
+        guard let resume = try damaged(at: pos, upTo: next, reason) else { break scan }
+        pos = resume
+      }
+    }
+
+    if committedEnd < file.count && !stoppedAtDamage {
+      // An incomplete frame, a batch without its commit frame, or key definitions without
+      // their record: the last write was interrupted, and all of it goes.
+      if mode == .failOnAnyDamage {
+        throw RequestSetError(
+          .corruptLog,
+          "The log \(path) ends in an incomplete write at offset \(committedEnd) (\(file.count - committedEnd) bytes). "
+            + "Nothing was changed. Open it with the default recovery (.truncateTornTail) to cut the "
+            + "interrupted write off.")
+      }
+      report.tornTail = .init(offset: committedEnd, byteCount: file.count - committedEnd)
+    }
+    pending.removeAll()
+    pendingLocations.removeAll()
+    // Names defined by frames that are cut off are not in the file any more.
+    if committedEnd < file.count { index.keys.rollback(to: committedKeyCount) }
+    if mode == .skipDamagedFrames && !report.damage.isEmpty {
+      // A skipped key frame takes field names with it: records that use them cannot be
+      // read, so they go too, and every record the store keeps reads back.
+      let names = index.keys.names
+      var unreadable: [ID] = []
+      for (id, slot) in index.slots {
+        let location = index.locations[slot]
+        var r = _ByteReader(UnsafeRawBufferPointer(rebasing: file[location.offset..<(location.offset + Int(location.length))]))
+        var kinds = _KindAccumulator()
+        do throws(_CodecError) {
+          try _BinaryValue.skip(&r)
+          try _BinaryValue.collectKinds(&r, names: names, into: &kinds)
+        } catch {
+          unreadable.append(id)
+        }
+      }
+      for id in unreadable { index.delete(id) }
+      report.droppedRecords += unreadable.count
+    }
+    if committedEnd < file.count { cutAt = committedEnd }
+    index.end = committedEnd
+    index.sequence = committedSequence
+    report.recordCount = index.liveCount
+    return Outcome(index: index, report: report, cutAt: cutAt)
+  }
+}

@@ -1,0 +1,119 @@
+// The child process of the LogStore crash and lock tests (`LogCrashWorkerTests`).
+//
+// The test target depends on this executable, so `swift build --build-tests` (and
+// `swift test`) puts it next to the test binary, where the tests find it.
+//
+//   LogCrashWorker crash <log> <seed>   writes random operations until it is killed
+//   LogCrashWorker hold <log>           opens the log for writing, says "ready", waits
+//   LogCrashWorker lock <log>           tries to open the log for writing, says what happened
+//
+// `crash` prints "begin <op>" before each operation and "ack" after it returns, with
+// unbuffered writes, so the parent knows every acknowledged write and the one in flight.
+
+import RequestSet
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+struct CrashRecord: Record, Equatable {
+  var id: Int
+  var name: String
+  var n: Int
+}
+
+func say(_ line: String) {
+  let text = line + "\n"
+  var bytes = Array(text.utf8)
+  var offset = 0
+  while offset < bytes.count {
+    let n = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { exit(3) }
+    offset += n
+  }
+  bytes.removeAll()
+}
+
+/// SplitMix64, as in the tests.
+struct Random {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+  mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+let args = CommandLine.arguments
+guard args.count >= 3 else {
+  say("usage: LogCrashWorker crash|hold|lock <log> [seed]")
+  exit(2)
+}
+let path = args[2]
+
+switch args[1] {
+case "lock":
+  do {
+    _ = try LogStore<CrashRecord>(path: path)
+    say("opened")
+  } catch let error as RequestSetError {
+    say("\(error.code)")
+  }
+  exit(0)
+
+case "hold":
+  let store = try LogStore<CrashRecord>(path: path)
+  say("ready")
+  while true { sleep(60) }
+  withExtendedLifetime(store) {}
+
+case "crash":
+  var rng = Random(state: UInt64(args.count > 3 ? args[3] : "1") ?? 1)
+  let store = try LogStore<CrashRecord>(
+    path: path, options: .init(autoCompactDeadRatio: 0.4, autoCompactMinimumBytes: 16 << 10))
+  say("open")
+  func record(_ id: Int) -> CrashRecord {
+    let n = rng.below(1_000_000)
+    return CrashRecord(id: id, name: String(repeating: "r", count: rng.below(24)) + "\(n)", n: n)
+  }
+  while true {
+    // Ids from a small range, so saves replace, deletes hit and the log gains dead space.
+    switch rng.below(10) {
+    case 0, 1, 2:
+      let r = record(rng.below(400))
+      say("begin I \(r.id) \(r.name) \(r.n)")
+      _ = try? store.insert(r)
+    case 3, 4:
+      let k = 1 + rng.below(8)
+      let rs = (0..<k).map { _ in record(rng.below(400)) }
+      say("begin B " + rs.map { "\($0.id),\($0.name),\($0.n)" }.joined(separator: ";"))
+      _ = try? store.insert(contentsOf: rs)
+    case 5, 6, 7:
+      let r = record(rng.below(400))
+      say("begin S \(r.id) \(r.name) \(r.n)")
+      try store.save(r)
+    case 8:
+      let id = rng.below(400)
+      say("begin D \(id)")
+      try store.delete(id: id)
+    default:
+      if rng.below(10) == 0 {
+        say("begin C")
+        try store.compact()
+      } else {
+        continue
+      }
+    }
+    say("ack")
+  }
+
+default:
+  say("unknown mode \(args[1])")
+  exit(2)
+}
