@@ -41,8 +41,10 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 }
 
 @Suite(.serialized, .timeLimit(.minutes(1))) struct LiveTests {
-  @Test func theFirstStateIsTheCurrentResultThenEachChange() async throws {
-    let store = try MemoryStore(Animal.zoo)
+  @Test(arguments: StoreKind.writable)
+  func theFirstStateIsTheCurrentResultThenEachChange(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
     let cows = StateReader(RequestSet(store).filter("species", value: "Cow").sortBy(\.age))
     let first = try #require(try await cows.next())
     #expect(first.isInitial && first.ids == [4, 2] && first.inserted == [0, 1])
@@ -72,10 +74,11 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 
   /// Random writes against a sorted, limited set: every state the set yields equals a
   /// fresh evaluation, and no change is missed.
-  @Test(arguments: [0, 1, 2])
-  func everyStateEqualsAFreshEvaluation(seed: Int) async throws {
+  @Test(arguments: StoreKind.writable, [0, 1, 2])
+  func everyStateEqualsAFreshEvaluation(kind: StoreKind, seed: Int) async throws {
     var rng = SeededRandom(seed: UInt64(seed) &+ 77)
-    let store = try MemoryStore(Animal.random(count: 60, seed: UInt64(seed)))
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.random(count: 60, seed: UInt64(seed)))
     let query: (RequestSet<Animal>) -> RequestSet<Animal> = [
       { $0.filter("species", value: "Cow").sortBy(\.age).limit(5) },
       { $0.filter(\.age > 10).sortBy("name") },
@@ -116,7 +119,8 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
   }
 
   @Test func cancellingReleasesTheSubscription() async throws {
-    let store = try MemoryStore(Animal.zoo)
+    let store = try LogStore<Animal>(path: TemporaryLogDirectory.freshPath())
+    try store.insert(contentsOf: Animal.zoo)
     let task = Task {
       var n = 0
       for try await _ in RequestSet(store).changes { n += 1 }
@@ -128,6 +132,26 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
     _ = try await task.value
     for _ in 0..<200 where store._feed.isObserved { try await Task.sleep(for: .milliseconds(5)) }
     #expect(!store._feed.isObserved)
+  }
+
+  /// A read-only LogStore follows its writer by polling the file, through appends and
+  /// through the writer's compaction (which swaps in a new file).
+  @Test func aReadOnlyLogFollowsItsWriter() async throws {
+    let path = TemporaryLogDirectory.freshPath()
+    let writer = try LogStore<Animal>(path: path)
+    try writer.insert(contentsOf: Animal.zoo)
+    let reader = try LogStore<Animal>(path: path, options: .init(readOnly: true))
+    let dogs = StateReader(RequestSet(reader).filter("species", value: "Dog").sortBy(\.id))
+    #expect(try await dogs.next()?.ids == [3, 6])
+    try writer.insert(Animal(id: 7, name: "Pup", species: "Dog", age: 1))
+    #expect(try await dogs.next()?.ids == [3, 6, 7])
+    _ = try writer.delete(id: 3)
+    try writer.compact()
+    #expect(try await dogs.next()?.ids == [6, 7])
+    try writer.save(Animal(id: 6, name: "Zed", species: "Dog", age: 6))
+    let updated = try #require(try await dogs.next())
+    #expect(updated.ids == [6, 7] && updated.updated == [0])
+    #expect(RequestSet(reader).count == 6)
   }
 
   @Test func otherStoresArePolled() async throws {
@@ -169,9 +193,11 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
   /// Writers move weight between records (the total never changes) while observers
   /// follow the whole store: every state an observer sees must hold the invariant, and
   /// every observer must reach the final state.
-  @Test func stressWritersAndObservers() async throws {
+  @Test(arguments: StoreKind.writable)
+  func stressWritersAndObservers(kind: StoreKind) async throws {
     let n = 40
-    let store = try MemoryStore((0..<n).map { Animal(id: $0, name: "a\($0)", species: "Cow", age: 0, weight: 100) })
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: (0..<n).map { Animal(id: $0, name: "a\($0)", species: "Cow", age: 0, weight: 100) })
     let total = Double(n) * 100
     let deadline = ContinuousClock.now + .milliseconds(800)
     let observers = 4

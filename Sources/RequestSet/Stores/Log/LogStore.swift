@@ -45,6 +45,7 @@ public final class LogStore<Element: Record>: RecordStore {
   public typealias RecoveryReport = LogRecoveryReport
 
   private let _state: Mutex<_LogState<Element>>
+  let _feed = _CommitFeed<Element>()
 
   /// The log file's path.
   public let path: String
@@ -164,11 +165,13 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Complexity: O(*r*) for a record of *r* encoded bytes, plus one `write(2)` (and an
   ///   fsync with ``LogDurability/fsync``).
   public func insert(_ record: Element) throws {
-    try _state.withLock { state in
+    let version = try _state.withLock { state in
       try state.checkWritable()
       guard state.index.slots[record.id] == nil else { throw _duplicate(record.id) }
       try state.write([.insert(record)], asBatch: false)
+      return state.version
     }
+    _publish(version, [.insert(record)])
   }
 
   /// Inserts several records, all or none of them, even across a crash: after a crash
@@ -186,11 +189,14 @@ public final class LogStore<Element: Record>: RecordStore {
     guard !batch.isEmpty else { return }
     var seen = Set<Element.ID>(minimumCapacity: batch.count)
     for r in batch where !seen.insert(r.id).inserted { throw _duplicate(r.id, inBatch: true) }
-    try _state.withLock { state in
+    let changes: [RecordChange<Element>] = batch.map { .insert($0) }
+    let version = try _state.withLock { state in
       try state.checkWritable()
       if let clash = batch.first(where: { state.index.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
-      try state.write(batch.map { .insert($0) }, asBatch: true)
+      try state.write(changes, asBatch: true)
+      return state.version
     }
+    _publish(version, changes)
   }
 
   /// Inserts the record, or replaces the stored record with the same id, which keeps its
@@ -204,10 +210,12 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Throws: ``RequestSetError`` `.encodingFailed`, `.ioFailure`, `.readOnly`,
   ///   `.storeFailed`.
   public func save(_ record: Element) throws {
-    try _state.withLock { state in
+    let version = try _state.withLock { state in
       try state.write([.save(record)], asBatch: false)
       state.compactIfDue()
+      return state.version
     }
+    _publish(version, [.save(record)])
   }
 
   /// Deletes the record with this id.
@@ -220,11 +228,13 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Throws: ``RequestSetError`` `.ioFailure`, `.readOnly`, `.storeFailed`.
   @discardableResult
   public func delete(id: Element.ID) throws -> Bool {
-    try _state.withLock { state in
+    let (deleted, version) = try _state.withLock { state in
       let deleted = try state.delete(id: id)
       if deleted { state.compactIfDue() }
-      return deleted
+      return (deleted, state.version)
     }
+    if deleted { _publish(version, [.delete(id: id)]) }
+    return deleted
   }
 
   /// Applies changes atomically, in order: all of them or none, even across a crash (they
@@ -239,16 +249,18 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`; nothing
   ///   is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
-    try _state.withLock { state in
+    let version: UInt64? = try _state.withLock { state in
       try state.checkWritable()
       if let expectedVersion, expectedVersion != state.version {
         throw _conflict(expected: expectedVersion, found: state.version)
       }
       try _validate(changes) { state.index.slots[$0] != nil }
-      guard !changes.isEmpty else { return }
+      guard !changes.isEmpty else { return nil }
       try state.write(changes, asBatch: true)
       state.compactIfDue()
+      return state.version
     }
+    if let version { _publish(version, changes) }
   }
 
   /// The record with this id, read from the file, or nil.
@@ -281,10 +293,14 @@ public final class LogStore<Element: Record>: RecordStore {
 
   /// The store's current contents, for a query to evaluate.
   ///
-  /// - Complexity: O(1) (a new mapping of the file when it has grown past the last one).
+  /// A read-only store first picks up what its writer committed since the last look
+  /// (see ``commits(polling:)``).
+  /// - Complexity: O(1) (a new mapping of the file when it has grown past the last one);
+  ///   for a read-only store whose writer has committed since, O(*n*) to replay the file.
   public func snapshot() throws -> StoreSnapshot<Element> {
     try _state.withLock { state in
       try state.checkUsable()
+      _ = try state.followWriter()
       let records = try state.records()
       let index = state.index
       return StoreSnapshot(
@@ -292,5 +308,34 @@ public final class LogStore<Element: Record>: RecordStore {
         live: index.liveCount == index.locations.count ? nil : index.live, liveCount: index.liveCount,
         version: state.version)
     }
+  }
+
+  /// Every commit from now on, with its changes: as it happens for a writable store; for
+  /// a read-only store, by polling the file every `interval` for the writer's commits
+  /// (reported without their changes, so live request sets read the store again).
+  ///
+  /// ```swift
+  /// let reader = try LogStore<Animal>(path: "animals.rslog", options: .init(readOnly: true))
+  /// for try await snapshot in RequestSet(reader).changes { … }   // follows the writer
+  /// ```
+  public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
+    guard _state.withLock({ $0.isReadOnly }) else { return _feed.subscribe() }
+    return AsyncStream { continuation in
+      let task = Task { [self] in
+        var last = _state.withLock { $0.version }
+        while !Task.isCancelled {
+          try? await Task.sleep(for: interval)
+          guard let version = try? snapshot().version, version != last else { continue }
+          last = version
+          continuation.yield(StoreCommit(version: version, changes: nil))
+        }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  private func _publish(_ version: UInt64, _ changes: [RecordChange<Element>]) {
+    if _feed.isObserved { _feed.publish(StoreCommit(version: version, changes: changes)) }
   }
 }
