@@ -55,7 +55,7 @@ extension RecordStore {
 /// A store publishes after its write has committed and released its lock, so observers
 /// never run under the store's lock.
 final class _CommitFeed<Element: Record>: Sendable {
-  private let observers = Mutex<[UInt64: AsyncStream<StoreCommit<Element>>.Continuation]>([:])
+  private let observers = _Lock<[UInt64: AsyncStream<StoreCommit<Element>>.Continuation]>([:])
   private let nextID = Atomic<UInt64>(0)
 
   /// Whether anyone is listening: stores skip building notices otherwise.

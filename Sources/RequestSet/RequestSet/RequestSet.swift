@@ -138,7 +138,7 @@ final class _ResultCache<Element: Sendable>: Sendable {
     var count: Int?
     var evaluation: _Evaluation<Element>?
   }
-  private let state = Mutex(State())
+  private let state = _Lock(State())
 
   func snapshot(_ source: _Source<Element>) throws -> StoreSnapshot<Element> {
     if let s = state.withLock({ $0.snapshot }) { return s }

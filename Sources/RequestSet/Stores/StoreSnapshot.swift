@@ -160,7 +160,7 @@ enum _FieldSource: Sendable {
 /// A field table built on first use, once, for a fixed array of records.
 final class _LazyFieldTable: Sendable {
   private let build: @Sendable () throws -> _FieldTable
-  private let state = Mutex<_FieldTable?>(nil)
+  private let state = _Lock<_FieldTable?>(nil)
 
   init<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>) {
     build = {

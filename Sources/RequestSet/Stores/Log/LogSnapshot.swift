@@ -98,16 +98,16 @@ final class _OpenKinds: Sendable {
     case pending(path: String, mapping: _Mapping?, locations: [_RecordLocation], names: [String?])
     case learned(_KindAccumulator)
   }
-  private let state: Mutex<State>
+  private let state: _Lock<State>
 
   init(path: String, mapping: _Mapping?, locations: [_RecordLocation], names: [String?]) {
-    state = Mutex(.pending(path: path, mapping: mapping, locations: locations, names: names))
+    state = _Lock(.pending(path: path, mapping: mapping, locations: locations, names: names))
   }
 
   static let empty = _OpenKinds(learned: _KindAccumulator())
 
   private init(learned: _KindAccumulator) {
-    state = Mutex(.learned(learned))
+    state = _Lock(.learned(learned))
   }
 
   func value() throws -> _KindAccumulator {

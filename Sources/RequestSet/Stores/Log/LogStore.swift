@@ -44,7 +44,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// What opening the store found and did.
   public typealias RecoveryReport = LogRecoveryReport
 
-  private let _state: Mutex<_LogState<Element>>
+  private let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
 
   /// The log file's path.
@@ -132,7 +132,7 @@ public final class LogStore<Element: Record>: RecordStore {
       try state.compact()
       state.report.rewritten = true
     }
-    _state = Mutex(state)
+    _state = _Lock(state)
   }
 
   /// What opening the store found: frames read, and any torn tail cut or damage skipped.

@@ -17,12 +17,12 @@ import Synchronization
 /// The store is safe to share between tasks and threads: every write and snapshot takes
 /// one lock, and a snapshot is a copy-on-write view that later writes do not disturb.
 public final class MemoryStore<Element: Record>: RecordStore {
-  private let _state: Mutex<_MemoryState<Element>>
+  private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
 
   /// Creates an empty store.
   public init() {
-    _state = Mutex(_MemoryState(probedKinds: _probeKinds(Element.self)))
+    _state = _Lock(_MemoryState(probedKinds: _probeKinds(Element.self)))
   }
 
   /// Creates a store holding `records`.
