@@ -10,11 +10,12 @@ let package = Package(
   ],
   targets: [
     .target(name: "RequestSet"),
-    // Runnable examples: `swift run Tour`, `swift run QuickStart` and `swift run Recipes` (the
-    // README's examples, kept identical to it by DocumentationTests).
+    // Runnable examples: `swift run Tour`; QuickStart, Recipes and Examples hold the README's
+    // examples verbatim (DocumentationTests checks it).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
     .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
     .executableTarget(name: "Recipes", dependencies: ["RequestSet"], path: "Playgrounds/Recipes"),
+    .executableTarget(name: "Examples", dependencies: ["RequestSet"], path: "Playgrounds/Examples"),
     // The child process that LogStore's crash and lock tests start and kill; depending on it
     // makes `swift test` build it next to the test binary.
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),

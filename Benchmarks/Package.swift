@@ -11,6 +11,8 @@ let package = Package(
   dependencies: [
     .package(name: "RequestSet", path: ".."),
     .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    // SQLite, the peer the LogStore is measured against.
+    .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
   ],
   targets: [
     // Fixtures and scenarios shared by both runners.
@@ -21,7 +23,10 @@ let package = Package(
     // Times every scenario against its baseline in one process and prints the ratios.
     .executableTarget(
       name: "Ratios",
-      dependencies: ["BenchmarkSupport", .product(name: "RequestSet", package: "RequestSet")],
+      dependencies: [
+        "BenchmarkSupport", .product(name: "RequestSet", package: "RequestSet"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
       path: "Sources/Ratios"),
     .executableTarget(
       name: "RequestSetBenchmarks",
@@ -29,6 +34,7 @@ let package = Package(
         "BenchmarkSupport",
         .product(name: "RequestSet", package: "RequestSet"),
         .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "GRDB", package: "GRDB.swift"),
       ],
       path: "Benchmarks/RequestSetBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),

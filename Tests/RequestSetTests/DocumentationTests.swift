@@ -26,6 +26,19 @@ import Testing
     #expect(playground.contains("// BEGIN README\n" + block + "// END README"))
   }
 
+  /// Every Swift example in the README stands verbatim in a playground that CI runs.
+  @Test func everyReadmeExampleIsInAPlayground() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let playgrounds = try ["QuickStart", "Recipes", "Examples"].map {
+      try String(contentsOf: Self.root.appendingPathComponent("Playgrounds/\($0)/main.swift"), encoding: .utf8)
+    }
+    let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+    #expect(blocks.count >= 5)
+    for block in blocks {
+      #expect(playgrounds.contains { $0.contains(block) }, "README block not in a playground:\n\(block)")
+    }
+  }
+
   @Test func theReadmeStartsWithTheTwoCommands() throws {
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
     let firstBlock = readme.components(separatedBy: "```sh\n").dropFirst().first ?? ""

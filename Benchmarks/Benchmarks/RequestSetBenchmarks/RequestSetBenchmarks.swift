@@ -14,6 +14,9 @@ let benchmarks: @Sendable () -> Void = {
   Benchmark.defaultConfiguration = .init(
     metrics: [.wallClock, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 20)
 
+  formatStringBenchmarks()
+  logStoreBenchmarks()
+
   Benchmark("Core: typed filter + count (1M)") { benchmark in
     for _ in benchmark.scaledIterations { blackHole(RequestSet(store).filter(\.age > 30).count) }
   }

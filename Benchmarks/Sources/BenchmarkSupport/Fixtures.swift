@@ -10,11 +10,30 @@ public struct Animal: Record {
   public var nickname: String?
   public var tags: [String]
   public var owner: Owner?
+
+  public init(
+    id: Int, name: String, species: String, age: Int, weight: Double, nickname: String? = nil,
+    tags: [String], owner: Owner? = nil
+  ) {
+    self.id = id
+    self.name = name
+    self.species = species
+    self.age = age
+    self.weight = weight
+    self.nickname = nickname
+    self.tags = tags
+    self.owner = owner
+  }
 }
 
 public struct Owner: Codable, Sendable, Hashable {
   public var name: String
   public var city: String
+
+  public init(name: String, city: String) {
+    self.name = name
+    self.city = city
+  }
 }
 
 /// SplitMix64, so every run builds the same data.

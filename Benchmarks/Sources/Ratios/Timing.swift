@@ -1,8 +1,8 @@
 import Foundation
 
-/// The median wall-clock time of `runs` calls of `body`, after one warm-up call.
-func median(runs: Int = 9, _ body: () throws -> Void) rethrows -> Double {
-  try body()
+/// The median wall-clock time, in milliseconds, of `runs` calls of `body` after a warm-up.
+func median(runs: Int = 9, warmUp: Bool = true, _ body: () throws -> Void) rethrows -> Double {
+  if warmUp { try body() }
   var times: [Double] = []
   for _ in 0..<runs {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -13,23 +13,41 @@ func median(runs: Int = 9, _ body: () throws -> Void) rethrows -> Double {
   return times[times.count / 2]
 }
 
-/// One line of the ratio table.
+/// One line of a ratio table: RequestSet's time beside its baseline's.
 struct Row {
   var scenario: String
   var ours: Double
-  var baseline: Double
   var baselineName: String
+  var baseline: Double
   var target: String
+  /// The unit of the two measures.
+  var unit = "ms"
+
+  init(_ scenario: String, _ ours: Double, _ baselineName: String, _ baseline: Double, target: String) {
+    self.scenario = scenario
+    self.ours = ours
+    self.baselineName = baselineName
+    self.baseline = baseline
+    self.target = target
+  }
 
   var ratio: Double { ours / baseline }
 
   var text: String {
-    let r = ratio >= 1 ? String(format: "%.2fx slower", ratio) : String(format: "%.1fx faster", 1 / ratio)
-    return "| \(scenario) | \(String(format: "%.2f", ours)) ms | \(baselineName) | \(String(format: "%.2f", baseline)) ms | **\(r)** | \(target) |"
+    let r =
+      unit != "ms" ? String(format: "%.2fx the size", ratio)
+      : ratio >= 1 ? String(format: "%.2fx slower", ratio) : String(format: "%.2fx faster", 1 / ratio)
+    func f(_ x: Double) -> String {
+      if unit != "ms" { return String(format: "%.0f %@", x, unit) }
+      return x < 1 ? String(format: "%.3f ms", x) : String(format: "%.1f ms", x)
+    }
+    return "| \(scenario) | \(f(ours)) | \(baselineName) | \(f(baseline)) | **\(r)** | \(target) |"
   }
+}
 
-  static let header = """
-    | scenario | RequestSet | baseline | baseline time | ratio | target |
-    |---|---:|---|---:|---:|---|
-    """
+func printTable(_ title: String, _ rows: [Row]) {
+  print("\n### \(title)\n")
+  print("| scenario | RequestSet | baseline | baseline time | ratio | target |")
+  print("|---|---:|---|---:|---:|---|")
+  for row in rows { print(row.text) }
 }

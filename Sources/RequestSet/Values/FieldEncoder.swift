@@ -31,40 +31,79 @@ enum _FieldEncoder {
 }
 
 /// A node under construction; containers hand out references to children.
+///
+/// Children live in stored properties that are mutated in place, and scalar children are
+/// stored inline rather than as nodes of their own: encoding a record allocates one
+/// node per container, not one per field.
 final class _EncodingNode {
-  enum State {
-    case empty
+  enum Child {
     case value(FieldValue)
-    case keyed([String: _EncodingNode])
-    case unkeyed([_EncodingNode])
+    case node(_EncodingNode)
+
+    var finished: FieldValue {
+      switch self {
+      case .value(let v): return v
+      case .node(let n): return n.finish()
+      }
+    }
   }
-  var state: State = .empty
+  enum Kind { case empty, value, keyed, unkeyed }
+
+  var kind = Kind.empty
+  var scalar = FieldValue.null
+  var fields: [String: Child] = [:]
+  var items: [Child] = []
 
   func finish() -> FieldValue {
-    switch state {
+    switch kind {
     case .empty: return .null
-    case .value(let v): return v
-    case .keyed(let children): return .object(children.mapValues { $0.finish() })
-    case .unkeyed(let children): return .array(children.map { $0.finish() })
+    case .value: return scalar
+    case .keyed: return .object(fields.mapValues(\.finished))
+    case .unkeyed: return .array(items.map(\.finished))
     }
   }
 
+  func set(_ value: FieldValue) {
+    kind = .value
+    scalar = value
+  }
+
+  func becomeKeyed() {
+    if kind != .keyed {
+      kind = .keyed
+      fields = [:]
+    }
+  }
+
+  func becomeUnkeyed() {
+    if kind != .unkeyed {
+      kind = .unkeyed
+      items = []
+    }
+  }
+
+  func setField(_ key: String, _ value: FieldValue) {
+    becomeKeyed()
+    fields[key] = .value(value)
+  }
+
   func keyedChild(_ key: String) -> _EncodingNode {
-    var children: [String: _EncodingNode]
-    if case .keyed(let existing) = state { children = existing } else { children = [:] }
-    if let child = children[key] { return child }
+    becomeKeyed()
+    if case .node(let existing)? = fields[key] { return existing }
     let child = _EncodingNode()
-    children[key] = child
-    state = .keyed(children)
+    fields[key] = .node(child)
     return child
   }
 
+  func append(_ value: FieldValue) {
+    becomeUnkeyed()
+    items.append(.value(value))
+  }
+
   func appendChild() -> _EncodingNode {
-    var children: [_EncodingNode]
-    if case .unkeyed(let existing) = state { children = existing } else { children = [] }
+    becomeUnkeyed()
     let child = _EncodingNode()
-    children.append(child)
-    state = .unkeyed(children)
+    items.append(.node(child))
     return child
   }
 }
@@ -75,12 +114,12 @@ struct _Encoder: Encoder {
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-    if case .keyed = node.state {} else { node.state = .keyed([:]) }
+    node.becomeKeyed()
     return KeyedEncodingContainer(_KeyedContainer<Key>(node: node, codingPath: codingPath))
   }
 
   func unkeyedContainer() -> any UnkeyedEncodingContainer {
-    if case .unkeyed = node.state {} else { node.state = .unkeyed([]) }
+    node.becomeUnkeyed()
     return _UnkeyedContainer(node: node, codingPath: codingPath)
   }
 
@@ -89,15 +128,16 @@ struct _Encoder: Encoder {
   }
 }
 
-/// Encodes `value` into `node`, short-cutting the scalar types.
-private func _encodeValue(_ value: some Encodable, into node: _EncodingNode, path: [any CodingKey]) throws {
+/// The scalar a value encodes to, for the types that need no container; nil otherwise.
+@inline(__always)
+private func _scalar(_ value: some Encodable) -> FieldValue? {
   switch value {
-  case let v as String: node.state = .value(.string(v))
-  case let v as Int: node.state = .value(.int(v))
-  case let v as Double: node.state = .value(.double(v))
-  case let v as Bool: node.state = .value(.bool(v))
-  case let v as FieldValue: node.state = .value(v)
-  default: try value.encode(to: _Encoder(node: node, codingPath: path))
+  case let v as String: return .string(v)
+  case let v as Int: return .int(v)
+  case let v as Double: return .double(v)
+  case let v as Bool: return .bool(v)
+  case let v as FieldValue: return v
+  default: return nil
   }
 }
 
@@ -110,7 +150,7 @@ struct _KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let node: _EncodingNode
   var codingPath: [any CodingKey]
 
-  private func set(_ v: FieldValue, _ key: Key) { node.keyedChild(key.stringValue).state = .value(v) }
+  private func set(_ v: FieldValue, _ key: Key) { node.setField(key.stringValue, v) }
 
   mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
   mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
@@ -128,18 +168,19 @@ struct _KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.int(Int(value)), key) }
   mutating func encode(_ value: UInt64, forKey key: Key) throws { set(_int(value), key) }
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-    try _encodeValue(value, into: node.keyedChild(key.stringValue), path: codingPath + [key])
+    if let scalar = _scalar(value) { return set(scalar, key) }
+    try value.encode(to: _Encoder(node: node.keyedChild(key.stringValue), codingPath: codingPath + [key]))
   }
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy keyType: NestedKey.Type, forKey key: Key
   ) -> KeyedEncodingContainer<NestedKey> {
     let child = node.keyedChild(key.stringValue)
-    child.state = .keyed([:])
+    child.becomeKeyed()
     return KeyedEncodingContainer(_KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key]))
   }
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
     let child = node.keyedChild(key.stringValue)
-    child.state = .unkeyed([])
+    child.becomeUnkeyed()
     return _UnkeyedContainer(node: child, codingPath: codingPath + [key])
   }
   mutating func superEncoder() -> any Encoder {
@@ -161,12 +202,9 @@ struct _IndexKey: CodingKey {
 struct _UnkeyedContainer: UnkeyedEncodingContainer {
   let node: _EncodingNode
   var codingPath: [any CodingKey]
-  var count: Int {
-    if case .unkeyed(let c) = node.state { return c.count }
-    return 0
-  }
+  var count: Int { node.kind == .unkeyed ? node.items.count : 0 }
 
-  private func append(_ v: FieldValue) { node.appendChild().state = .value(v) }
+  private func append(_ v: FieldValue) { node.append(v) }
 
   mutating func encodeNil() throws { append(.null) }
   mutating func encode(_ value: Bool) throws { append(.bool(value)) }
@@ -184,19 +222,20 @@ struct _UnkeyedContainer: UnkeyedEncodingContainer {
   mutating func encode(_ value: UInt32) throws { append(.int(Int(value))) }
   mutating func encode(_ value: UInt64) throws { append(_int(value)) }
   mutating func encode<T: Encodable>(_ value: T) throws {
+    if let scalar = _scalar(value) { return append(scalar) }
     let index = count
-    try _encodeValue(value, into: node.appendChild(), path: codingPath + [_IndexKey(index)])
+    try value.encode(to: _Encoder(node: node.appendChild(), codingPath: codingPath + [_IndexKey(index)]))
   }
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
     -> KeyedEncodingContainer<NestedKey>
   {
     let child = node.appendChild()
-    child.state = .keyed([:])
+    child.becomeKeyed()
     return KeyedEncodingContainer(_KeyedContainer<NestedKey>(node: child, codingPath: codingPath))
   }
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
     let child = node.appendChild()
-    child.state = .unkeyed([])
+    child.becomeUnkeyed()
     return _UnkeyedContainer(node: child, codingPath: codingPath)
   }
   mutating func superEncoder() -> any Encoder { _Encoder(node: node.appendChild(), codingPath: codingPath) }
@@ -206,7 +245,7 @@ struct _SingleContainer: SingleValueEncodingContainer {
   let node: _EncodingNode
   var codingPath: [any CodingKey]
 
-  private func set(_ v: FieldValue) { node.state = .value(v) }
+  private func set(_ v: FieldValue) { node.set(v) }
 
   mutating func encodeNil() throws { set(.null) }
   mutating func encode(_ value: Bool) throws { set(.bool(value)) }
@@ -223,5 +262,8 @@ struct _SingleContainer: SingleValueEncodingContainer {
   mutating func encode(_ value: UInt16) throws { set(.int(Int(value))) }
   mutating func encode(_ value: UInt32) throws { set(.int(Int(value))) }
   mutating func encode(_ value: UInt64) throws { set(_int(value)) }
-  mutating func encode<T: Encodable>(_ value: T) throws { try _encodeValue(value, into: node, path: codingPath) }
+  mutating func encode<T: Encodable>(_ value: T) throws {
+    if let scalar = _scalar(value) { return set(scalar) }
+    try value.encode(to: _Encoder(node: node, codingPath: codingPath))
+  }
 }
