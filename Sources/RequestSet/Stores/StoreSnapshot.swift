@@ -165,7 +165,7 @@ final class _LazyFieldTable: Sendable {
   init<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>) {
     build = {
       var table = _FieldTable(probedKinds: _probeKinds(Element.self))
-      for r in records { table.append(try _FieldEncoder.encode(r)) }
+      for r in records { table.append(try _FieldEncoder.encodeRow(r)) }
       return table
     }
   }

@@ -6,6 +6,23 @@ import Foundation
 /// query never runs `Codable` per record. Dates encode as their reference-date seconds,
 /// like `Date.encode(to:)` does; nothing here uses a strategy of JSON's.
 enum _FieldEncoder {
+  /// A record's top-level fields in the order its `encode(to:)` wrote them, nested values
+  /// finished as trees: what a field table appends without building a dictionary.
+  static func encodeRow(_ record: some Encodable) throws -> _EncodedRow {
+    let root = _EncodingNode()
+    do {
+      try record.encode(to: _Encoder(node: root, codingPath: []))
+    } catch {
+      throw RequestSetError(
+        .encodingFailed,
+        "Could not encode a record of type \(type(of: record)); its encode(to:) threw. "
+          + "Check that the record is encodable without a special encoder configuration.",
+        underlying: error)
+    }
+    guard root.kind == .keyed else { return _EncodedRow(fields: []) }
+    return _EncodedRow(fields: root.fields.map { ($0.key, $0.child.finished) })
+  }
+
   static func encode(_ value: some Encodable) throws -> FieldValue {
     // Fast paths for the scalars that most filter values are.
     switch value {
@@ -51,16 +68,25 @@ final class _EncodingNode {
 
   var kind = Kind.empty
   var scalar = FieldValue.null
-  var fields: [String: Child] = [:]
+  /// Keyed children in the order they were first written (a key written twice keeps its
+  /// first place and its last value); a short array beats a dictionary at record sizes.
+  var fields: [(key: String, child: Child)] = []
   var items: [Child] = []
 
   func finish() -> FieldValue {
     switch kind {
     case .empty: return .null
     case .value: return scalar
-    case .keyed: return .object(fields.mapValues(\.finished))
+    case .keyed:
+      var object: [String: FieldValue] = Dictionary(minimumCapacity: fields.count)
+      for (key, child) in fields { object[key] = child.finished }
+      return .object(object)
     case .unkeyed: return .array(items.map(\.finished))
     }
+  }
+
+  private func index(of key: String) -> Int? {
+    fields.firstIndex { $0.key == key }
   }
 
   func set(_ value: FieldValue) {
@@ -71,7 +97,8 @@ final class _EncodingNode {
   func becomeKeyed() {
     if kind != .keyed {
       kind = .keyed
-      fields = [:]
+      fields = []
+      fields.reserveCapacity(16)
     }
   }
 
@@ -84,14 +111,19 @@ final class _EncodingNode {
 
   func setField(_ key: String, _ value: FieldValue) {
     becomeKeyed()
-    fields[key] = .value(value)
+    if let i = index(of: key) { fields[i].child = .value(value) } else { fields.append((key, .value(value))) }
   }
 
   func keyedChild(_ key: String) -> _EncodingNode {
     becomeKeyed()
-    if case .node(let existing)? = fields[key] { return existing }
+    if let i = index(of: key) {
+      if case .node(let existing) = fields[i].child { return existing }
+      let child = _EncodingNode()
+      fields[i].child = .node(child)
+      return child
+    }
     let child = _EncodingNode()
-    fields[key] = .node(child)
+    fields.append((key, .node(child)))
     return child
   }
 

@@ -14,6 +14,13 @@ struct _FieldTable: Sendable {
   /// Per column, the last row written: tells which columns a row left out. Kept here so
   /// writing a row allocates nothing.
   private var lastWritten: [Int] = []
+  /// Per column, the kinds written so far: `kinds` is touched only when one is new.
+  private var columnKinds: [_KindSet] = []
+  /// The top-level keys of the last row written, in order, and their columns: records of
+  /// one type write their keys in the same order, so a row finds its columns by comparing
+  /// keys with the last row's instead of hashing them.
+  private var lastKeys: [String] = []
+  private var lastColumns: [Int] = []
 
   init(probedKinds: [String: _KindSet]) {
     kinds = probedKinds
@@ -28,9 +35,14 @@ struct _FieldTable: Sendable {
 
   /// Appends a row for a newly written record.
   mutating func append(_ record: FieldValue) {
+    append(_EncodedRow(record))
+  }
+
+  /// Appends a row for a newly written record, from its fields in written order.
+  mutating func append(_ record: _EncodedRow) {
     let row = rowCount
     rowCount += 1
-    _write(record, prefix: nil, row: row, appending: true)
+    _writeRow(record, row: row, appending: true)
     for c in columns.indices where lastWritten[c] != row {
       columns[c].append(.null)
     }
@@ -38,10 +50,47 @@ struct _FieldTable: Sendable {
 
   /// Replaces the fields of an existing row.
   mutating func replace(row: Int, with record: FieldValue) {
-    _write(record, prefix: nil, row: row, appending: false)
+    replace(row: row, with: _EncodedRow(record))
+  }
+
+  /// Replaces the fields of an existing row, from its fields in written order.
+  mutating func replace(row: Int, with record: _EncodedRow) {
+    _writeRow(record, row: row, appending: false)
     for c in columns.indices where lastWritten[c] != row {
       columns[c][row] = .null
       lastWritten[c] = row
+    }
+  }
+
+  /// Writes a row's top-level fields, finding columns through the last row's key order.
+  private mutating func _writeRow(_ record: _EncodedRow, row: Int, appending: Bool) {
+    for (i, (name, value)) in record.fields.enumerated() {
+      let c: Int
+      if i < lastKeys.count && lastKeys[i] == name {
+        c = lastColumns[i]
+      } else {
+        c = _columnFor(name, appending: appending)
+        if i < lastKeys.count {
+          lastKeys[i] = name
+          lastColumns[i] = c
+        } else {
+          lastKeys.append(name)
+          lastColumns.append(c)
+        }
+      }
+      _set(c, key: name, value, row: row, appending: appending)
+      if case .object = value { _write(value, prefix: name, row: row, appending: appending) }
+    }
+  }
+
+  @inline(__always)
+  private mutating func _set(_ c: Int, key: String, _ value: FieldValue, row: Int, appending: Bool) {
+    if appending { columns[c].append(value) } else { columns[c][row] = value }
+    lastWritten[c] = row
+    let kind = value._kind
+    if !columnKinds[c].contains(kind) {
+      columnKinds[c].insert(kind)
+      kinds[key, default: _KindSet()].insert(kind)
     }
   }
 
@@ -63,9 +112,7 @@ struct _FieldTable: Sendable {
     for (name, fieldValue) in fields {
       let key = prefix.map { $0 + "." + name } ?? name
       let c = _columnFor(key, appending: appending)
-      if appending { columns[c].append(fieldValue) } else { columns[c][row] = fieldValue }
-      lastWritten[c] = row
-      kinds[key, default: _KindSet()].insert(fieldValue._kind)
+      _set(c, key: key, fieldValue, row: row, appending: appending)
       if case .object = fieldValue { _write(fieldValue, prefix: key, row: row, appending: appending) }
     }
   }
@@ -76,7 +123,20 @@ struct _FieldTable: Sendable {
     // An appended row is not in the column yet (the caller appends it); a replaced one is.
     columns.append(ContiguousArray(repeating: .null, count: appending ? rowCount - 1 : rowCount))
     lastWritten.append(-1)
+    columnKinds.append(_KindSet())
     columnIndex[key] = c
     return c
+  }
+}
+
+/// A record's top-level fields in the order its `encode(to:)` wrote them.
+struct _EncodedRow: Sendable {
+  var fields: [(String, FieldValue)]
+
+  init(fields: [(String, FieldValue)]) { self.fields = fields }
+
+  /// The fields of an encoded record (`.object`); none for any other value.
+  init(_ record: FieldValue) {
+    if case .object(let object) = record { fields = object.map { ($0.key, $0.value) } } else { fields = [] }
   }
 }

@@ -47,7 +47,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///   stored; `.encodingFailed` when the record cannot be encoded.
   /// - Complexity: Amortized O(*f*), *f* the number of encoded fields.
   public func insert(_ record: Element) throws {
-    let fields = try _FieldEncoder.encode(record)
+    let fields = try _FieldEncoder.encodeRow(record)
     let version = try _state.withLock { state in
       guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
       state.append(record, fields: fields)
@@ -80,9 +80,9 @@ public final class MemoryStore<Element: Record>: RecordStore {
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     guard !changes.isEmpty else { return }
     // Encode outside the lock: it is the expensive part, and it can fail.
-    let fields: [FieldValue?] = try changes.map { change in
+    let fields: [_EncodedRow?] = try changes.map { change in
       switch change {
-      case .insert(let r), .save(let r): return try _FieldEncoder.encode(r)
+      case .insert(let r), .save(let r): return try _FieldEncoder.encodeRow(r)
       case .delete: return nil
       }
     }
@@ -125,7 +125,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded.
   public func save(_ record: Element) throws {
-    let fields = try _FieldEncoder.encode(record)
+    let fields = try _FieldEncoder.encodeRow(record)
     let version = _state.withLock { state in
       if let slot = state.slots[record.id] {
         state.replace(slot: slot, with: record, fields: fields)
@@ -209,7 +209,7 @@ struct _MemoryState<Element: Record>: Sendable {
     slots.reserveCapacity(slots.count + n)
   }
 
-  mutating func append(_ record: Element, fields value: FieldValue) {
+  mutating func append(_ record: Element, fields value: _EncodedRow) {
     slots[record.id] = records.count
     records.append(record)
     live.append(true)
@@ -217,7 +217,7 @@ struct _MemoryState<Element: Record>: Sendable {
     fields.append(value)
   }
 
-  mutating func replace(slot: Int, with record: Element, fields value: FieldValue) {
+  mutating func replace(slot: Int, with record: Element, fields value: _EncodedRow) {
     records[slot] = record
     fields.replace(row: slot, with: value)
   }
