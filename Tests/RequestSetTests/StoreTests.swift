@@ -125,8 +125,11 @@ import Testing
     // A string-key filter reads fields only: no record is read at all.
     #expect(all.filter("species", value: "Cow").count > 0)
     #expect(source.reads.load(ordering: .relaxed) == 0)
-    // A typed filter reads each record once to test it, and keeps none of them.
-    #expect(all.filter(\.age > 10).count > 0)
+    // So does a typed condition on a stored property: it runs on its field twin.
+    #expect(all.filter(\.age > 10 && \Animal.owner?.city == "Oslo").count > 0)
+    #expect(source.reads.load(ordering: .relaxed) == 0)
+    // A closure must see records: it reads each once, and keeps none of them.
+    #expect(all.filter { $0.age > 10 }.count > 0)
     #expect(source.reads.load(ordering: .relaxed) == 1_000)
     // Reading the result reads exactly the records it holds.
     let young = all.filter("age", .lessThan, 2)

@@ -41,9 +41,21 @@ struct _FilterCompiler<Element: Sendable> {
     guard let node else { return .constant(true) }
     switch node {
     case .constant(let b): return .constant(b)
-    case .typed(let c): return .typed(c.test)
+    case .typed(let c): return _twin(c) ?? .typed(c.test)
     default: return try _general(node)
     }
+  }
+
+  /// A typed condition as a test of the store's fields, for a store whose records would
+  /// have to be decoded to be tested; nil in memory, or when the condition has no twin
+  /// whose key the store knows with the value's kind.
+  private mutating func _twin(_ c: _TypedCondition<Element>) -> _Matcher<Element>? {
+    guard cursor.base == nil, let twin = c.field, let fields = try? fields(),
+      let kinds = fields.kinds[twin.key], !kinds.isUnknown
+    else { return nil }
+    if twin.value._kind != .null && !kinds.contains(twin.value._kind) { return nil }
+    guard let read = fields.reader(for: twin.key) else { return .constant(twin.matches(.null)) }
+    return .general { twin.matches(try read($0)) }
   }
 
   private mutating func _general(_ node: _FilterNode<Element>) throws -> _Matcher<Element> {
@@ -52,6 +64,7 @@ struct _FilterCompiler<Element: Sendable> {
     case .constant(let b):
       return .constant(b)
     case .typed(let c):
+      if let twin = _twin(c) { return twin }
       let test = c.test
       return .general { test(try cursor.pointer($0)) }
     case .closure(let c):

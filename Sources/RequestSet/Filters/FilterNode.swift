@@ -229,13 +229,18 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   /// For `==` on a writable key path: sets the field to the compared value, so that
   /// `firstOrInsert` can build a record the condition matches.
   @usableFromInline let assign: (@Sendable (inout Element) -> Void)?
+  /// The same condition over the store's encoded fields, when the two surely agree: a
+  /// store that would otherwise decode every record reads one field instead (see
+  /// `TypedFieldTwin.swift`).
+  @usableFromInline let field: _FieldCondition?
 
   @inlinable
   init(
-    description: String, assign: (@Sendable (inout Element) -> Void)? = nil,
+    description: String, field: _FieldCondition? = nil, assign: (@Sendable (inout Element) -> Void)? = nil,
     test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
   ) {
     self.description = description
+    self.field = field
     self.assign = assign
     self.test = test
   }

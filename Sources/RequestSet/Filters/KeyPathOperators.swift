@@ -27,6 +27,7 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) == " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .equal, rhs)
   var assign: (@Sendable (inout Root) -> Void)? = nil
   if lhs is WritableKeyPath<Root, Value> {
     assign = { record in
@@ -36,12 +37,12 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, assign: assign) {
+        _TypedCondition(description: text, field: field, assign: assign) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) == rhs
         }))
   }
   return RequestFilter(
-    _node: .typed(_TypedCondition(description: text, assign: assign) { $0.pointee[keyPath: lhs] == rhs }))
+    _node: .typed(_TypedCondition(description: text, field: field, assign: assign) { $0.pointee[keyPath: lhs] == rhs }))
 }
 
 /// A filter keeping records whose field at `lhs` is not equal to `rhs`.
@@ -54,14 +55,15 @@ public func != <Root: Sendable, Value: Equatable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) != " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .notEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) != rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] != rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] != rhs }))
 }
 
 /// A filter keeping records whose field at `lhs` is less than `rhs`.
@@ -74,14 +76,15 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) < " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .lessThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) < rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] < rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] < rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than `rhs`;
@@ -95,17 +98,18 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) < " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .lessThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value < rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text) {
+      _TypedCondition(description: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value < rhs
       }))
@@ -121,14 +125,15 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) <= " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .lessThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) <= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] <= rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] <= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than or equal to `rhs`;
@@ -142,17 +147,18 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) <= " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .lessThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value <= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text) {
+      _TypedCondition(description: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value <= rhs
       }))
@@ -168,14 +174,15 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) > " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .greaterThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) > rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] > rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] > rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than `rhs`;
@@ -189,17 +196,18 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) > " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .greaterThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value > rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text) {
+      _TypedCondition(description: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value > rhs
       }))
@@ -215,14 +223,15 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) >= " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .greaterThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) >= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text) { $0.pointee[keyPath: lhs] >= rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] >= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than or equal to `rhs`;
@@ -236,17 +245,18 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
   let text = "\(lhs) >= " + _literal(rhs)
+  let field = _fieldTwin(lhs, Root.self, .greaterThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text) {
+        _TypedCondition(description: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value >= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text) {
+      _TypedCondition(description: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value >= rhs
       }))

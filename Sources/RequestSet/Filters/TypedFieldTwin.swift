@@ -1,0 +1,47 @@
+import Foundation
+
+// A typed condition's twin over the store's encoded fields.
+//
+// `\.age > 3` tests records in place in memory, which is the fastest way there. A store that
+// keeps records on disk would have to decode each record to run that test; the twin
+// `age > 3` reads the one field from the record's bytes instead. A condition has a twin
+// only when the two are sure to agree:
+// - the key path is a chain of stored-property names (`\Animal.owner?.city` gives
+//   "owner.city"), which are the record's Codable keys unless the type renames them with
+//   `CodingKeys`; the compiler uses a twin only when that key exists and holds the value's
+//   kind, and otherwise decodes records as before;
+// - the value is of a type whose encoded form orders and compares as the Swift value does:
+//   integers up to 64 bits (not UInt64), Double, Float, String, Date, and for == and !=
+//   also Bool and UUID, or an optional of one of these.
+
+private let _orderedTypes: [Any.Type] = [
+  Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt8.self, UInt16.self, UInt32.self,
+  Double.self, Float.self, String.self, Date.self,
+  Int?.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self, UInt8?.self, UInt16?.self, UInt32?.self,
+  Double?.self, Float?.self, String?.self, Date?.self,
+]
+private let _equatableTypes: [Any.Type] = _orderedTypes + [Bool.self, UUID.self, Bool?.self, UUID?.self]
+
+/// The Codable key a key path names, when it is a plain chain of stored properties.
+func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
+  let text = String(describing: keyPath)
+  let prefix = "\\" + String(describing: root) + "."
+  guard text.hasPrefix(prefix) else { return nil }
+  var path = String(text.dropFirst(prefix.count))
+  path.removeAll { $0 == "?" || $0 == "!" }
+  guard !path.isEmpty, path.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }) else { return nil }
+  return path
+}
+
+/// The field condition that agrees with `keyPath <comparison> value`, or nil.
+@usableFromInline
+func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value)
+  -> _FieldCondition?
+{
+  let allowed = comparison == .equal || comparison == .notEqual ? _equatableTypes : _orderedTypes
+  guard allowed.contains(where: { $0 == Value.self }), let key = _fieldKey(keyPath, root: Root.self),
+    let encodable = value as? any Encodable, let encoded = try? _FieldEncoder.encode(encodable)
+  else { return nil }
+  if case .double(let d) = encoded, d.isNaN { return nil }
+  return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
+}
