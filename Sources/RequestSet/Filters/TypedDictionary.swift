@@ -40,6 +40,7 @@ struct _SendableKeyPath<Root, Value>: @unchecked Sendable {
 }
 
 extension RequestValueMatch where Self: Equatable {
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     let value = self
     if let kp = keyPath as? KeyPath<Root, Self> {
@@ -53,6 +54,7 @@ extension RequestValueMatch where Self: Equatable {
     return nil
   }
 
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) == " + _literal(self) }
 }
 
@@ -91,41 +93,51 @@ extension Int: RequestValueMatch {
 /// A range of a field's values: `1...3` is BETWEEN, `1..<3` excludes the upper bound. The
 /// bounds are themselves matchable values (Int, Double, String, Date, …).
 extension ClosedRange: RequestValueMatch where Bound: RequestValueMatch {
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     _rangeTest(keyPath) { self.contains($0) }
   }
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String {
     "\(key) BETWEEN {\(_literal(lowerBound)), \(_literal(upperBound))}"
   }
 }
 
 extension Range: RequestValueMatch where Bound: RequestValueMatch {
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     _rangeTest(keyPath) { self.contains($0) }
   }
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String {
     "\(key) >= \(_literal(lowerBound)) AND \(key) < \(_literal(upperBound))"
   }
 }
 
 extension PartialRangeFrom: RequestValueMatch where Bound: RequestValueMatch {
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     _rangeTest(keyPath) { self.contains($0) }
   }
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) >= \(_literal(lowerBound))" }
 }
 
 extension PartialRangeThrough: RequestValueMatch where Bound: RequestValueMatch {
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     _rangeTest(keyPath) { self.contains($0) }
   }
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) <= \(_literal(upperBound))" }
 }
 
 extension PartialRangeUpTo: RequestValueMatch where Bound: RequestValueMatch {
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     _rangeTest(keyPath) { self.contains($0) }
   }
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) < \(_literal(upperBound))" }
 }
 
@@ -156,6 +168,7 @@ public struct RequestInequality<Value: Comparable & Sendable>: RequestValueMatch
   /// The value the field is compared with.
   public let value: Value
 
+  /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     let comparison = comparison, value = value
     return _rangeTest(keyPath) { (field: Value) in
@@ -163,6 +176,7 @@ public struct RequestInequality<Value: Comparable & Sendable>: RequestValueMatch
     }
   }
 
+  /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) \(comparison.rawValue) " + _literal(value) }
 }
 

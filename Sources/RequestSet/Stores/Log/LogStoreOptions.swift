@@ -42,6 +42,7 @@ public enum LogRecoveryMode: Sendable, Equatable, CustomStringConvertible {
   /// (`kSkipAnyCorruptedRecords`). Salvage: back the file up first.
   case skipDamagedFrames
 
+  /// A readable summary, as logs and test failures print it.
   public var description: String {
     switch self {
     case .truncateTornTail: return "truncateTornTail"
@@ -140,6 +141,7 @@ public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
   /// True when the file was intact: nothing cut, skipped or dropped.
   public var isClean: Bool { tornTail == nil && damage.isEmpty && discardedFrom == nil && droppedRecords == 0 }
 
+  /// A readable summary, as logs and test failures print it.
   public var description: String {
     var parts = ["\(recordCount) records from \(frameCount) frames (\(fileSize) bytes, mode \(mode))"]
     if let t = tornTail { parts.append("torn tail of \(t.byteCount) bytes cut at offset \(t.offset)") }
