@@ -7,8 +7,8 @@ import RequestSet
 // The ratio table in docs/BENCHMARKS.md comes from the `Ratios` executable, which times
 // each scenario beside its baseline in one process.
 
-nonisolated(unsafe) let animals = makeAnimals(1_000_000)
-nonisolated(unsafe) let store = try! MemoryStore(animals)
+let animals = makeAnimals(1_000_000)
+let store = try! MemoryStore(animals)
 
 let benchmarks: @Sendable () -> Void = {
   Benchmark.defaultConfiguration = .init(

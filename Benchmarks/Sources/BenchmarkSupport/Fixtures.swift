@@ -70,6 +70,6 @@ public func makeAnimals(_ count: Int, seed: UInt64 = 42) -> [Animal] {
 
 /// Keeps the optimizer from deleting a measured computation.
 @inline(never)
-public func blackHole<T>(_ value: T) {
+public func keep<T>(_ value: T) {
   withExtendedLifetime(value) {}
 }

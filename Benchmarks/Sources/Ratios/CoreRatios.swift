@@ -9,35 +9,35 @@ func coreRows(_ animals: [Animal]) throws -> [Row] {
   let handGreater = median {
     var c = 0
     for a in animals where a.age > 30 { c += 1 }
-    blackHole(c)
+    keep(c)
   }
-  let typed = median { blackHole(RequestSet(store).filter(\.age > 30).count) }
+  let typed = median { keep(RequestSet(store).filter(\.age > 30).count) }
   rows.append(Row("filter(\\.age > 30).count", typed, "hand-written loop", handGreater, target: "within 1.5x"))
 
   let handEqual = median {
     var c = 0
     for a in animals where a.age == 30 { c += 1 }
-    blackHole(c)
+    keep(c)
   }
-  let keyed = median { blackHole(RequestSet(store).filter("age", value: 30).count) }
+  let keyed = median { keep(RequestSet(store).filter("age", value: 30).count) }
   rows.append(Row("filter(\"age\", value: 30).count", keyed, "hand-written loop", handEqual, target: "within 3x"))
 
-  let sortedPrefix = median(runs: 3) { blackHole(Array(animals.sorted { $0.age < $1.age }.prefix(10))) }
-  let topK = median { blackHole(Array(RequestSet(store).sortBy(\.age).limit(10))) }
+  let sortedPrefix = median(runs: 3) { keep(Array(animals.sorted { $0.age < $1.age }.prefix(10))) }
+  let topK = median { keep(Array(RequestSet(store).sortBy(\.age).limit(10))) }
   rows.append(Row("sortBy(\\.age).limit(10)", topK, "sorted().prefix(10)", sortedPrefix, target: "10x faster"))
-  let topKKey = median { blackHole(Array(RequestSet(store).sortBy("age").limit(10))) }
+  let topKKey = median { keep(Array(RequestSet(store).sortBy("age").limit(10))) }
   rows.append(Row("sortBy(\"age\").limit(10)", topKKey, "sorted().prefix(10)", sortedPrefix, target: "(string key)"))
 
-  let predicate = median { blackHole(RequestSet(store).filter(#Predicate<Animal> { $0.age > 30 }).count) }
+  let predicate = median { keep(RequestSet(store).filter(#Predicate<Animal> { $0.age > 30 }).count) }
   rows.append(Row("filter(#Predicate { $0.age > 30 }).count", predicate, "hand-written loop", handGreater, target: "-"))
-  let closure = median { blackHole(RequestSet(store).filter { $0.age > 30 }.count) }
+  let closure = median { keep(RequestSet(store).filter { $0.age > 30 }.count) }
   rows.append(Row("filter { $0.age > 30 }.count", closure, "hand-written loop", handGreater, target: "-"))
-  let fetched = median { blackHole(try! RequestSet(store).filter(\.age > 30).fetch().count) }
-  let eager = median { blackHole(animals.filter { $0.age > 30 }.count) }
+  let fetched = median { keep(try! RequestSet(store).filter(\.age > 30).fetch().count) }
+  let eager = median { keep(animals.filter { $0.age > 30 }.count) }
   rows.append(Row("filter(\\.age > 30).fetch()", fetched, "Array.filter", eager, target: "-"))
-  let insert = median(runs: 3) { blackHole(try! MemoryStore(animals)) }
+  let insert = median(runs: 3) { keep(try! MemoryStore(animals)) }
   let encoder = JSONEncoder()
-  let json = median(runs: 3) { for a in animals { blackHole(try! encoder.encode(a)) } }
+  let json = median(runs: 3) { for a in animals { keep(try! encoder.encode(a)) } }
   rows.append(Row("MemoryStore(records): insert, encoding fields", insert, "JSONEncoder, every record", json, target: "-"))
   return rows
 }

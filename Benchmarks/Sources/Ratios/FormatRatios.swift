@@ -12,12 +12,12 @@ func formatRows(_ animals: [Animal]) throws -> [Row] {
      \.age > 10 && \.species == "Cow"),
   ]
   for (text, format, typed) in pairs {
-    let f = median { blackHole(set.filter(format).count) }
-    let t = median { blackHole(set.filter(typed).count) }
+    let f = median { keep(set.filter(format).count) }
+    let t = median { keep(set.filter(typed).count) }
     rows.append(Row("format \"\(text)\" count", f, "typed key paths", t, target: "within 2x"))
   }
   let parse = median(runs: 9) {
-    for _ in 0..<10_000 { blackHole(try! RequestFilter<Animal>(format: "age > %d AND name BEGINSWITH[c] %@", arguments: [3, "mi"])) }
+    for _ in 0..<10_000 { keep(try! RequestFilter<Animal>(format: "age > %d AND name BEGINSWITH[c] %@", arguments: [3, "mi"])) }
   }
   rows.append(Row("parse a format string x10,000", parse, "(no baseline)", parse, target: "-"))
   return rows

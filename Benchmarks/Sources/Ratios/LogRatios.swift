@@ -34,8 +34,8 @@ func logRows(_ animals: [Animal]) throws -> [Row] {
     codec = c
   }
   let jsonEncode = try median(runs: runs) { jsons = try sample.map { try encoder.encode($0) } }
-  let binaryDecode = try median(runs: runs) { for b in binaries { blackHole(try codec.decode(Animal.self, from: b)) } }
-  let jsonDecode = try median(runs: runs) { for j in jsons { blackHole(try decoder.decode(Animal.self, from: j)) } }
+  let binaryDecode = try median(runs: runs) { for b in binaries { keep(try codec.decode(Animal.self, from: b)) } }
+  let jsonDecode = try median(runs: runs) { for j in jsons { keep(try decoder.decode(Animal.self, from: j)) } }
   rows.append(Row("encode 100,000 records", binaryEncode, "JSONEncoder", jsonEncode, target: "5x faster"))
   rows.append(Row("decode 100,000 records", binaryDecode, "JSONDecoder", jsonDecode, target: "5x faster"))
   let binaryBytes = binaries.reduce(0) { $0 + $1.count } + codec.fieldNames.reduce(0) { $0 + $1.utf8.count + 2 }
@@ -71,12 +71,12 @@ func logRows(_ animals: [Animal]) throws -> [Row] {
     return db
   }
   let logInsert = try median(runs: 3, warmUp: false) { try freshLog().insert(contentsOf: animals) }
-  let sqlInsert = try median(runs: 3, warmUp: false) { blackHole(try freshDatabase()) }
+  let sqlInsert = try median(runs: 3, warmUp: false) { keep(try freshDatabase()) }
   rows.append(Row("insert all in one batch", logInsert, "SQLite, one transaction", sqlInsert, target: "at least as fast"))
 
   // Reopen (replay the log) against reading the same file sequentially.
   try freshLog().insert(contentsOf: animals)
-  let reopen = try median(runs: runs) { blackHole(try LogStore<Animal>(path: logPath)) }
+  let reopen = try median(runs: runs) { keep(try LogStore<Animal>(path: logPath)) }
   let plainRead = median(runs: runs) {
     let fd = open(logPath, O_RDONLY)
     let chunk = 1 << 20
@@ -89,19 +89,19 @@ func logRows(_ animals: [Animal]) throws -> [Row] {
     }
     buffer.deallocate()
     close(fd)
-    blackHole(total)
+    keep(total)
   }
   rows.append(Row("reopen the log", reopen, "read(2) of the file", plainRead, target: "within 3x"))
 
   // A filtered count without an index.
   let store = try LogStore<Animal>(path: logPath)
   let db = try freshDatabase()
-  let logCount = median(runs: runs) { blackHole(RequestSet(store).filter("age", value: 30).count) }
+  let logCount = median(runs: runs) { keep(RequestSet(store).filter("age", value: 30).count) }
   let sqlCount = try median(runs: runs) {
-    blackHole(try db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM animal WHERE age = 30") })
+    keep(try db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM animal WHERE age = 30") })
   }
   rows.append(Row("filter(\"age\", value: 30).count", logCount, "SQLite COUNT(*) WHERE, full scan", sqlCount, target: "at least as fast"))
-  let logTyped = median(runs: 3) { blackHole(RequestSet(store).filter(\.age == 30).count) }
+  let logTyped = median(runs: 3) { keep(RequestSet(store).filter(\.age == 30).count) }
   rows.append(Row("filter(\\.age == 30).count (typed, on the field twin)", logTyped, "SQLite COUNT(*) WHERE, full scan", sqlCount, target: "-"))
   return rows
 }
