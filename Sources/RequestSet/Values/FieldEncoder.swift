@@ -9,41 +9,31 @@ enum _FieldEncoder {
   /// A record's top-level fields in the order its `encode(to:)` wrote them, nested values
   /// finished as trees: what a field table appends without building a dictionary.
   static func encodeRow(_ record: some Encodable) throws -> _EncodedRow {
-    let root = _EncodingNode()
-    do {
-      try record.encode(to: _Encoder(node: root, codingPath: []))
-    } catch {
-      throw RequestSetError(
-        .encodingFailed,
-        "Could not encode a record of type \(type(of: record)); its encode(to:) threw. "
-          + "Check that the record is encodable without a special encoder configuration.",
-        underlying: error)
-    }
+    let root = try _tree(record, what: "a record")
     guard root.kind == .keyed else { return _EncodedRow(fields: []) }
     return _EncodedRow(fields: root.fields.map { ($0.key, $0.child.finished) })
   }
 
   static func encode(_ value: some Encodable) throws -> FieldValue {
-    // Fast paths for the scalars that most filter values are.
-    switch value {
-    case let v as String: return .string(v)
-    case let v as Int: return .int(v)
-    case let v as Double: return .double(v)
-    case let v as Bool: return .bool(v)
-    case let v as FieldValue: return v
-    default: break
-    }
+    // Most filter values are scalars: no encoder needed.
+    if let scalar = _scalar(value) { return scalar }
+    let root = try _tree(value, what: "a value")
+    return root.finish()
+  }
+
+  /// Runs `value`'s `encode(to:)` into a fresh node, wrapping its failure.
+  private static func _tree(_ value: some Encodable, what: String) throws -> _EncodingNode {
     let root = _EncodingNode()
     do {
       try value.encode(to: _Encoder(node: root, codingPath: []))
     } catch {
       throw RequestSetError(
         .encodingFailed,
-        "Could not encode a value of type \(type(of: value)); its encode(to:) threw. "
+        "Could not encode \(what) of type \(type(of: value)); its encode(to:) threw. "
           + "Check that the value is encodable without a special encoder configuration.",
         underlying: error)
     }
-    return root.finish()
+    return root
   }
 }
 

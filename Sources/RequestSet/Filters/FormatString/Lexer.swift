@@ -381,6 +381,9 @@ struct _FormatLexer {
 /// Encodes a `%@` argument, an IN list element or a triplet value the way records encode.
 func _encodeArgument(_ value: (any Sendable)?) throws -> FieldValue {
   guard let value else { return .null }
+  // The scalar cases stay ahead of the Encodable one although `_FieldEncoder.encode` has
+  // the same fast path: triplet values reach here in forms that the `any Encodable` case
+  // does not handle the same way (TripletTests fail without these lines).
   switch value {
   case let s as String: return .string(s)
   case let i as Int: return .int(i)
