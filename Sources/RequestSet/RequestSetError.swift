@@ -59,6 +59,12 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let locked = Code("locked")
     /// The operating system refused a file operation (the message names it and the path).
     public static let ioFailure = Code("ioFailure")
+    /// A write would give two records the same value of a unique index, or a unique index
+    /// cannot be created over records that share a value.
+    public static let uniqueViolation = Code("uniqueViolation")
+    /// An index cannot be created: the key path names no stored field, or the store holds
+    /// an index on that key already with another `unique` setting.
+    public static let invalidIndex = Code("invalidIndex")
     /// An earlier failure left the store unusable (a failed fsync); reopen it.
     public static let storeFailed = Code("storeFailed")
 

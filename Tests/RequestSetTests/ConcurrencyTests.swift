@@ -62,7 +62,7 @@ import Testing
     #expect(
       plan == """
         RequestSet<Animal> over MemoryStore<Animal>
-        stage 1: scan all records
+        stage 1: scan all records (~0 records)
           filter: (species == "Cow" OR species == "Dog") AND \\Animal.age > 3 AND NOT name == "Rex"
           sort: name ASC [caseInsensitive], \\Animal.age DESC (top-k heap, k = 13)
           window: offset 10, limit 3
@@ -71,7 +71,7 @@ import Testing
       RequestSet(Animal.zoo).filter(#Predicate<Animal> { $0.age > 1 }).filter { _ in true }.sortBy("age").explain()
         == """
         RequestSet<Animal> over Array<Animal>
-        stage 1: scan all records
+        stage 1: scan all records (~6 records)
           filter: #Predicate<Animal> AND { closure }
           sort: age ASC (stable sort)
         """)

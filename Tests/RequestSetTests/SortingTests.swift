@@ -104,7 +104,7 @@ import Testing
     let plan = all.limit(3).filter(\.age > 3).explain()
     #expect(plan == """
       RequestSet<Animal> over \(kind.sourceName)
-      stage 1: scan all records
+      stage 1: scan all records (~6 records)
         window: limit 3
       stage 2: the records of stage 1
         filter: \\Animal.age > 3

@@ -5,10 +5,80 @@ enum _Executor {
     try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       var current: [Int]? = nil  // nil: every live slot of the snapshot
-      for stage in query.stages {
-        current = try _run(stage, on: current, compiler: &compiler)
+      for (i, stage) in query.stages.enumerated() {
+        if i == 0 {
+          let plan = _Planner.plan(stage, in: snapshot)
+          current = try _run(plan, stage, compiler: &compiler)
+        } else {
+          current = try _run(stage, on: current, compiler: &compiler)
+        }
       }
       return current ?? snapshot._liveSlots()
+    }
+  }
+
+  /// Runs the first stage the way the planner chose.
+  private static func _run<Element>(
+    _ plan: _AccessPlan<Element>, _ stage: _Stage<Element>, compiler: inout _FilterCompiler<Element>
+  ) throws -> [Int] {
+    var narrowed = stage
+    narrowed.filter = plan.filter
+    switch plan.path {
+    case .scan:
+      return try _run(stage, on: nil, compiler: &compiler)
+    case .lookup:
+      // The whole filter is compiled once, for its checks: a bad key or value throws
+      // whichever way the records are read.
+      _ = try compiler.compile(stage.filter)
+      return try _run(narrowed, on: plan.candidates ?? [], compiler: &compiler)
+    case .walk(let index, _, let descending):
+      return try _walk(narrowed, index, descending: descending, compiler: &compiler)
+    }
+  }
+
+  /// A sort plus a limit served by walking an index in sort order: records are tested in
+  /// that order until the window is full and the last sort value's ties are all in, then
+  /// the few collected are put in exact order (later sort keys, then store order).
+  private static func _walk<Element>(
+    _ stage: _Stage<Element>, _ index: _SortedIndex, descending: Bool, compiler: inout _FilterCompiler<Element>
+  ) throws -> [Int] {
+    let cursor = compiler.cursor
+    let test = _test(try compiler.compile(stage.filter), cursor)
+    guard let compare = try _comparator(stage.sort, compiler: &compiler),
+      let firstKey = try _comparator([stage.sort[0]], compiler: &compiler), let limit = stage.window.limit
+    else { return try _run(stage, on: nil, compiler: &compiler) }
+    let need = stage.window.needed ?? limit
+    guard need > 0 else { return [] }
+    var collected: [Int] = []
+    let visit = { (entry: _IndexEntry) throws -> Bool in
+      let slot = entry.slot
+      guard try test(slot) else { return true }
+      if collected.count >= need, try firstKey(collected[collected.count - 1], slot) != 0 { return false }
+      collected.append(slot)
+      return true
+    }
+    if descending {
+      try index.forEachBackward(from: index.endPosition, to: index.startPosition, visit)
+    } else {
+      try index.forEach(from: index.startPosition, to: index.endPosition, visit)
+    }
+    try collected.sort { a, b in
+      let c = try compare(a, b)
+      return c != 0 ? c < 0 : a < b
+    }
+    return Array(collected[stage.window.range(in: collected.count)])
+  }
+
+  /// A slot test for a compiled matcher.
+  private static func _test<Element>(
+    _ matcher: _Matcher<Element>, _ cursor: _RecordCursor<Element>
+  ) -> (Int) throws -> Bool {
+    switch matcher {
+    case .constant(let b): return { _ in b }
+    case .typed(let t):
+      if let base = cursor.base { return { t(base + $0) } }
+      return { t(try cursor.pointer($0)) }
+    case .general(let g): return g
     }
   }
 
@@ -21,9 +91,24 @@ enum _Executor {
       var compiler = _FilterCompiler(cursor: cursor)
       // Sort keys do not change the count, but a bad sort key is still an error.
       _ = try _comparator(stage.sort, compiler: &compiler)
-      let matcher = try compiler.compile(stage.filter)
+      var sorted = stage
+      sorted.sort = []
+      let plan = _Planner.plan(sorted, in: snapshot)
+      // Compile the whole filter even when an index answers it: a bad key still throws.
+      var matcher = try compiler.compile(stage.filter)
+      if case .lookup = plan.path { matcher = try compiler.compile(plan.filter) }
+      // Counting stops once the window is full (`isEmpty` counts to 1).
+      let enough = stage.window.needed ?? Int.max
       var n = 0
-      try _scan(nil, cursor, matcher) { _ in n += 1 }
+      if case .lookup = plan.path, let candidates = plan.candidates {
+        if plan.filter == nil {
+          n = candidates.count
+        } else {
+          try _scanWhile(candidates, cursor, matcher) { _ in n += 1; return n < enough }
+        }
+      } else if enough > 0 {
+        try _scanWhile(nil, cursor, matcher) { _ in n += 1; return n < enough }
+      }
       return stage.window.range(in: n).count
     }
   }

@@ -45,3 +45,11 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ compari
   if case .double(let d) = encoded, d.isNaN { return nil }
   return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
 }
+
+/// The store key a typed sort orders by, when the key path's encoded values order exactly
+/// as the Swift values do: an index on that key can serve the sort.
+@usableFromInline
+func _sortFieldKey<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ value: Value.Type) -> String? {
+  guard _orderedTypes.contains(where: { $0 == Value.self }) else { return nil }
+  return _fieldKey(keyPath, root: Root.self)
+}

@@ -90,6 +90,12 @@ struct _Window: Sendable, Equatable {
 
   var isSet: Bool { offset != 0 || limit != nil }
 
+  /// How many rows the window needs from the top, `offset + limit` (saturating), or nil
+  /// without a limit.
+  var needed: Int? {
+    limit.map { let (sum, overflow) = offset.addingReportingOverflow($0); return overflow ? Int.max : sum }
+  }
+
   /// The slice of `0..<count` the window keeps.
   func range(in count: Int) -> Range<Int> {
     let start = min(offset, count)
@@ -121,14 +127,18 @@ struct _TypedSort<Element>: Sendable {
   @usableFromInline let order: RequestSortOrder
   /// -1, 0 or 1 for ascending order; nil orders before any value.
   @usableFromInline let compare: @Sendable (UnsafePointer<Element>, UnsafePointer<Element>) -> Int
+  /// The store key whose encoded values order exactly as `compare` does, when there is
+  /// one: the planner may then walk an index on it (see `TypedFieldTwin.swift`).
+  @usableFromInline let fieldKey: String?
 
   @inlinable
   init(
-    description: String, order: RequestSortOrder,
+    description: String, order: RequestSortOrder, fieldKey: String? = nil,
     compare: @escaping @Sendable (UnsafePointer<Element>, UnsafePointer<Element>) -> Int
   ) {
     self.description = description
     self.order = order
+    self.fieldKey = fieldKey
     self.compare = compare
   }
 }
@@ -162,14 +172,15 @@ extension _TypedSort {
   /// A sort on a `Comparable` key path, read at its stored offset when there is one.
   @inlinable
   static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V> & Sendable, order: RequestSortOrder) -> _TypedSort {
+    let key = _sortFieldKey(keyPath, Element.self, V.self)
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
-      return _TypedSort(description: "\(keyPath)", order: order) {
+      return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
         _three(
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: V.self),
           UnsafeRawPointer($1).load(fromByteOffset: offset, as: V.self))
       }
     }
-    return _TypedSort(description: "\(keyPath)", order: order) {
+    return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
       _three($0.pointee[keyPath: keyPath], $1.pointee[keyPath: keyPath])
     }
   }
@@ -177,14 +188,15 @@ extension _TypedSort {
   /// A sort on an optional `Comparable` key path; nil orders first.
   @inlinable
   static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V?> & Sendable, order: RequestSortOrder) -> _TypedSort {
+    let key = _sortFieldKey(keyPath, Element.self, V?.self)
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
-      return _TypedSort(description: "\(keyPath)", order: order) {
+      return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
         _three(
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: V?.self),
           UnsafeRawPointer($1).load(fromByteOffset: offset, as: V?.self))
       }
     }
-    return _TypedSort(description: "\(keyPath)", order: order) {
+    return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
       _three($0.pointee[keyPath: keyPath], $1.pointee[keyPath: keyPath])
     }
   }

@@ -1,23 +1,58 @@
 extension RequestSet {
-  /// A readable, stable description of how the set will be evaluated; runs nothing.
+  /// A readable, stable description of how the set will be evaluated: which index the
+  /// first stage reads through (or a scan), which filters the index answers and which run
+  /// on each record, the sort strategy, the window, and the estimated records read.
+  ///
+  /// It runs no query: it looks at the store's indexes in a snapshot (the set's own, once
+  /// a read has fixed it) and counts index entries for the estimate.
   ///
   /// ```swift
-  /// print(animals.filter(\.age > 3).sortBy("name").limit(3).explain())
+  /// try store.createIndex(\.species)
+  /// print(animals.filter("species", value: "Cow").sortBy("age").limit(5).explain())
   /// // RequestSet<Animal> over MemoryStore<Animal>
-  /// // stage 1: scan all records
-  /// //   filter: \Animal.age > 3
-  /// //   sort: name ASC (top-k heap, k = 3)
-  /// //   window: limit 3
+  /// // stage 1: index lookup on species (~2 of 6 records)
+  /// //   index answers: species == "Cow"
+  /// //   sort: age ASC (top-k heap, k = 5)
+  /// //   window: limit 5
   /// ```
   public func explain() -> String {
     var lines = ["RequestSet<\(Element.self)> over \(_source.name)"]
     for (i, stage) in _query.stages.enumerated() {
-      lines.append("stage \(i + 1): " + (i == 0 ? "scan all records" : "the records of stage \(i)"))
-      if let filter = stage.filter { lines.append("  filter: \(filter.description)") }
+      var filter = stage.filter
+      var sortStrategy: String? = nil
+      if i == 0 {
+        do {
+          let snapshot = try _cache.peekSnapshot() ?? _source.snapshot()
+          let plan = _Planner.plan(stage, in: snapshot)
+          let total = snapshot.count
+          filter = plan.filter
+          switch plan.path {
+          case .scan:
+            lines.append("stage 1: scan all records (~\(total) records)")
+            if let note = plan.note { lines.append("  index not used: \(note)") }
+          case .lookup(let name, let answers, let exact):
+            lines.append("stage 1: \(name) (~\(plan.estimatedRows) of \(total) records)")
+            lines.append(exact ? "  index answers: \(answers)" : "  index narrows to: \(answers) (rechecked on each record)")
+          case .walk(_, let key, let descending):
+            lines.append(
+              "stage 1: index order on \(key) \(descending ? "DESC" : "ASC"), stopping once the window is full "
+                + "(~\(plan.estimatedRows) of \(total) records)")
+            if let note = plan.note { lines.append("  \(note)") }
+            sortStrategy = "index order"
+          }
+        } catch {
+          lines.append("stage 1: scan all records (the store cannot be read now: \(error))")
+        }
+      } else {
+        lines.append("stage \(i + 1): the records of stage \(i)")
+      }
+      if let filter { lines.append("  filter: \(filter.description)") }
       if !stage.sort.isEmpty {
         let keys = stage.sort.map(\.description).joined(separator: ", ")
         let strategy =
-          stage.distinct == nil ? stage.window.limit.map { "top-k heap, k = \(stage.window.offset + $0)" } ?? "stable sort" : "stable sort"
+          sortStrategy
+          ?? (stage.distinct == nil
+            ? stage.window.limit.map { "top-k heap, k = \(stage.window.offset + $0)" } ?? "stable sort" : "stable sort")
         lines.append("  sort: \(keys) (\(strategy))")
       }
       if stage.reversed {

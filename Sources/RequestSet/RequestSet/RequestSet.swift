@@ -163,6 +163,9 @@ final class _ResultCache<Element: Sendable>: Sendable {
     }
   }
 
+  /// The snapshot, when a read has already fixed it.
+  func peekSnapshot() -> StoreSnapshot<Element>? { state.withLock { $0.snapshot } }
+
   /// The evaluation, when a read has already computed it.
   func peekEvaluation() -> _Evaluation<Element>? { state.withLock { $0.evaluation } }
 

@@ -29,6 +29,8 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   let _liveCount: Int
   /// The store's write counter when the snapshot was taken.
   let _version: UInt64
+  /// The store's secondary indexes and id lookup as of this snapshot, for the planner.
+  var _indexes: _IndexAccess?
 
   init(storage: _SnapshotStorage<Element>, slotCount: Int, live: _Bitset?, liveCount: Int, version: UInt64) {
     _storage = storage

@@ -33,6 +33,13 @@ struct _FieldTable: Sendable {
     columnIndex[key].map { columns[$0] }
   }
 
+  /// One row's value of a key (`.null` when the key has no column).
+  @inline(__always)
+  func value(_ key: String, row: Int) -> FieldValue {
+    guard let c = columnIndex[key] else { return .null }
+    return columns[c][row]
+  }
+
   /// Appends a row for a newly written record.
   mutating func append(_ record: FieldValue) {
     append(_EncodedRow(record))
@@ -138,5 +145,16 @@ struct _EncodedRow: Sendable {
   /// The fields of an encoded record (`.object`); none for any other value.
   init(_ record: FieldValue) {
     if case .object(let object) = record { fields = object.map { ($0.key, $0.value) } } else { fields = [] }
+  }
+
+  /// The value at a dotted key, as the field table would hold it (`.null` when absent).
+  func value(at key: String) -> FieldValue {
+    var parts = key.split(separator: ".", omittingEmptySubsequences: false)[...]
+    guard let first = parts.popFirst(), var value = fields.first(where: { $0.0 == first })?.1 else { return .null }
+    for part in parts {
+      guard case .object(let object) = value, let next = object[String(part)] else { return .null }
+      value = next
+    }
+    return value
   }
 }

@@ -9,15 +9,20 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case array
   /// `LogStore`, on a fresh file in a temporary directory.
   case log
+  /// `MemoryStore` with secondary indexes on most of `Animal`'s keys, so every suite
+  /// also runs through the planner's index paths.
+  case indexedMemory
+  /// `LogStore` with the same indexes.
+  case indexedLog
 
   var description: String { rawValue }
 
   /// How `explain()` names this backend's records.
   var sourceName: String {
     switch self {
-    case .memory: return "MemoryStore<Animal>"
+    case .memory, .indexedMemory: return "MemoryStore<Animal>"
     case .array: return "Array<Animal>"
-    case .log: return "LogStore<Animal>"
+    case .log, .indexedLog: return "LogStore<Animal>"
     }
   }
 
@@ -34,8 +39,22 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     switch self {
     case .memory: return MemoryStore<R>()
     case .log: return try LogStore<R>(path: TemporaryLogDirectory.freshPath())
+    case .indexedMemory:
+      let store = MemoryStore<R>()
+      for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
+      return store
+    case .indexedLog:
+      let store = try LogStore<R>(path: TemporaryLogDirectory.freshPath())
+      for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
+      return store
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
+  }
+
+  /// The keys the indexed kinds index: most of `Animal`'s, scalar, optional, nested and
+  /// array-valued alike.
+  static func indexedKeys<R>(_ type: R.Type) -> [String] {
+    R.self == Animal.self ? ["species", "age", "name", "weight", "nickname", "owner.city", "tags"] : []
   }
 
   /// A request set over `records` on this kind of backend.

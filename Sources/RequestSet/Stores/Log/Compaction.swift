@@ -55,6 +55,12 @@ extension _LogState {
       defs.append(name)
     }
     flushKeys()
+    if !index.indexDefinitions.isEmpty {
+      sequence += 1
+      _LogFormat.appendFrame(
+        .indexes, sequence: sequence, payload: _LogFormat.indexDefinitionsPayload(index.indexDefinitions).bytes,
+        saltState: salt, to: buffer)
+    }
 
     var locations: [_RecordLocation] = []
     locations.reserveCapacity(index.liveCount)
@@ -97,6 +103,7 @@ extension _LogState {
     for _ in 0..<locations.count { index.live.append(true) }
     index.liveCount = locations.count
     index.slots = index.slots.mapValues { slotMap[$0] }
+    indexes.renumber(slotMap)
     index.liveBytes = liveBytes
     index.sequence = sequence
     index.end = flushed

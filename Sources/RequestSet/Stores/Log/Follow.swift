@@ -41,6 +41,7 @@ extension _LogState {
     self.mapping = mapping
     openKinds = _OpenKinds(path: path, mapping: mapping, locations: index.liveLocations, names: index.keys.names)
     writtenKinds = _KindAccumulator()
+    try rebuildIndexes()
     version &+= 1
     return true
   }

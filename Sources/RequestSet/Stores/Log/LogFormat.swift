@@ -33,6 +33,10 @@ enum _LogFormat {
     case keys = 5
     /// One delete of a batch. Payload: id value.
     case batchDelete = 6
+    /// Replaces the set of secondary index definitions; committed on its own. Payload:
+    /// (flags byte, bit 0 = unique; varint byte count; UTF-8 key)*. Index entries are never
+    /// stored: the store rebuilds them from the records on open.
+    case indexes = 7
   }
 
   struct Header: Equatable {
@@ -165,5 +169,31 @@ enum _LogFormat {
       at += 1
     }
     return nil
+  }
+}
+
+extension _LogFormat {
+  /// The payload of an `.indexes` frame.
+  static func indexDefinitionsPayload(_ definitions: [RequestIndex]) -> _ByteBuffer {
+    let out = _ByteBuffer(capacity: 64)
+    for d in definitions {
+      out.append(d.unique ? 1 : 0)
+      out.appendVarint(UInt64(d.key.utf8.count))
+      out.append(d.key)
+    }
+    return out
+  }
+
+  /// Reads an `.indexes` frame's payload.
+  static func parseIndexDefinitions(_ payload: UnsafeRawBufferPointer) throws(_CodecError) -> [RequestIndex] {
+    var r = _ByteReader(payload)
+    var out: [RequestIndex] = []
+    while !r.isAtEnd {
+      let flags = try r.readByte()
+      let n = try r.readLength(max: r.remaining)
+      let key = String(decoding: try r.readBytes(n), as: UTF8.self)
+      out.append(RequestIndex(key: key, unique: flags & 1 != 0))
+    }
+    return out
   }
 }

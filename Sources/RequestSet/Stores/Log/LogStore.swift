@@ -46,6 +46,8 @@ public final class LogStore<Element: Record>: RecordStore {
 
   private let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
+  /// The key records encode their id under, for lookups by id.
+  private let _idKeyName: String? = _idKey(Element.self)
 
   /// The log file's path.
   public let path: String
@@ -132,6 +134,7 @@ public final class LogStore<Element: Record>: RecordStore {
       try state.compact()
       state.report.rewritten = true
     }
+    try state.rebuildIndexes()
     _state = _Lock(state)
   }
 
@@ -303,12 +306,85 @@ public final class LogStore<Element: Record>: RecordStore {
       _ = try state.followWriter()
       let records = try state.records()
       let index = state.index
-      return StoreSnapshot(
+      var snapshot = StoreSnapshot(
         storage: .external(records), slotCount: index.locations.count,
         live: index.liveCount == index.locations.count ? nil : index.live, liveCount: index.liveCount,
         version: state.version)
+      snapshot._indexes = _IndexAccess(catalog: state.indexes, idKey: _idKeyName)
+      if _idKeyName != nil {
+        snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
+      }
+      return snapshot
     }
   }
+
+  /// The slot of the record with this id value, when the store is still at `version`.
+  private func _slot(for id: FieldValue, at version: UInt64) -> _IDLookup {
+    guard let id = _decodeID(id, as: Element.ID.self) else { return .unknown }
+    return _state.withLock { state in
+      guard state.version == version else { return .unknown }
+      return state.index.slots[id].map { .found($0) } ?? .absent
+    }
+  }
+
+  // MARK: Indexes
+
+  /// Creates a secondary index on a key, which queries then use for equality, `IN`,
+  /// ranges, prefixes and sorts on it (see ``RequestSet/explain()``).
+  ///
+  /// The definition is written to the log, so the index comes back whenever the store
+  /// opens; its entries are never written, only rebuilt from the records on open (a
+  /// damaged file can never leave an index that disagrees with the records).
+  ///
+  /// ```swift
+  /// try store.createIndex("species")
+  /// try store.createIndex("name", unique: true)   // a duplicate name now throws on write
+  /// ```
+  /// Creating an index that exists with the same `unique` setting does nothing.
+  /// - Parameters:
+  ///   - key: A Codable key, or a dotted path into a nested value (`"owner.city"`).
+  ///   - unique: Whether a write that would give two records the same non-nil value
+  ///     throws `.uniqueViolation` (nil values are exempt, as in SQL).
+  /// - Throws: ``RequestSetError`` `.unknownKey` for a key no record can hold;
+  ///   `.uniqueViolation` when `unique` and two records share a value; `.invalidIndex`
+  ///   when an index on the key exists with the other `unique` setting; `.readOnly`;
+  ///   `.ioFailure` when the definition cannot be written.
+  /// - Complexity: O(*n* log *n*), reading one field of every record from the file.
+  public func createIndex(_ key: String, unique: Bool = false) throws {
+    try _state.withLock { try $0.createIndex(key, unique: unique) }
+  }
+
+  /// Creates a secondary index on the field a key path names.
+  ///
+  /// ```swift
+  /// try store.createIndex(\.species)
+  /// try store.createIndex(\.name, unique: true)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex` when the key path is not a chain of
+  ///   stored properties (index its Codable key with the string form then), and whatever
+  ///   the string-key form throws.
+  public func createIndex<Value>(_ keyPath: KeyPath<Element, Value>, unique: Bool = false) throws {
+    try createIndex(try _indexKey(keyPath), unique: unique)
+  }
+
+  /// Drops the index on a key, and its definition from the log.
+  ///
+  /// ```swift
+  /// try store.dropIndex("species")   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  /// - Throws: ``RequestSetError`` `.readOnly`; `.ioFailure`.
+  @discardableResult
+  public func dropIndex(_ key: String) throws -> Bool {
+    try _state.withLock { try $0.dropIndex(key) }
+  }
+
+  /// The store's secondary indexes, in the order they were created.
+  ///
+  /// ```swift
+  /// store.indexes.map(\.key)   // ["species", "name"]
+  /// ```
+  public var indexes: [RequestIndex] { _state.withLock { $0.indexes.descriptions } }
 
   /// Every commit from now on, with its changes: as it happens for a writable store; for
   /// a read-only store, by polling the file every `interval` for the writer's commits

@@ -25,6 +25,8 @@ struct _LogState<Element: Record> {
   /// Scratch buffers, reused between writes.
   var payloads = _ByteBuffer(capacity: 1 << 12)
   var out = _ByteBuffer(capacity: 1 << 12)
+  /// Secondary indexes, kept current by every write (see LogIndexes.swift).
+  var indexes = _IndexCatalog()
 
   var isReadOnly: Bool { options.readOnly }
 
@@ -75,7 +77,7 @@ struct _LogState<Element: Record> {
   /// write, and the store stays usable; if even that fails, or an fsync fails (after which
   /// the kernel may have dropped the dirty pages, so neither retrying nor trusting the
   /// file is safe), the store enters the failed state.
-  private mutating func writeOut() throws {
+  mutating func writeOut() throws {
     let code = _FileIO.pwriteAll(file.fd, out.bytes, at: index.end)
     if code != 0 {
       let error = _FileIO.failure(
@@ -156,6 +158,37 @@ struct _LogState<Element: Record> {
     }
     swap(&encoder.keys, &index.keys)
 
+    // Each written record's index values, read back from its bytes; the unique check.
+    var newValues: [[FieldValue]?] = []
+    var oldMapping: _Mapping? = nil
+    let indexPaths = indexes.indexes.map { keyIDs($0.key) }
+    if !indexes.isEmpty {
+      do {
+        let names = index.keys.names
+        var s = 0
+        for i in 0..<n {
+          if deletes[i] {
+            newValues.append(nil)
+          } else {
+            var r = _ByteReader(base: payloads.base, end: ends[i], position: s)
+            try _BinaryValue.skip(&r)
+            newValues.append(try indexPaths.map { p throws(_CodecError) in try Self.value(r, p, names: names) })
+          }
+          s = ends[i]
+        }
+        oldMapping = try currentMapping()
+        if indexes.hasUnique {
+          let m = oldMapping
+          try indexes.checkUnique(
+            Array(zip(ids, newValues)), typeName: "\(Element.self)", slotOf: { index.slots[$0] },
+            storedValue: { slot, u in (try? storedValues(slot: slot, mapping: m, paths: [indexPaths[u]])[0]) ?? .null })
+        }
+      } catch {
+        index.keys.rollback(to: keyMark)
+        throw error
+      }
+    }
+
     var sequence = index.sequence
     appendKeyFrames(since: keyMark, sequence: &sequence)
     var locations: [_RecordLocation] = []
@@ -191,7 +224,21 @@ struct _LogState<Element: Record> {
     index.reserve(n)
     let names = index.keys.names
     start = 0
+    // Values of records written earlier in this batch, whose bytes the old mapping lacks.
+    var batchValues: [Element.ID: [FieldValue]] = [:]
     for i in 0..<n {
+      if !indexes.isEmpty {
+        let oldSlot = index.slots[ids[i]]
+        let old = oldSlot.map {
+          batchValues[ids[i]] ?? (try? storedValues(slot: $0, mapping: oldMapping, paths: indexPaths))
+        }
+        let new = newValues[i]
+        let slot = oldSlot ?? index.locations.count
+        for u in indexes.indexes.indices {
+          indexes.update(u, slot: slot, old: oldSlot == nil ? nil : (old??[u] ?? .null), new: new?[u])
+        }
+        if n > 1 { batchValues[ids[i]] = new }
+      }
       if deletes[i] {
         index.delete(ids[i])
       } else {

@@ -21,6 +21,8 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   var sequence: UInt64 = 0
   /// Where the next frame goes.
   var end = _LogFormat.headerSize
+  /// The secondary indexes the last `.indexes` frame defined.
+  var indexDefinitions: [RequestIndex] = []
 
   /// Inserts, or replaces in place (keeping the slot).
   @inline(__always)
@@ -157,6 +159,12 @@ enum _Recovery {
           }
         } catch {
           throw BadPayload(reason: "bad key definitions (\(error.reason))")
+        }
+      case .indexes:
+        do throws(_CodecError) {
+          index.indexDefinitions = try _LogFormat.parseIndexDefinitions(payload(f))
+        } catch {
+          throw BadPayload(reason: "bad index definitions (\(error.reason))")
         }
       case .put:
         let (id, location) = try idAndLocation(f, needsRecord: true)

@@ -19,10 +19,13 @@ import Synchronization
 public final class MemoryStore<Element: Record>: RecordStore {
   private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
+  /// The key records encode their id under, for lookups by id.
+  private let _idKeyName: String?
 
   /// Creates an empty store.
   public init() {
     _state = _Lock(_MemoryState(probedKinds: _probeKinds(Element.self)))
+    _idKeyName = _idKey(Element.self)
   }
 
   /// Creates a store holding `records`.
@@ -50,6 +53,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
     let fields = try _FieldEncoder.encodeRow(record)
     let version = try _state.withLock { state in
       guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
+      try state.checkUnique([.insert(record)], [fields])
       state.append(record, fields: fields)
       state.version &+= 1
       return state.version
@@ -91,6 +95,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
         throw _conflict(expected: expectedVersion, found: state.version)
       }
       try _validate(changes) { state.slots[$0] != nil }
+      try state.checkUnique(changes, fields)
       state.reserve(changes.count)
       for (change, f) in zip(changes, fields) {
         switch change {
@@ -116,6 +121,69 @@ public final class MemoryStore<Element: Record>: RecordStore {
     _state.withLock { state in state.slots[id].map { state.records[$0] } }
   }
 
+  // MARK: Indexes
+
+  /// Creates a secondary index on a key, which queries then use for equality, `IN`,
+  /// ranges, prefixes and sorts on it (see ``RequestSet/explain()``). The store keeps it
+  /// current on every write.
+  ///
+  /// ```swift
+  /// try store.createIndex("species")
+  /// try store.createIndex("name", unique: true)   // a duplicate name now throws on write
+  /// ```
+  /// Creating an index that exists with the same `unique` setting does nothing.
+  /// - Parameters:
+  ///   - key: A Codable key, or a dotted path into a nested value (`"owner.city"`).
+  ///   - unique: Whether a write that would give two records the same non-nil value
+  ///     throws `.uniqueViolation` (nil values are exempt, as in SQL).
+  /// - Throws: ``RequestSetError`` `.unknownKey` for a key no record can hold;
+  ///   `.uniqueViolation` when `unique` and two records share a value; `.invalidIndex`
+  ///   when an index on the key exists with the other `unique` setting.
+  /// - Complexity: O(*n* log *n*).
+  public func createIndex(_ key: String, unique: Bool = false) throws {
+    try _state.withLock { try $0.createIndex(key, unique: unique) }
+  }
+
+  /// Creates a secondary index on the field a key path names.
+  ///
+  /// ```swift
+  /// try store.createIndex(\.species)
+  /// try store.createIndex(\.name, unique: true)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex` when the key path is not a chain of
+  ///   stored properties (use ``createIndex(_:unique:)-(String,_)`` with the Codable key then), and
+  ///   whatever the string-key form throws.
+  public func createIndex<Value>(_ keyPath: KeyPath<Element, Value>, unique: Bool = false) throws {
+    try createIndex(try _indexKey(keyPath), unique: unique)
+  }
+
+  /// Drops the index on a key.
+  ///
+  /// ```swift
+  /// store.dropIndex("species")   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  @discardableResult
+  public func dropIndex(_ key: String) -> Bool {
+    _state.withLock { $0.indexes.remove(key: key) }
+  }
+
+  /// The store's secondary indexes, in the order they were created.
+  ///
+  /// ```swift
+  /// store.indexes.map(\.key)   // ["species", "name"]
+  /// ```
+  public var indexes: [RequestIndex] { _state.withLock { $0.indexes.descriptions } }
+
+  /// The slot of the record with this id value, when the store is still at `version`.
+  private func _slot(for id: FieldValue, at version: UInt64) -> _IDLookup {
+    guard let id = _decodeID(id, as: Element.ID.self) else { return .unknown }
+    return _state.withLock { state in
+      guard state.version == version else { return .unknown }
+      return state.slots[id].map { .found($0) } ?? .absent
+    }
+  }
+
   /// Inserts the record, or replaces the stored record with the same id in place.
   ///
   /// ```swift
@@ -126,7 +194,8 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded.
   public func save(_ record: Element) throws {
     let fields = try _FieldEncoder.encodeRow(record)
-    let version = _state.withLock { state in
+    let version = try _state.withLock { state in
+      try state.checkUnique([.save(record)], [fields])
       if let slot = state.slots[record.id] {
         state.replace(slot: slot, with: record, fields: fields)
       } else {
@@ -171,14 +240,20 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///
   /// - Complexity: O(1): the snapshot shares storage with the store until the next write.
   public func snapshot() throws -> StoreSnapshot<Element> {
-    _state.withLock { state in
-      StoreSnapshot(
+    var snapshot = _state.withLock { state in
+      var snapshot = StoreSnapshot(
         records: state.records,
         live: state.liveCount == state.records.count ? nil : state.live,
         liveCount: state.liveCount,
         fields: .table(state.fields),
         version: state.version)
+      snapshot._indexes = _IndexAccess(catalog: state.indexes, idKey: _idKeyName)
+      return snapshot
     }
+    if _idKeyName != nil {
+      snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
+    }
+    return snapshot
   }
 }
 
@@ -199,6 +274,8 @@ struct _MemoryState<Element: Record>: Sendable {
   var fields: _FieldTable
   /// Grows by one with every commit (a batch is one commit).
   var version: UInt64 = 0
+  /// Secondary indexes, kept current by every write below.
+  var indexes = _IndexCatalog()
 
   init(probedKinds: [String: _KindSet]) {
     fields = _FieldTable(probedKinds: probedKinds)
@@ -210,20 +287,60 @@ struct _MemoryState<Element: Record>: Sendable {
   }
 
   mutating func append(_ record: Element, fields value: _EncodedRow) {
-    slots[record.id] = records.count
+    let slot = records.count
+    slots[record.id] = slot
     records.append(record)
     live.append(true)
     liveCount += 1
     fields.append(value)
+    for (i, index) in indexes.indexes.enumerated() {
+      indexes.update(i, slot: slot, old: nil, new: fields.value(index.key, row: slot))
+    }
   }
 
   mutating func replace(slot: Int, with record: Element, fields value: _EncodedRow) {
+    let old = indexes.indexes.map { fields.value($0.key, row: slot) }
     records[slot] = record
     fields.replace(row: slot, with: value)
+    for (i, index) in indexes.indexes.enumerated() {
+      indexes.update(i, slot: slot, old: old[i], new: fields.value(index.key, row: slot))
+    }
+  }
+
+  /// Throws `.uniqueViolation` when the changes would give two records one value of a
+  /// unique index; `rows` are the changed records' fields (nil for deletes).
+  func checkUnique(_ changes: [RecordChange<Element>], _ rows: [_EncodedRow?]) throws {
+    guard indexes.hasUnique else { return }
+    let keys = indexes.indexes.map(\.key)
+    let list: [(id: Element.ID, values: [FieldValue]?)] = zip(changes, rows).map { change, row in
+      switch change {
+      case .insert(let r), .save(let r): return (r.id, keys.map { row?.value(at: $0) ?? .null })
+      case .delete(let id): return (id, nil)
+      }
+    }
+    try indexes.checkUnique(
+      list, typeName: "\(Element.self)", slotOf: { slots[$0] }, storedValue: { fields.value(keys[$1], row: $0) })
+  }
+
+  mutating func createIndex(_ key: String, unique: Bool) throws {
+    if let existing = indexes.index(for: key) {
+      if existing.unique == unique { return }
+      throw _indexExists(key, unique: existing.unique)
+    }
+    guard fields.kinds[key] != nil else {
+      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
+    }
+    var entries: [_IndexEntry] = []
+    entries.reserveCapacity(liveCount)
+    for s in 0..<records.count where live[s] { entries.append(_IndexEntry(value: fields.value(key, row: s), slot: s)) }
+    try indexes.add(key: key, unique: unique, entries: entries, typeName: "\(Element.self)")
   }
 
   mutating func delete(id: Element.ID) -> Bool {
     guard let slot = slots.removeValue(forKey: id) else { return false }
+    for (i, index) in indexes.indexes.enumerated() {
+      indexes.update(i, slot: slot, old: fields.value(index.key, row: slot), new: nil)
+    }
     live[slot] = false
     liveCount -= 1
     let dead = records.count - liveCount
@@ -247,6 +364,11 @@ struct _MemoryState<Element: Record>: Sendable {
       newLive.append(true)
     }
     fields.retain(rows: kept)
+    if !indexes.isEmpty {
+      var newSlot = [Int](repeating: -1, count: records.count)
+      for (new, old) in kept.enumerated() { newSlot[old] = new }
+      indexes.renumber(newSlot)
+    }
     records = newRecords
     live = newLive
   }

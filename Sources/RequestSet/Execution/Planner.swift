@@ -1,0 +1,225 @@
+/// Chooses how the first stage of a query reads a snapshot: a full scan, a lookup in one
+/// of the store's indexes (or by id), or a walk of an index in sort order that stops once
+/// the window is full.
+///
+/// The planner only narrows which slots the stage looks at. Whatever an index does not
+/// answer exactly stays in the plan's `filter` and runs on each candidate, so every plan
+/// returns exactly what a full scan returns, in the same order. It picks by a small cost
+/// model in records touched: a scan touches every record; a lookup touches its matches
+/// (four times that when they must be put back in store order); an ordered walk touches
+/// about `(offset + limit) × records ÷ matches`.
+enum _Planner {
+  static func plan<Element>(_ stage: _Stage<Element>, in snapshot: StoreSnapshot<Element>) -> _AccessPlan<Element> {
+    let n = snapshot.count
+    var plan = _AccessPlan<Element>(path: .scan, filter: stage.filter, estimatedRows: n)
+    guard let access = snapshot._indexes, n > 0 else { return plan }
+
+    // The best lookup among the filter's AND-ed parts.
+    var parts: [_FilterNode<Element>] = []
+    if let filter = stage.filter {
+      if case .and(let p) = filter { parts = p } else { parts = [filter] }
+    }
+    var best: (part: Int, lookup: _Lookup)? = nil
+    for (i, part) in parts.enumerated() {
+      guard let lookup = _lookup(part, access, snapshot) else { continue }
+      if best == nil || lookup.estimate < best!.lookup.estimate { best = (i, lookup) }
+    }
+
+    var lookupCost = Int.max
+    if let best { lookupCost = best.lookup.estimate * (best.lookup.inStoreOrder ? 1 : 4) }
+    var walkCost = Int.max
+    let walk = _orderedWalk(stage, access)
+    if walk != nil, let limit = stage.window.limit {
+      let matches = max(1, best?.lookup.estimate ?? n)
+      let need = stage.window.needed ?? limit
+      walkCost = matches >= n ? need : Int(min(Double(n), Double(need) * Double(n) / Double(matches)))
+    }
+    if let walk, walkCost <= lookupCost, walkCost < n {
+      plan.path = .walk(walk.index, key: walk.key, descending: walk.descending)
+      plan.estimatedRows = walkCost
+      if best != nil { plan.note = "an ordered walk reads fewer records than the lookup" }
+      return plan
+    }
+    guard let best else { return plan }
+    guard lookupCost < n else {
+      plan.note = "\(best.lookup.name) not used: ~\(best.lookup.estimate) of \(n) records match"
+      return plan
+    }
+    let slots = best.lookup.slots()
+    plan.path = .lookup(best.lookup.name, answers: parts[best.part].description, exact: best.lookup.exact)
+    plan.candidates = slots
+    plan.estimatedRows = slots.count
+    if best.lookup.exact { parts.remove(at: best.part) }
+    plan.filter = parts.isEmpty ? nil : (parts.count == 1 ? parts[0] : .and(parts))
+    return plan
+  }
+
+  /// A way to find the slots one filter part can match.
+  struct _Lookup {
+    /// `index lookup on species`
+    let name: String
+    let estimate: Int
+    /// The slots hold exactly the part's matches (else the part is rechecked on each).
+    let exact: Bool
+    /// The slots come out ascending without a sort.
+    let inStoreOrder: Bool
+    /// The slots, ascending.
+    let slots: () -> [Int]
+  }
+
+  private static func _lookup<Element>(
+    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> _Lookup? {
+    switch node {
+    case .field(let c):
+      return _lookup(c, exact: true, access, snapshot)
+    case .typed(let t):
+      // The twin agrees with the typed test when the key holds the value's kind (see
+      // TypedFieldTwin.swift); the typed test still runs on each candidate.
+      guard let twin = t.field else { return nil }
+      if twin.key != access.idKey {
+        guard let index = access.catalog.index(for: twin.key),
+          twin.value == .null || index.entries.kinds.contains(twin.value._kind)
+        else { return nil }
+      }
+      return _lookup(twin, exact: false, access, snapshot)
+    case .or(let branches):
+      var lookups: [_Lookup] = []
+      for branch in branches {
+        guard let l = _lookup(branch, access, snapshot) else { return nil }
+        lookups.append(l)
+      }
+      guard !lookups.isEmpty else { return nil }
+      let names = Set(lookups.map(\.name)).sorted()
+      return _Lookup(
+        name: names.count == 1 ? names[0] : names.joined(separator: " + "),
+        estimate: lookups.reduce(0) { $0 + $1.estimate }, exact: lookups.allSatisfy(\.exact),
+        inStoreOrder: false, slots: { _union(lookups.map { $0.slots() }) })
+    case .and(let parts):
+      return parts.compactMap { _lookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }.map {
+        _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
+      }
+    default:
+      return nil
+    }
+  }
+
+  private static func _lookup<Element>(
+    _ c: _FieldCondition, exact: Bool, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> _Lookup? {
+    if c.key == access.idKey, let found = _idLookup(c, access, snapshot) {
+      return _Lookup(
+        name: "id lookup", estimate: found.count, exact: false, inStoreOrder: true, slots: { found })
+    }
+    guard let index = access.catalog.index(for: c.key), let (runs, runsExact) = _IndexRange.runs(for: c) else {
+      return nil
+    }
+    let entries = index.entries
+    let estimate = runs.reduce(0) { $0 + $1.count(in: entries) }
+    let inOrder = runs.count == 1 && runs[0].isInStoreOrder
+    let kind = runs.count == 1 ? runs[0].lookupName : "lookup"
+    return _Lookup(
+      name: "index \(kind) on \(c.key)", estimate: estimate, exact: exact && runsExact, inStoreOrder: inOrder,
+      slots: {
+        if inOrder { return runs[0].slots(in: entries) }
+        return _union(runs.map { var s = $0.slots(in: entries); s.sort(); return s })
+      })
+  }
+
+  /// The slots of `id == v` or `id IN {…}`, ascending; nil when the store cannot tell.
+  private static func _idLookup<Element>(
+    _ c: _FieldCondition, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> [Int]? {
+    guard let slotForID = access.slotForID, c.quantifier == nil, !c.countsElements, c.options.isEmpty,
+      c.collation == .binary
+    else { return nil }
+    let values: [FieldValue]
+    switch c.op {
+    case .compare(.equal): values = [c.value]
+    case .in:
+      guard case .array(let items) = c.value else { return nil }
+      values = items
+    default: return nil
+    }
+    var slots: [Int] = []
+    for v in values {
+      switch slotForID(v, snapshot.version) {
+      case .found(let s): if s < snapshot._slotCount && snapshot._isLive(s) { slots.append(s) }
+      case .absent: continue
+      case .unknown: return nil
+      }
+    }
+    slots.sort()
+    var unique: [Int] = []
+    for s in slots where unique.last != s { unique.append(s) }
+    return unique
+  }
+
+  /// The index that can serve the stage's sort by walking in order, if any.
+  private static func _orderedWalk<Element>(
+    _ stage: _Stage<Element>, _ access: _IndexAccess
+  ) -> (index: _SortedIndex, key: String, descending: Bool)? {
+    guard stage.window.limit != nil, !stage.reversed, stage.distinct == nil, let first = stage.sort.first else {
+      return nil
+    }
+    let key: String
+    let descending: Bool
+    switch first {
+    case .field(let k, let order, let collation):
+      guard collation == .binary else { return nil }
+      key = k
+      descending = order == .descending
+    case .typed(let t):
+      guard let k = t.fieldKey else { return nil }
+      key = k
+      descending = t.order == .descending
+    }
+    guard let index = access.catalog.index(for: key), index.entries.unordered.isEmpty else { return nil }
+    if case .typed = first {
+      // A typed sort agrees with the index when the key holds one kind of value (and nil).
+      var kinds = index.entries.kinds
+      kinds.bits &= ~(1 << UInt8(_FieldKind.null.rawValue))
+      guard kinds.nonNull.count <= 1 else { return nil }
+    }
+    return (index.entries, key, descending)
+  }
+
+  /// Sorted, deduplicated union of sorted slot lists.
+  static func _union(_ lists: [[Int]]) -> [Int] {
+    if lists.count == 1 { return lists[0] }
+    var all = lists.flatMap { $0 }
+    all.sort()
+    var out: [Int] = []
+    out.reserveCapacity(all.count)
+    for s in all where out.last != s { out.append(s) }
+    return out
+  }
+}
+
+/// How the first stage reads its snapshot, as the planner chose it.
+struct _AccessPlan<Element: Sendable> {
+  enum Path {
+    /// Every live record, in store order.
+    case scan
+    /// The candidates of an index (or id) lookup, in store order.
+    case lookup(String, answers: String, exact: Bool)
+    /// An index in sort order, until the window is full.
+    case walk(_SortedIndex, key: String, descending: Bool)
+  }
+
+  var path: Path
+  /// The slots a lookup found, ascending.
+  var candidates: [Int]?
+  /// What each record read still has to pass.
+  var filter: _FilterNode<Element>?
+  /// Records the plan expects to read.
+  var estimatedRows: Int
+  /// Why an index was passed over, for `explain()`.
+  var note: String?
+
+  init(path: Path, filter: _FilterNode<Element>?, estimatedRows: Int) {
+    self.path = path
+    self.filter = filter
+    self.estimatedRows = estimatedRows
+  }
+}

@@ -1,0 +1,148 @@
+/// A store's secondary indexes: the definitions, and each index's entries kept current on
+/// every write. A snapshot takes a copy (chunks are shared until the store writes), so the
+/// planner always sees indexes that agree with the records it reads.
+struct _IndexCatalog: Sendable {
+  struct Index: Sendable {
+    let key: String
+    let unique: Bool
+    var entries: _SortedIndex
+  }
+
+  private(set) var indexes: [Index] = []
+
+  var isEmpty: Bool { indexes.isEmpty }
+
+  /// The index on a key, if any.
+  func index(for key: String) -> Index? {
+    indexes.first { $0.key == key }
+  }
+
+  func position(of key: String) -> Int? {
+    indexes.firstIndex { $0.key == key }
+  }
+
+  /// The public description of every index, in creation order.
+  var descriptions: [RequestIndex] { indexes.map { RequestIndex(key: $0.key, unique: $0.unique) } }
+
+  /// Adds an index built from every live slot's value.
+  ///
+  /// - Throws: `.uniqueViolation` when `unique` and two records share a non-nil value;
+  ///   the catalog is unchanged then.
+  mutating func add(key: String, unique: Bool, entries: [_IndexEntry], typeName: String) throws {
+    let sorted = _SortedIndex(entries: entries)
+    if unique {
+      var seen = Set<FieldValue>(minimumCapacity: entries.count)
+      for e in entries where e.value != .null && !seen.insert(e.value).inserted {
+        throw RequestSetError(
+          .uniqueViolation,
+          "Cannot create a unique index on \"\(key)\" of \(typeName): more than one record has \(key) == \(e.value). "
+            + "Make the values distinct first, or create the index without unique: true.")
+      }
+    }
+    indexes.append(Index(key: key, unique: unique, entries: sorted))
+  }
+
+  mutating func replaceIndex(at i: Int, with index: Index) {
+    indexes[i] = index
+  }
+
+  mutating func remove(key: String) -> Bool {
+    guard let i = position(of: key) else { return false }
+    indexes.remove(at: i)
+    return true
+  }
+
+  /// Records one slot's change of value in index `i`: `old` nil for a new slot, `new` nil
+  /// for a deleted one.
+  @inline(__always)
+  mutating func update(_ i: Int, slot: Int, old: FieldValue?, new: FieldValue?) {
+    if let old, !indexes[i].entries.remove(old, slot: slot) {
+      // The old value was misread (a damaged record): find the slot the slow way, so
+      // the index never keeps an entry for a slot that moved on.
+      indexes[i].entries.removeSlot(slot)
+    }
+    if let new { indexes[i].entries.insert(new, slot: slot) }
+  }
+
+  /// Renumbers every index's slots after the store dropped dead slots.
+  mutating func renumber(_ newSlot: [Int]) {
+    for i in indexes.indices { indexes[i].entries.renumber(newSlot) }
+  }
+
+  /// Whether any index is unique: writes skip the unique check otherwise.
+  var hasUnique: Bool { indexes.contains { $0.unique } }
+
+  /// Checks that applying `changes` in order leaves no two live records with one non-nil
+  /// value of a unique index.
+  ///
+  /// - Parameters:
+  ///   - changes: Per change, the record's id and its values of every index (catalog
+  ///     order), or nil values for a delete.
+  ///   - slotOf: The stored slot of an id, if stored.
+  ///   - storedValue: The stored value of index `i` for a slot.
+  /// - Throws: `.uniqueViolation`, naming the key and the value.
+  func checkUnique<ID: Hashable>(
+    _ changes: [(id: ID, values: [FieldValue]?)], typeName: String,
+    slotOf: (ID) -> Int?, storedValue: (_ slot: Int, _ index: Int) -> FieldValue
+  ) throws {
+    for (u, index) in indexes.enumerated() where index.unique {
+      var current: [ID: FieldValue] = [:]  // an id's value after the changes so far
+      var claims: [FieldValue: ID] = [:]  // values taken by the changes so far
+      var replaced = Set<Int>()  // stored slots whose stored value no longer counts
+      for change in changes {
+        let slot = slotOf(change.id)
+        let previous = current[change.id] ?? slot.map { storedValue($0, u) }
+        if let slot { replaced.insert(slot) }
+        if let previous, claims[previous] == change.id { claims[previous] = nil }
+        guard let values = change.values else {
+          current[change.id] = .null
+          continue
+        }
+        let value = values[u]
+        current[change.id] = value
+        if value == .null { continue }
+        var taken = claims[value].map { $0 != change.id } ?? false
+        if !taken {
+          for holder in _IndexRange.equal(value).slots(in: index.entries) where !replaced.contains(holder) {
+            taken = true
+            break
+          }
+        }
+        if taken {
+          throw RequestSetError(
+            .uniqueViolation,
+            "Another \(typeName) already has \(index.key) == \(value), and the index on \"\(index.key)\" is unique "
+              + "(the record with id \(change.id) would be a second one). Give it another value, or change the "
+              + "other record first; nothing was written.")
+        }
+        claims[value] = change.id
+      }
+    }
+  }
+}
+
+/// An index a store keeps, as ``MemoryStore/indexes`` and ``LogStore/indexes`` list them.
+///
+/// ```swift
+/// try store.createIndex(\.species)
+/// store.indexes   // [RequestIndex(key: "species", unique: false)]
+/// ```
+public struct RequestIndex: Sendable, Hashable, CustomStringConvertible {
+  /// The record's key the index orders by: a Codable key, or a dotted path into a nested value.
+  public let key: String
+  /// Whether a write that would give two records the same non-nil value throws.
+  public let unique: Bool
+
+  /// Describes an index; stores create them with `createIndex`.
+  ///
+  /// ```swift
+  /// RequestIndex(key: "name", unique: true).description   // "unique index on name"
+  /// ```
+  public init(key: String, unique: Bool) {
+    self.key = key
+    self.unique = unique
+  }
+
+  /// `index on species`, or `unique index on name`.
+  public var description: String { (unique ? "unique index on " : "index on ") + key }
+}

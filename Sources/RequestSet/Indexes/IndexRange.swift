@@ -1,0 +1,125 @@
+/// The run of an index's entries that one condition can match.
+///
+/// Each bound is a test that holds for a prefix of the entries (see ``_IndexOrder``), so
+/// finding a run is two binary searches.
+enum _IndexRange: Sendable {
+  /// `key == value`: the entries equal to an ordered value.
+  case equal(FieldValue)
+  /// Values of one kind between optional bounds: `key > 3`, `key BETWEEN {"a", "m"}`.
+  case between(lower: FieldValue?, lowerInclusive: Bool, upper: FieldValue?, upperInclusive: Bool, kind: _FieldKind)
+  /// Strings starting with a prefix; a superset, which the filter rechecks.
+  case prefix(String)
+  /// Nothing can match (`key < nil`, or BETWEEN bounds of two kinds).
+  case empty
+
+  /// The runs a string-key condition can match, when the index can answer it: plain
+  /// comparisons (but `!=`), BETWEEN and IN without options or collations, and BEGINSWITH.
+  /// Returns nil for anything else. `exact` is false when the run is a superset.
+  static func runs(for c: _FieldCondition) -> (runs: [_IndexRange], exact: Bool)? {
+    guard c.quantifier == nil, !c.countsElements, c.options.isEmpty, c.collation == .binary else { return nil }
+    switch c.op {
+    case .compare(let comparison):
+      return compare(comparison, c.value).map { ([$0], true) }
+    case .between:
+      guard case .array(let bounds) = c.value, bounds.count == 2 else { return nil }
+      let (lo, hi) = (bounds[0], bounds[1])
+      guard _IndexOrder.isOrdered(lo), _IndexOrder.isOrdered(hi) else { return nil }
+      if lo == .null || hi == .null || lo._kind != hi._kind { return ([.empty], true) }
+      return ([.between(lower: lo, lowerInclusive: true, upper: hi, upperInclusive: true, kind: lo._kind)], true)
+    case .in:
+      guard case .array(let items) = c.value, items.allSatisfy(_IndexOrder.isOrdered) else { return nil }
+      return (Set(items).map { .equal($0) }, true)
+    case .text(.beginsWith):
+      guard case .string(let p) = c.value else { return nil }
+      return ([.prefix(p)], false)
+    case .text:
+      return nil
+    }
+  }
+
+  /// The run for `key <comparison> value`, or nil for `!=` and unordered values.
+  static func compare(_ comparison: RequestComparison, _ value: FieldValue) -> _IndexRange? {
+    guard _IndexOrder.isOrdered(value) else {
+      // NaN orders with nothing; arrays and objects stay out of indexes.
+      if case .double = value, comparison != .notEqual { return .empty }
+      return nil
+    }
+    switch comparison {
+    case .equal: return .equal(value)
+    case .notEqual: return nil
+    case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+      // An ordering with nil is false, as in SQL.
+      if value == .null { return .empty }
+      let inclusive = comparison == .lessThanOrEqual || comparison == .greaterThanOrEqual
+      if comparison == .lessThan || comparison == .lessThanOrEqual {
+        return .between(lower: nil, lowerInclusive: true, upper: value, upperInclusive: inclusive, kind: value._kind)
+      }
+      return .between(lower: value, lowerInclusive: inclusive, upper: nil, upperInclusive: true, kind: value._kind)
+    }
+  }
+
+  /// Where the run starts and ends in `index`.
+  func bounds(in index: _SortedIndex) -> (_SortedIndex.Position, _SortedIndex.Position) {
+    switch self {
+    case .empty:
+      return (index.startPosition, index.startPosition)
+    case .equal(let v):
+      return (
+        index.partition { FieldValue._order($0, v, .binary) < 0 },
+        index.partition { FieldValue._order($0, v, .binary) <= 0 }
+      )
+    case .between(let lower, let lowerInclusive, let upper, let upperInclusive, let kind):
+      let start =
+        lower.map { lo in
+          index.partition { lowerInclusive ? FieldValue._order($0, lo, .binary) < 0 : FieldValue._order($0, lo, .binary) <= 0 }
+        } ?? index.partition { $0._kind < kind }
+      let end =
+        upper.map { hi in
+          index.partition { upperInclusive ? FieldValue._order($0, hi, .binary) <= 0 : FieldValue._order($0, hi, .binary) < 0 }
+        } ?? index.partition { $0._kind <= kind }
+      return (start, max(start, end))
+    case .prefix(let p):
+      // Every string with the prefix sorts at or after it and before the prefix followed
+      // by the last scalar; the filter rechecks what lies between.
+      let start = index.partition { FieldValue._order($0, .string(p), .binary) < 0 }
+      let limit = p + "\u{10FFFF}"
+      let end = index.partition {
+        if case .string(let s) = $0 { return s < limit }
+        return $0._kind < .string
+      }
+      return (start, max(start, end))
+    }
+  }
+
+  /// The number of entries in the run.
+  func count(in index: _SortedIndex) -> Int {
+    let (a, b) = bounds(in: index)
+    return index.distance(from: a, to: b)
+  }
+
+  /// The run's slots, in index order (store order within one value).
+  func slots(in index: _SortedIndex) -> [Int] {
+    let (a, b) = bounds(in: index)
+    var out: [Int] = []
+    out.reserveCapacity(index.distance(from: a, to: b))
+    index.forEach(from: a, to: b) { out.append($0.slot); return true }
+    return out
+  }
+
+  /// Whether the run's slots come out in store order: one value's entries are.
+  var isInStoreOrder: Bool {
+    switch self {
+    case .equal, .empty: return true
+    case .between, .prefix: return false
+    }
+  }
+
+  /// How `explain()` names the lookup.
+  var lookupName: String {
+    switch self {
+    case .equal, .empty: return "lookup"
+    case .between: return "range"
+    case .prefix: return "prefix range"
+    }
+  }
+}

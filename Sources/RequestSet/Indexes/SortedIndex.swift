@@ -1,0 +1,273 @@
+/// One secondary index's entries: every live slot with its value of the indexed key, in
+/// order of value, then slot.
+///
+/// The entries live in sorted chunks of a few hundred (a two-level B-tree): an insert or
+/// a removal moves at most one chunk's entries, a lookup is two binary searches, and a
+/// store that copies the index into a snapshot and then writes copies the chunk list and
+/// one chunk, not every entry.
+///
+/// Values that have no place in a total order stay outside the chunks, in ``unordered``:
+/// NaN (which compares false with everything), arrays and nested objects (whose element
+/// order can disagree with the filters' number comparisons). Every lookup hands them to the
+/// planner as candidates for the filter to recheck, so an index never loses a record.
+struct _SortedIndex: Sendable {
+  /// Chunks of entries in ascending order; none is empty.
+  private(set) var chunks: [ContiguousArray<_IndexEntry>] = []
+  /// Slots whose value is unordered, ascending.
+  private(set) var unordered: [Int] = []
+  /// The number of entries, ordered or not.
+  private(set) var count = 0
+  /// The kinds of value ever entered (a superset of those held now).
+  private(set) var kinds = _KindSet()
+
+  /// A chunk splits in two past this size.
+  static let maxChunk = 512
+
+  init() {}
+
+  /// An index of these entries, sorted once: O(*n* log *n*).
+  init(entries: [_IndexEntry]) {
+    var ordered: [_IndexEntry] = []
+    ordered.reserveCapacity(entries.count)
+    for e in entries {
+      kinds.insert(e.value._kind)
+      if _IndexOrder.isOrdered(e.value) { ordered.append(e) } else { unordered.append(e.slot) }
+    }
+    unordered.sort()
+    ordered.sort { _IndexOrder.less($0, $1) }
+    let half = Self.maxChunk / 2
+    var start = 0
+    while start < ordered.count {
+      let end = min(start + half, ordered.count)
+      chunks.append(ContiguousArray(ordered[start..<end]))
+      start = end
+    }
+    count = entries.count
+  }
+
+  // MARK: Writing
+
+  mutating func insert(_ value: FieldValue, slot: Int) {
+    count += 1
+    kinds.insert(value._kind)
+    guard _IndexOrder.isOrdered(value) else {
+      let at = _lowerBound(unordered, slot)
+      unordered.insert(slot, at: at)
+      return
+    }
+    let entry = _IndexEntry(value: value, slot: slot)
+    guard !chunks.isEmpty else {
+      chunks.append([entry])
+      return
+    }
+    // The first chunk whose last entry is not below the new one, or the last chunk.
+    var lo = 0, hi = chunks.count - 1
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if _IndexOrder.less(chunks[mid][chunks[mid].count - 1], entry) { lo = mid + 1 } else { hi = mid }
+    }
+    let c = lo
+    let at = Self._position(in: chunks[c]) { _IndexOrder.less($0, entry) }
+    chunks[c].insert(entry, at: at)
+    if chunks[c].count > Self.maxChunk {
+      let half = chunks[c].count / 2
+      let tail = ContiguousArray(chunks[c][half...])
+      chunks[c].removeSubrange(half...)
+      chunks.insert(tail, at: c + 1)
+    }
+  }
+
+  /// Removes the entry for `slot`, whose value is `value`; false when there is none.
+  @discardableResult
+  mutating func remove(_ value: FieldValue, slot: Int) -> Bool {
+    guard _IndexOrder.isOrdered(value) else {
+      let at = _lowerBound(unordered, slot)
+      guard at < unordered.count, unordered[at] == slot else { return false }
+      unordered.remove(at: at)
+      count -= 1
+      return true
+    }
+    let entry = _IndexEntry(value: value, slot: slot)
+    var lo = 0, hi = chunks.count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if _IndexOrder.less(chunks[mid][chunks[mid].count - 1], entry) { lo = mid + 1 } else { hi = mid }
+    }
+    guard lo < chunks.count else { return false }
+    let c = lo
+    let at = Self._position(in: chunks[c]) { _IndexOrder.less($0, entry) }
+    guard at < chunks[c].count, chunks[c][at].slot == slot else { return false }
+    chunks[c].remove(at: at)
+    if chunks[c].isEmpty { chunks.remove(at: c) }
+    count -= 1
+    return true
+  }
+
+  /// Removes the entry for `slot` whatever its value: O(*n*), for when the value is unknown.
+  mutating func removeSlot(_ slot: Int) {
+    if let at = unordered.firstIndex(of: slot) {
+      unordered.remove(at: at)
+      count -= 1
+      return
+    }
+    for c in chunks.indices {
+      if let at = chunks[c].firstIndex(where: { $0.slot == slot }) {
+        chunks[c].remove(at: at)
+        if chunks[c].isEmpty { chunks.remove(at: c) }
+        count -= 1
+        return
+      }
+    }
+  }
+
+  /// Renumbers slots after a store dropped its dead slots: `newSlot[old]` for each live
+  /// one. The order is kept, because renumbering keeps the slots' relative order.
+  mutating func renumber(_ newSlot: [Int]) {
+    for c in chunks.indices {
+      for i in chunks[c].indices { chunks[c][i].slot = newSlot[chunks[c][i].slot] }
+    }
+    for i in unordered.indices { unordered[i] = newSlot[unordered[i]] }
+  }
+
+  // MARK: Reading
+
+  /// A place between entries: chunk `chunk`, before entry `offset`.
+  struct Position: Equatable, Comparable {
+    var chunk: Int
+    var offset: Int
+    static func < (a: Position, b: Position) -> Bool { (a.chunk, a.offset) < (b.chunk, b.offset) }
+  }
+
+  var startPosition: Position { Position(chunk: 0, offset: 0) }
+  var endPosition: Position { Position(chunk: chunks.count, offset: 0) }
+
+  /// The first position whose entry does not satisfy `isBefore`, which must hold for a
+  /// prefix of the entries (true, then false).
+  func partition(_ isBefore: (FieldValue) -> Bool) -> Position {
+    var lo = 0, hi = chunks.count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if isBefore(chunks[mid][chunks[mid].count - 1].value) { lo = mid + 1 } else { hi = mid }
+    }
+    guard lo < chunks.count else { return endPosition }
+    let at = Self._position(in: chunks[lo]) { isBefore($0.value) }
+    return Position(chunk: lo, offset: at)
+  }
+
+  /// The number of entries between two positions.
+  func distance(from a: Position, to b: Position) -> Int {
+    guard a < b else { return 0 }
+    if a.chunk == b.chunk { return b.offset - a.offset }
+    var n = chunks[a.chunk].count - a.offset
+    for c in (a.chunk + 1)..<b.chunk { n += chunks[c].count }
+    if b.chunk < chunks.count { n += b.offset }
+    return n
+  }
+
+  /// Calls `body` with each entry from `a` up to `b`, in order, until it returns false.
+  func forEach(from a: Position, to b: Position, _ body: (_IndexEntry) throws -> Bool) rethrows {
+    var c = a.chunk, i = a.offset
+    while c < b.chunk || (c == b.chunk && i < b.offset) {
+      guard c < chunks.count else { return }
+      let chunk = chunks[c]
+      let end = c == b.chunk ? b.offset : chunk.count
+      while i < end {
+        if try !body(chunk[i]) { return }
+        i += 1
+      }
+      c += 1
+      i = 0
+    }
+  }
+
+  /// Calls `body` with each entry from `b` back down to `a`, until it returns false.
+  func forEachBackward(from b: Position, to a: Position, _ body: (_IndexEntry) throws -> Bool) rethrows {
+    var c = b.chunk, i = b.offset
+    while c > a.chunk || (c == a.chunk && i > a.offset) {
+      if i == 0 {
+        c -= 1
+        i = chunks[c].count
+        continue
+      }
+      i -= 1
+      if c == a.chunk && i < a.offset { return }
+      if try !body(chunks[c][i]) { return }
+    }
+  }
+
+  /// The first index in `chunk` whose entry does not satisfy `isBefore`.
+  @inline(__always)
+  private static func _position(
+    in chunk: ContiguousArray<_IndexEntry>, _ isBefore: (_IndexEntry) -> Bool
+  ) -> Int {
+    var lo = 0, hi = chunk.count
+    while lo < hi {
+      let mid = (lo + hi) / 2
+      if isBefore(chunk[mid]) { lo = mid + 1 } else { hi = mid }
+    }
+    return lo
+  }
+}
+
+/// A slot and its value of an indexed key.
+struct _IndexEntry: Sendable {
+  var value: FieldValue
+  var slot: Int
+}
+
+@inline(__always)
+private func _lowerBound(_ sorted: [Int], _ x: Int) -> Int {
+  var lo = 0, hi = sorted.count
+  while lo < hi {
+    let mid = (lo + hi) / 2
+    if sorted[mid] < x { lo = mid + 1 } else { hi = mid }
+  }
+  return lo
+}
+
+/// The total order index entries are kept in.
+///
+/// Kinds order as filters order them (nil < Bool < number < String); within a kind the
+/// order is the filters' own, except that an `Int` and a `Double` compare exactly rather
+/// than through `Double(int)`, which would make two large integers equal to one double
+/// and break the order's transitivity. Rounding to `Double` is monotone, so every filter
+/// bound still cuts the entries into one run before and one after (see ``_IndexRange``).
+enum _IndexOrder {
+  /// Whether the value has a place in the order (not NaN, not an array or an object).
+  @inline(__always)
+  static func isOrdered(_ value: FieldValue) -> Bool {
+    switch value {
+    case .null, .bool, .int, .string: return true
+    case .double(let d): return !d.isNaN
+    case .array, .object: return false
+    }
+  }
+
+  @inline(__always)
+  static func less(_ a: _IndexEntry, _ b: _IndexEntry) -> Bool {
+    let c = compare(a.value, b.value)
+    return c != 0 ? c < 0 : a.slot < b.slot
+  }
+
+  /// -1, 0 or 1; only for ordered values.
+  static func compare(_ a: FieldValue, _ b: FieldValue) -> Int {
+    switch (a, b) {
+    case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+    case (.string(let x), .string(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+    case (.double(let x), .double(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+    case (.int(let x), .double(let y)): return _exact(x, y)
+    case (.double(let x), .int(let y)): return -_exact(y, x)
+    default: return FieldValue._order(a, b, .binary)
+    }
+  }
+
+  /// An `Int` against a non-NaN `Double`, exactly.
+  private static func _exact(_ x: Int, _ y: Double) -> Int {
+    let dx = Double(x)
+    if dx != y { return dx < y ? -1 : 1 }
+    // Equal after rounding: y is integral; 2^63 itself is past every Int.
+    if y >= 9_223_372_036_854_775_808.0 { return -1 }
+    let iy = Int(y)
+    return x < iy ? -1 : (x == iy ? 0 : 1)
+  }
+}

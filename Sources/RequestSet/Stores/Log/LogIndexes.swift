@@ -1,0 +1,128 @@
+// A LogStore's secondary indexes: defined by `.indexes` frames in the log, and rebuilt from
+// the records whenever the store opens, follows its writer or compacts. Index entries are
+// never written to the file, so there is no persisted index that damage could make lie.
+
+extension _LogState {
+  /// The key ids of a dotted key, or nil when some part names no key in the log (no
+  /// record holds it: every value is nil).
+  func keyIDs(_ key: String) -> [Int]? {
+    var path: [Int] = []
+    for part in key.split(separator: ".", omittingEmptySubsequences: false) {
+      guard let id = index.keys.ids[String(part)] else { return nil }
+      path.append(Int(id))
+    }
+    return path
+  }
+
+  /// The value at a key path in a record's bytes (`r` is at the record value).
+  static func value(_ r: _ByteReader, _ path: [Int]?, names: [String?]) throws(_CodecError) -> FieldValue {
+    guard let path else { return .null }
+    var r = r
+    guard try _BinaryValue.seek(&r, path: path) else { return .null }
+    return try _BinaryValue.read(&r, names: names)
+  }
+
+  /// A reader at the record value of a stored slot.
+  static func recordValue(_ mapping: _Mapping?, _ location: _RecordLocation, path: String) throws -> _ByteReader {
+    guard let mapping, location.offset + Int(location.length) <= mapping.length else {
+      throw RequestSetError(.storeUnavailable, "The LogStore at \(path) cannot reach the record at offset \(location.offset).")
+    }
+    var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
+    do throws(_CodecError) {
+      try _BinaryValue.skip(&r)
+    } catch {
+      throw _damagedRecord(path, location, error)
+    }
+    return r
+  }
+
+  /// The stored values of every index for a slot, in catalog order.
+  func storedValues(slot: Int, mapping: _Mapping?, paths: [[Int]?]) throws -> [FieldValue] {
+    let location = index.locations[slot]
+    let r = try Self.recordValue(mapping, location, path: path)
+    let names = index.keys.names
+    do throws(_CodecError) {
+      return try paths.map { p throws(_CodecError) in try Self.value(r, p, names: names) }
+    } catch {
+      throw _damagedRecord(path, location, error)
+    }
+  }
+
+  /// Builds every defined index from the live records. A unique index over records that
+  /// share a value (which only a salvaged log can hold) is kept, without its unique check
+  /// on those records; later writes are checked.
+  mutating func rebuildIndexes() throws {
+    indexes = _IndexCatalog()
+    guard !index.indexDefinitions.isEmpty else { return }
+    let mapping = try currentMapping()
+    for definition in index.indexDefinitions {
+      let entries = try entries(for: definition.key, mapping: mapping)
+      do {
+        try indexes.add(key: definition.key, unique: definition.unique, entries: entries, typeName: "\(Element.self)")
+      } catch let error as RequestSetError where error.code == .uniqueViolation {
+        try indexes.add(key: definition.key, unique: false, entries: entries, typeName: "\(Element.self)")
+        indexes.markUnique(definition.key)
+      }
+    }
+  }
+
+  /// Every live slot's value of a key.
+  func entries(for key: String, mapping: _Mapping?) throws -> [_IndexEntry] {
+    let path = keyIDs(key)
+    var entries: [_IndexEntry] = []
+    entries.reserveCapacity(index.liveCount)
+    for slot in 0..<index.locations.count where index.live[slot] {
+      let value = try storedValues(slot: slot, mapping: mapping, paths: [path])[0]
+      entries.append(_IndexEntry(value: value, slot: slot))
+    }
+    return entries
+  }
+
+  mutating func createIndex(_ key: String, unique: Bool) throws {
+    try checkWritable()
+    if let existing = indexes.index(for: key) {
+      if existing.unique == unique { return }
+      throw _indexExists(key, unique: existing.unique)
+    }
+    let fields = try records().fields()
+    guard fields.kinds[key] != nil else {
+      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
+    }
+    var catalog = indexes
+    try catalog.add(
+      key: key, unique: unique, entries: try entries(for: key, mapping: try currentMapping()), typeName: "\(Element.self)")
+    try writeIndexDefinitions(catalog.descriptions)
+    indexes = catalog
+  }
+
+  mutating func dropIndex(_ key: String) throws -> Bool {
+    try checkWritable()
+    var catalog = indexes
+    guard catalog.remove(key: key) else { return false }
+    try writeIndexDefinitions(catalog.descriptions)
+    indexes = catalog
+    return true
+  }
+
+  /// Appends an `.indexes` frame: the whole set of definitions, committed on its own.
+  private mutating func writeIndexDefinitions(_ definitions: [RequestIndex]) throws {
+    out.count = 0
+    let sequence = index.sequence + 1
+    _LogFormat.appendFrame(
+      .indexes, sequence: sequence, payload: _LogFormat.indexDefinitionsPayload(definitions).bytes,
+      saltState: saltState, to: out)
+    try writeOut()
+    index.sequence = sequence
+    index.end += out.count
+    index.indexDefinitions = definitions
+  }
+}
+
+extension _IndexCatalog {
+  /// Turns on the unique check of an index built without it.
+  mutating func markUnique(_ key: String) {
+    guard let i = position(of: key) else { return }
+    let old = indexes[i]
+    replaceIndex(at: i, with: Index(key: old.key, unique: true, entries: old.entries))
+  }
+}
