@@ -77,11 +77,14 @@ enum _Planner {
       // The twin agrees with the typed test when the key holds the value's kind (see
       // TypedFieldTwin.swift); the typed test still runs on each candidate.
       guard let twin = t.field else { return nil }
-      if twin.key != access.idKey {
-        guard let index = access.catalog.index(for: twin.key),
-          twin.value == .null || index.entries.kinds.contains(twin.value._kind)
-        else { return nil }
+      // A twin keyed "id" names the record's `id` property itself, the Identifiable id,
+      // whatever key Codable stores it under: the store finds it by id.
+      if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
+        return _Lookup(name: "id lookup", estimate: found.count, exact: false, inStoreOrder: true, slots: { found })
       }
+      guard let index = access.catalog.index(for: twin.key),
+        twin.value == .null || index.entries.kinds.contains(twin.value._kind)
+      else { return nil }
       return _lookup(twin, exact: false, access, snapshot)
     case .or(let branches):
       var lookups: [_Lookup] = []
@@ -107,10 +110,6 @@ enum _Planner {
   private static func _lookup<Element>(
     _ c: _FieldCondition, exact: Bool, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> _Lookup? {
-    if c.key == access.idKey, let found = _idLookup(c, access, snapshot) {
-      return _Lookup(
-        name: "id lookup", estimate: found.count, exact: false, inStoreOrder: true, slots: { found })
-    }
     guard let index = access.catalog.index(for: c.key), let (runs, runsExact) = _IndexRange.runs(for: c) else {
       return nil
     }

@@ -2,9 +2,6 @@
 /// of the snapshot, and a way to find a record by id.
 struct _IndexAccess: Sendable {
   var catalog: _IndexCatalog
-  /// The key records encode their id under (`"id"`), when the id property is stored under
-  /// its own name.
-  var idKey: String?
   /// The slot holding a record with this id value in the snapshot of `version`.
   var slotForID: (@Sendable (_ id: FieldValue, _ version: UInt64) -> _IDLookup)?
 }
@@ -15,11 +12,6 @@ enum _IDLookup {
   case absent
   /// The store has moved past the snapshot (or the value is no id): scan instead.
   case unknown
-}
-
-/// The key `Element.id` is encoded under, when the key path maps to one.
-func _idKey<Element: Identifiable>(_ type: Element.Type) -> String? {
-  _fieldKey(\Element.id, root: Element.self)
 }
 
 /// An id value as the element's `ID` type.

@@ -26,8 +26,8 @@ extension RequestSet: RandomAccessCollection {
     }
   }
 
-  /// Whether the set holds no records.
-  public var isEmpty: Bool { count == 0 }
+  /// Whether the set holds no records; it stops at the first match (see ``exists``).
+  public var isEmpty: Bool { !exists }
 
   /// The record at `position` in the evaluated result.
   ///

@@ -57,9 +57,10 @@ extension _LogState {
     flushKeys()
     if !index.indexDefinitions.isEmpty {
       sequence += 1
-      _LogFormat.appendFrame(
-        .indexes, sequence: sequence, payload: _LogFormat.indexDefinitionsPayload(index.indexDefinitions).bytes,
-        saltState: salt, to: buffer)
+      let payload = _LogFormat.indexDefinitionsPayload(index.indexDefinitions)
+      withExtendedLifetime(payload) {
+        _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: salt, to: buffer)
+      }
     }
 
     var locations: [_RecordLocation] = []

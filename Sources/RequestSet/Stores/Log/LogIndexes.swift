@@ -108,9 +108,10 @@ extension _LogState {
   private mutating func writeIndexDefinitions(_ definitions: [RequestIndex]) throws {
     out.count = 0
     let sequence = index.sequence + 1
-    _LogFormat.appendFrame(
-      .indexes, sequence: sequence, payload: _LogFormat.indexDefinitionsPayload(definitions).bytes,
-      saltState: saltState, to: out)
+    let payload = _LogFormat.indexDefinitionsPayload(definitions)
+    withExtendedLifetime(payload) {
+      _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: saltState, to: out)
+    }
     try writeOut()
     index.sequence = sequence
     index.end += out.count

@@ -46,8 +46,6 @@ public final class LogStore<Element: Record>: RecordStore {
 
   private let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
-  /// The key records encode their id under, for lookups by id.
-  private let _idKeyName: String? = _idKey(Element.self)
 
   /// The log file's path.
   public let path: String
@@ -310,10 +308,8 @@ public final class LogStore<Element: Record>: RecordStore {
         storage: .external(records), slotCount: index.locations.count,
         live: index.liveCount == index.locations.count ? nil : index.live, liveCount: index.liveCount,
         version: state.version)
-      snapshot._indexes = _IndexAccess(catalog: state.indexes, idKey: _idKeyName)
-      if _idKeyName != nil {
-        snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
-      }
+      snapshot._indexes = _IndexAccess(catalog: state.indexes)
+      snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
       return snapshot
     }
   }

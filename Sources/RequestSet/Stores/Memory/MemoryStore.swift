@@ -19,13 +19,10 @@ import Synchronization
 public final class MemoryStore<Element: Record>: RecordStore {
   private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
-  /// The key records encode their id under, for lookups by id.
-  private let _idKeyName: String?
 
   /// Creates an empty store.
   public init() {
     _state = _Lock(_MemoryState(probedKinds: _probeKinds(Element.self)))
-    _idKeyName = _idKey(Element.self)
   }
 
   /// Creates a store holding `records`.
@@ -247,12 +244,10 @@ public final class MemoryStore<Element: Record>: RecordStore {
         liveCount: state.liveCount,
         fields: .table(state.fields),
         version: state.version)
-      snapshot._indexes = _IndexAccess(catalog: state.indexes, idKey: _idKeyName)
+      snapshot._indexes = _IndexAccess(catalog: state.indexes)
       return snapshot
     }
-    if _idKeyName != nil {
-      snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
-    }
+    snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
     return snapshot
   }
 }
