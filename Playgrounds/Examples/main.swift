@@ -50,6 +50,27 @@ precondition(young.map(\.name) == ["Micky"] && alices.isEmpty && farmNorth.map(\
 precondition(animals.filter(userFilter).map(\.name) == ["Rex", "Zed"] && triplets.map(\.name) == ["Micky"])
 precondition(typed.map(\.name) == ["Micky"] && ordered.first?.name == "alice")
 
+// BEGIN README: indexes
+try store.createIndex(\.species)                  // also createIndex("species")
+try store.createIndex(\.name, unique: true)       // a second "Rex" now throws .uniqueViolation
+let cows = animals.filter("species", value: "Cow").sortBy("age").limit(5)
+print(cows.explain())
+// stage 1: index lookup on species (~2 of 6 records)
+//   index answers: species == "Cow"
+//   sort: age ASC (top-k heap, k = 5)
+//   window: limit 5
+let one = animals.filter(\.id == 3).first                      // by id, O(1), no index needed
+let oldest = animals.sortBy(\.age, order: .descending).limit(3)  // walks an age index when there is one
+// END README
+precondition(cows.map(\.name) == ["Bella", "Daisy"] && one?.name == "Rex" && oldest.map(\.name) == ["alice", "Daisy", "Rex"])
+precondition(cows.explain().contains("index lookup on species") && store.indexes.count == 2)
+do {
+  try store.insert(Animal(id: 9, name: "Rex", species: "Dog", age: 1, weight: 20, tags: []))
+  preconditionFailure("a unique index lets a duplicate through")
+} catch let error as RequestSetError where error.code == .uniqueViolation {
+  print("unique:", error.message)
+}
+
 // The log lives in a scratch directory.
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("requestset-examples-\(getpid())")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

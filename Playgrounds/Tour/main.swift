@@ -128,9 +128,18 @@ do {
 let micky = try animals.filter("name", value: "Micky").get()
 print("get() found \(micky.name)")
 
-// MARK: 10. explain() shows the plan without running it
-section("Plans")
+// MARK: 10. Indexes, and explain() to see the plan without running it
+// An index serves equality, IN, ranges, prefixes and sorted limits on its key; the planner
+// picks it when it reads fewer records than a scan, and explain() says what it chose.
+section("Indexes and plans")
 print(animals.filter(\.age > 3).exclude("species", value: "Cat").sortBy("name").limit(3).explain())
+try store.createIndex(\.species)
+try store.createIndex(\.age)
+let dogPlan = animals.filter("species", value: "Dog").sortBy(\.age).limit(2).explain()
+print(dogPlan)
+expect(dogPlan.contains("index"), "the planner reads through an index once there is one")
+expect(animals.filter("species", value: "Dog").map(\.name) == animals.filter { $0.species == "Dog" }.map(\.name),
+       "an index returns exactly what a scan returns")
 
 // MARK: 11. Aggregates, groups and writes through a query
 section("Aggregates and writes")

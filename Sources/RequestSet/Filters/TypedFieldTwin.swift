@@ -22,8 +22,31 @@ private let _orderedTypes: [Any.Type] = [
 ]
 private let _equatableTypes: [Any.Type] = _orderedTypes + [Bool.self, UUID.self, Bool?.self, UUID?.self]
 
+/// Key paths already mapped to keys: describing a key path costs microseconds, more than
+/// an indexed lookup, and programs filter on the same few key paths again and again.
+private let _fieldKeys = _Lock<[_KeyPathKey: String?]>([:])
+
+/// A key path as a dictionary key shared between threads.
+///
+/// `@unchecked Sendable` because `AnyKeyPath` is not declared `Sendable`, yet a key path
+/// object is immutable once created: equality and hashing read only its fixed component
+/// buffer, so sharing one between threads cannot race.
+private struct _KeyPathKey: Hashable, @unchecked Sendable {
+  let keyPath: AnyKeyPath
+}
+
 /// The Codable key a key path names, when it is a plain chain of stored properties.
 func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
+  if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }) { return known }
+  let key = _describedFieldKey(keyPath, root: root)
+  _fieldKeys.withLock { cache in
+    if cache.count > 4096 { cache.removeAll() }
+    cache[_KeyPathKey(keyPath: keyPath)] = key
+  }
+  return key
+}
+
+private func _describedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   let text = String(describing: keyPath)
   let prefix = "\\" + String(describing: root) + "."
   guard text.hasPrefix(prefix) else { return nil }
