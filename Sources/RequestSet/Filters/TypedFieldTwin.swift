@@ -38,10 +38,25 @@ func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
 func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value)
   -> _FieldCondition?
 {
-  let allowed = comparison == .equal || comparison == .notEqual ? _equatableTypes : _orderedTypes
-  guard allowed.contains(where: { $0 == Value.self }), let key = _fieldKey(keyPath, root: Root.self),
-    let encodable = value as? any Encodable, let encoded = try? _FieldEncoder.encode(encodable)
+  guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual),
+    let key = _fieldKey(keyPath, root: Root.self)
+  else { return nil }
+  return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
+}
+
+/// Whether values of `type` encode to fields that compare as the Swift values do: with
+/// `==` and `!=` only, or (`ordered`) with `<`, `<=`, `>`, `>=` as well.
+func _isTwinType(_ type: Any.Type, ordered: Bool) -> Bool {
+  (ordered ? _orderedTypes : _equatableTypes).contains { $0 == type }
+}
+
+/// The encoded form of `value` when its type is one whose fields agree with it (see
+/// ``_isTwinType(_:ordered:)``), or nil; nil for NaN too, which the encoded form would
+/// compare differently.
+func _twinValue<Value>(_ value: Value, ordered: Bool) -> FieldValue? {
+  guard _isTwinType(Value.self, ordered: ordered), let encodable = value as? any Encodable,
+    let encoded = try? _FieldEncoder.encode(encodable)
   else { return nil }
   if case .double(let d) = encoded, d.isNaN { return nil }
-  return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
+  return encoded
 }
