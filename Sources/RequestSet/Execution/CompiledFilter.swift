@@ -71,6 +71,7 @@ struct _FilterCompiler<Element: Sendable> {
       let test = c.test
       return .general { test(try cursor.pointer($0).pointee) }
     case .predicate(let p):
+      let p = p.predicate
       return .general { slot in
         let record = try cursor.pointer(slot)
         do {

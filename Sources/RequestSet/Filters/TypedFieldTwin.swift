@@ -13,6 +13,8 @@ import Foundation
 // - the value is of a type whose encoded form orders and compares as the Swift value does:
 //   integers up to 64 bits (not UInt64), Double, Float, String, Date, and for == and !=
 //   also Bool and UUID, or an optional of one of these.
+// A translated `#Predicate` (see `PredicateTranslation.swift`) holds its constants to the
+// same list.
 
 private let _orderedTypes: [Any.Type] = [
   Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt8.self, UInt16.self, UInt32.self,
