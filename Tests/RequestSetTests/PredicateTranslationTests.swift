@@ -211,6 +211,8 @@ import Testing
   @Test(arguments: StoreKind.allCases)
   func randomPredicatesAgreeWithEvaluate(kind: StoreKind) throws {
     let all = try kind.makeSet(Self.animals)
+    // A string-key query encodes an array's fields, so that predicates use them there too.
+    #expect(all.filter("id", .greaterThan, 0).count == Self.animals.count)
     let (predicates, _) = Self.predicates(seed: 7)
     var translated = 0
     for predicate in predicates {
@@ -245,6 +247,22 @@ import Testing
       }
     }
     #expect(translated > 200)
+  }
+
+  /// Over an array, a predicate does not encode every record to reach their fields (that
+  /// costs many times a pass of `evaluate`); it uses the fields once another query has.
+  @Test func aPredicateAloneEncodesNoArrayFields() {
+    let records = ContiguousArray(Self.animals)
+    let fields = _LazyFieldTable(records)
+    let snapshot = StoreSnapshot(
+      records: records, live: nil, liveCount: records.count, fields: .lazy(fields), version: 0)
+    let all = RequestSet(_source: _Source(name: "array", snapshot: { snapshot }), _query: _Query())
+    let expected = Self.animals.filter { $0.age > 10 }.count
+    #expect(all.filter(#Predicate<Animal> { $0.age > 10 }).count == expected)
+    #expect(fields.built == nil)
+    #expect(all.filter("age", .greaterThan, 10).count == expected)
+    #expect(fields.built != nil)
+    #expect(all.filter(#Predicate<Animal> { $0.age > 10 }).count == expected)
   }
 
   // MARK: - Keys the store does not know

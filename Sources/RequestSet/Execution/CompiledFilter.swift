@@ -30,6 +30,14 @@ struct _FilterCompiler<Element: Sendable> {
     return a
   }
 
+  /// The fields, when they are at hand without encoding every record (see
+  /// `StoreSnapshot._fieldsAtHand()`).
+  mutating func fieldsAtHand() -> (any _FieldAccess)? {
+    if let access { return access }
+    access = snapshot._fieldsAtHand()
+    return access
+  }
+
   /// A reader for a string key's value by slot, after checking the key and value.
   mutating func reader(for key: String, value: FieldValue?) throws -> ((Int) throws -> FieldValue)? {
     let fields = try fields()
@@ -70,9 +78,10 @@ struct _FilterCompiler<Element: Sendable> {
       let test = c.test
       return .general { test(try cursor.pointer($0).pointee) }
     case .predicate(let p):
-      // A translated predicate runs as field conditions when the store's fields surely
-      // agree with the record's properties; otherwise `evaluate` tests each record.
-      if let translated = p.translated, let fields = try? fields(),
+      // A translated predicate runs as field conditions when the store's fields are at
+      // hand and surely agree with the record's properties; otherwise `evaluate` tests
+      // each record.
+      if let translated = p.translated, let fields = fieldsAtHand(),
         Self.holdsKinds(of: translated, in: fields)
       {
         return try _general(translated)
