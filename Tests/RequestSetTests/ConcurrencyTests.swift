@@ -72,7 +72,7 @@ import Testing
         == """
         RequestSet<Animal> over Array<Animal>
         stage 1: scan all records (~6 records)
-          filter: #Predicate<Animal> AND { closure }
+          filter: #Predicate<Animal>(age > 1) AND { closure }
           sort: age ASC (stable sort)
         """)
   }

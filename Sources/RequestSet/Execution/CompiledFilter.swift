@@ -30,6 +30,14 @@ struct _FilterCompiler<Element: Sendable> {
     return a
   }
 
+  /// The fields, when they are at hand without encoding every record (see
+  /// `StoreSnapshot._fieldsAtHand()`).
+  mutating func fieldsAtHand() -> (any _FieldAccess)? {
+    if let access { return access }
+    access = snapshot._fieldsAtHand()
+    return access
+  }
+
   /// A reader for a string key's value by slot, after checking the key and value.
   mutating func reader(for key: String, value: FieldValue?) throws -> ((Int) throws -> FieldValue)? {
     let fields = try fields()
@@ -51,9 +59,8 @@ struct _FilterCompiler<Element: Sendable> {
   /// whose key the store knows with the value's kind.
   private mutating func _twin(_ c: _TypedCondition<Element>) -> _Matcher<Element>? {
     guard cursor.base == nil, let twin = c.field, let fields = try? fields(),
-      let kinds = fields.kinds[twin.key], !kinds.isUnknown
+      Self.holdsKinds(of: .field(twin), in: fields)
     else { return nil }
-    if twin.value._kind != .null && !kinds.contains(twin.value._kind) { return nil }
     guard let read = fields.reader(for: twin.key) else { return .constant(twin.matches(.null)) }
     return .general { twin.matches(try read($0)) }
   }
@@ -71,6 +78,15 @@ struct _FilterCompiler<Element: Sendable> {
       let test = c.test
       return .general { test(try cursor.pointer($0).pointee) }
     case .predicate(let p):
+      // A translated predicate runs as field conditions when the store's fields are at
+      // hand and surely agree with the record's properties; otherwise `evaluate` tests
+      // each record.
+      if let translated = p.translated, let fields = fieldsAtHand(),
+        Self.holdsKinds(of: translated, in: fields)
+      {
+        return try _general(translated)
+      }
+      let p = p.predicate
       return .general { slot in
         let record = try cursor.pointer(slot)
         do {
@@ -124,6 +140,31 @@ struct _FilterCompiler<Element: Sendable> {
         for t in tests where try t(slot) { return true }
         return false
       }
+    }
+  }
+
+  /// Whether the store's fields can stand in for a condition built from a typed one (a
+  /// key path's twin, a translated predicate): every key it names is known, with kinds
+  /// recorded, and holds the kind of each value it is compared with (or the value is nil).
+  ///
+  /// A key the type renames with `CodingKeys`, or whose values encode as another kind,
+  /// fails the test, and the condition is tested on the records instead.
+  static func holdsKinds(of node: _FilterNode<Element>, in fields: any _FieldAccess) -> Bool {
+    switch node {
+    case .constant: return true
+    case .and(let parts), .or(let parts): return parts.allSatisfy { holdsKinds(of: $0, in: fields) }
+    case .not(let inner): return holdsKinds(of: inner, in: fields)
+    case .field(let c):
+      guard c.quantifier == nil, !c.countsElements, let kinds = fields.kinds[c.key], !kinds.isUnknown
+      else { return false }
+      let values: [FieldValue]
+      switch (c.op, c.value) {
+      case (.compare, _): values = [c.value]
+      case (.in, .array(let items)): values = items
+      default: return false
+      }
+      return values.allSatisfy { $0._kind == .null || kinds.contains($0._kind) }
+    default: return false
     }
   }
 

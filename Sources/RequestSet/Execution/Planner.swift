@@ -74,18 +74,13 @@ enum _Planner {
     case .field(let c):
       return _lookup(c, exact: true, access, snapshot)
     case .typed(let t):
-      // The twin agrees with the typed test when the key holds the value's kind (see
-      // TypedFieldTwin.swift); the typed test still runs on each candidate.
       guard let twin = t.field else { return nil }
-      // A twin keyed "id" names the record's `id` property itself, the Identifiable id,
-      // whatever key Codable stores it under: the store finds it by id.
-      if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
-        return _Lookup(name: "id lookup", estimate: found.count, exact: false, inStoreOrder: true, slots: { found })
-      }
-      guard let index = access.catalog.index(for: twin.key),
-        twin.value == .null || index.entries.kinds.contains(twin.value._kind)
-      else { return nil }
-      return _lookup(twin, exact: false, access, snapshot)
+      return _twinLookup(twin, access, snapshot)
+    case .predicate(let p):
+      // A translated #Predicate is a tree of twins; the predicate itself still runs on
+      // each candidate (as its translation, when the store's keys allow).
+      guard let translated = p.translated else { return nil }
+      return _translatedLookup(translated, access, snapshot)
     case .or(let branches):
       var lookups: [_Lookup] = []
       for branch in branches {
@@ -102,6 +97,50 @@ enum _Planner {
       return parts.compactMap { _lookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }.map {
         _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
       }
+    default:
+      return nil
+    }
+  }
+
+  /// A lookup for a typed condition's field twin, which names a property by its key
+  /// path: it agrees with the typed test when the key holds the value's kind (see
+  /// TypedFieldTwin.swift), and the typed test still runs on each candidate.
+  private static func _twinLookup<Element>(
+    _ twin: _FieldCondition, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> _Lookup? {
+    // A twin keyed "id" names the record's `id` property itself, the Identifiable id,
+    // whatever key Codable stores it under: the store finds it by id.
+    if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
+      return _Lookup(name: "id lookup", estimate: found.count, exact: false, inStoreOrder: true, slots: { found })
+    }
+    guard let index = access.catalog.index(for: twin.key),
+      twin.value == .null || index.entries.kinds.contains(twin.value._kind)
+    else { return nil }
+    return _lookup(twin, exact: false, access, snapshot)
+  }
+
+  /// A lookup for a translated predicate: its leaves are twins, its ANDs and ORs combine
+  /// as in a filter; never exact, since the predicate runs on each candidate.
+  private static func _translatedLookup<Element>(
+    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> _Lookup? {
+    switch node {
+    case .field(let c):
+      return _twinLookup(c, access, snapshot)
+    case .or(let branches):
+      var lookups: [_Lookup] = []
+      for branch in branches {
+        guard let l = _translatedLookup(branch, access, snapshot) else { return nil }
+        lookups.append(l)
+      }
+      guard !lookups.isEmpty else { return nil }
+      let names = Set(lookups.map(\.name)).sorted()
+      return _Lookup(
+        name: names.count == 1 ? names[0] : names.joined(separator: " + "),
+        estimate: lookups.reduce(0) { $0 + $1.estimate }, exact: false, inStoreOrder: false,
+        slots: { _union(lookups.map { $0.slots() }) })
+    case .and(let parts):
+      return parts.compactMap { _translatedLookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }
     default:
       return nil
     }

@@ -16,8 +16,8 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
   case field(_FieldCondition)
   /// A typed key path compared with a value: `\.age > 3`.
   case typed(_TypedCondition<Element>)
-  /// A Foundation `Predicate`.
-  case predicate(Predicate<Element>)
+  /// A Foundation `Predicate`, with its translation to field conditions where it has one.
+  case predicate(_PredicateCondition<Element>)
   /// A Swift closure.
   case closure(_ClosureCondition<Element>)
   /// A filter that could not be built (its value failed to encode); evaluating it throws.
@@ -52,7 +52,7 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
     case .not(let inner): return "NOT " + inner._operandDescription
     case .field(let c): return c.description
     case .typed(let c): return c.description
-    case .predicate: return "#Predicate<\(Element.self)>"
+    case .predicate(let p): return p.description
     case .closure(let c): return c.description
     case .invalid(let e): return "INVALID(\(e.code))"
     }

@@ -25,11 +25,17 @@ public struct RequestFilter<Element: Sendable>: Sendable, CustomStringConvertibl
 
   /// A filter from a Foundation predicate.
   ///
+  /// A predicate made of comparisons of stored properties with constants, joined with
+  /// `&&`, `||` and `!`, runs as the equivalent field conditions wherever the store's
+  /// fields can answer them exactly; any other predicate is evaluated record by record.
+  ///
   /// ```swift
   /// let heavy = RequestFilter(#Predicate<Animal> { $0.weight > 100 })
+  /// // description: #Predicate<Animal>(weight > 100.0)
   /// ```
+  /// - Complexity: O(n) in the size of the predicate's expression tree, once.
   public init(_ predicate: Predicate<Element>) {
-    _node = .predicate(predicate)
+    _node = .predicate(_PredicateCondition(predicate))
   }
 
   /// A filter from a closure.

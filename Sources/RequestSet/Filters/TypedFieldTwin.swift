@@ -13,6 +13,8 @@ import Foundation
 // - the value is of a type whose encoded form orders and compares as the Swift value does:
 //   integers up to 64 bits (not UInt64), Double, Float, String, Date, and for == and !=
 //   also Bool and UUID, or an optional of one of these.
+// A translated `#Predicate` (see `PredicateTranslation.swift`) holds its constants to the
+// same list.
 
 private let _orderedTypes: [Any.Type] = [
   Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt8.self, UInt16.self, UInt32.self,
@@ -61,11 +63,9 @@ private func _describedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String
 func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value)
   -> _FieldCondition?
 {
-  let allowed = comparison == .equal || comparison == .notEqual ? _equatableTypes : _orderedTypes
-  guard allowed.contains(where: { $0 == Value.self }), let key = _fieldKey(keyPath, root: Root.self),
-    let encodable = value as? any Encodable, let encoded = try? _FieldEncoder.encode(encodable)
+  guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual),
+    let key = _fieldKey(keyPath, root: Root.self)
   else { return nil }
-  if case .double(let d) = encoded, d.isNaN { return nil }
   return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
 }
 
@@ -73,6 +73,23 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ compari
 /// as the Swift values do: an index on that key can serve the sort.
 @usableFromInline
 func _sortFieldKey<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ value: Value.Type) -> String? {
-  guard _orderedTypes.contains(where: { $0 == Value.self }) else { return nil }
+  guard _isTwinType(Value.self, ordered: true) else { return nil }
   return _fieldKey(keyPath, root: Root.self)
+}
+
+/// Whether values of `type` encode to fields that compare as the Swift values do: with
+/// `==` and `!=` only, or (`ordered`) with `<`, `<=`, `>`, `>=` as well.
+func _isTwinType(_ type: Any.Type, ordered: Bool) -> Bool {
+  (ordered ? _orderedTypes : _equatableTypes).contains { $0 == type }
+}
+
+/// The encoded form of `value` when its type is one whose fields agree with it (see
+/// ``_isTwinType(_:ordered:)``), or nil; nil for NaN too, which the encoded form would
+/// compare differently.
+func _twinValue<Value>(_ value: Value, ordered: Bool) -> FieldValue? {
+  guard _isTwinType(Value.self, ordered: ordered), let encodable = value as? any Encodable,
+    let encoded = try? _FieldEncoder.encode(encodable)
+  else { return nil }
+  if case .double(let d) = encoded, d.isNaN { return nil }
+  return encoded
 }

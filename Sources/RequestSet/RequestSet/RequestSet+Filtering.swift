@@ -23,8 +23,12 @@ extension RequestSet {
   ///
   /// ```swift
   /// animals.filter(#Predicate<Animal> { $0.age > 3 && $0.species == "Cow" })
+  /// // explain(): filter: #Predicate<Animal>(age > 3 AND species == "Cow")
   /// ```
-  /// A predicate that throws while evaluating makes ``fetch()`` throw `.predicateFailed`.
+  /// Comparisons of stored properties with constants, joined with `&&`, `||` and `!`, run
+  /// as field conditions where the store's fields answer them exactly (``explain()`` shows
+  /// them in parentheses); any other predicate is evaluated record by record. A predicate
+  /// that throws while evaluating makes ``fetch()`` throw `.predicateFailed`.
   public func filter(_ predicate: Predicate<Element>, mode: RequestFilterMode = .and) -> RequestSet {
     filter(RequestFilter(predicate), mode: mode)
   }

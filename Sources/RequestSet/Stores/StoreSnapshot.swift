@@ -106,6 +106,18 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     case .external(let source): return try source.fields()
     }
   }
+
+  /// What string keys can reach, when that costs no more than a look-up: nil for records
+  /// in an array whose fields no query has needed yet (encoding every record costs many
+  /// times a pass of a predicate over them), and for records that are not `Encodable`.
+  func _fieldsAtHand() -> (any _FieldAccess)? {
+    switch _storage {
+    case .contiguous(_, .table(let t)): return t
+    case .contiguous(_, .lazy(let box)): return box.built
+    case .contiguous(_, .unavailable): return nil
+    case .external(let source): return try? source.fields()
+    }
+  }
 }
 
 /// Where a snapshot's records live.
@@ -172,8 +184,11 @@ final class _LazyFieldTable: Sendable {
     }
   }
 
+  /// The table if a query has built it already, else nil.
+  var built: _FieldTable? { state.withLock { $0 } }
+
   func table() throws -> _FieldTable {
-    if let t = state.withLock({ $0 }) { return t }
+    if let t = built { return t }
     let t = try build()
     return state.withLock { current in
       if let current { return current }

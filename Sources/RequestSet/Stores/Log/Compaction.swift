@@ -59,7 +59,7 @@ extension _LogState {
       sequence += 1
       let payload = _LogFormat.indexDefinitionsPayload(index.indexDefinitions)
       withExtendedLifetime(payload) {
-        _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: salt, to: buffer)
+        _ = _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: salt, to: buffer)
       }
     }
 
