@@ -144,11 +144,19 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
     // A lookup runs the rest of the filter on its candidates only.
     #expect(try counted.filter("species", value: "Cow").fetch().count == 125)
     #expect(calls.load(ordering: .relaxed) == 125)
-    // An ordered walk stops once the window is full and the last value's ties are in:
-    // ten animals are 0 years old, and the walk reads one record past them.
+    // An ordered walk stops once the window is full: ten animals are 0 years old, and
+    // the first three in store order are the answer.
     calls.store(0, ordering: .relaxed)
     #expect(try ids(counted.sortBy(\.age).limit(3)) == [0, 100, 200])
-    #expect(calls.load(ordering: .relaxed) == 11)
+    #expect(calls.load(ordering: .relaxed) == 3)
+    // Descending, a run of equal values is read in store order too.
+    calls.store(0, ordering: .relaxed)
+    #expect(try ids(counted.sortBy(\.age, order: .descending).limit(3)) == [99, 199, 299])
+    #expect(calls.load(ordering: .relaxed) == 3)
+    // With a second sort key, the walk takes in the last value's ties for it to order.
+    calls.store(0, ordering: .relaxed)
+    #expect(try ids(counted.sortBy(\.age).sortBy(\.id, order: .descending).limit(3)) == [900, 800, 700])
+    #expect(calls.load(ordering: .relaxed) == 10)
     // count stops at the window too: isEmpty reads one record.
     calls.store(0, ordering: .relaxed)
     #expect(!counted.isEmpty)

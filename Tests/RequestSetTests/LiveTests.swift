@@ -182,7 +182,7 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
   @Test func streamDecodesOneBatchAtATime() async throws {
     let source = CountingRecords(Animal.random(count: 1_000, seed: 3))
     let snapshot = source.snapshot()
-    let all = RequestSet(_source: _Source(name: "counting", snapshot: { snapshot }), _query: _Query())
+    let all = RequestSet(_source: _Source(describe: { "counting" }, snapshot: { snapshot }), _query: _Query())
     var iterator = all.filter("species", value: "Cow").stream(batchSize: 10).makeAsyncIterator()
     _ = try await iterator.next()
     #expect(source.reads.load(ordering: .relaxed) == 10)

@@ -231,7 +231,7 @@ import Testing
   @Test func translatedPredicatesReadNoRecords() throws {
     let source = CountingRecords(Self.animals)
     let snapshot = source.snapshot()
-    let all = RequestSet(_source: _Source(name: "counting", snapshot: { snapshot }), _query: _Query())
+    let all = RequestSet(_source: _Source(describe: { "counting" }, snapshot: { snapshot }), _query: _Query())
     let (predicates, _) = Self.predicates(seed: 8)
     var translated = 0
     for predicate in predicates {
@@ -256,7 +256,7 @@ import Testing
     let fields = _LazyFieldTable(records)
     let snapshot = StoreSnapshot(
       records: records, live: nil, liveCount: records.count, fields: .lazy(fields), version: 0)
-    let all = RequestSet(_source: _Source(name: "array", snapshot: { snapshot }), _query: _Query())
+    let all = RequestSet(_source: _Source(describe: { "array" }, snapshot: { snapshot }), _query: _Query())
     let expected = Self.animals.filter { $0.age > 10 }.count
     #expect(all.filter(#Predicate<Animal> { $0.age > 10 }).count == expected)
     #expect(fields.built == nil)

@@ -121,7 +121,7 @@ import Testing
   @Test func countingDoesNotMaterializeRecords() throws {
     let source = CountingRecords(Animal.random(count: 1_000, seed: 3))
     let snapshot = source.snapshot()
-    let all = RequestSet(_source: _Source(name: "counting", snapshot: { snapshot }), _query: _Query())
+    let all = RequestSet(_source: _Source(describe: { "counting" }, snapshot: { snapshot }), _query: _Query())
     // A string-key filter reads fields only: no record is read at all.
     #expect(all.filter("species", value: "Cow").count > 0)
     #expect(source.reads.load(ordering: .relaxed) == 0)

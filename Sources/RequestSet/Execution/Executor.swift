@@ -37,36 +37,59 @@ enum _Executor {
   }
 
   /// A sort plus a limit served by walking an index in sort order: records are tested in
-  /// that order until the window is full and the last sort value's ties are all in, then
-  /// the few collected are put in exact order (later sort keys, then store order).
+  /// that order until the window is full, then the few collected are put in exact order.
+  ///
+  /// Within one value the index holds slots in store order, which is how a stable sort
+  /// breaks ties, so with one sort key the walk stops at the window's last record; with
+  /// more keys it first takes in every record tied with that one, for the later keys to
+  /// order. A descending walk reads each run of equal values forwards, for the same reason.
   private static func _walk<Element>(
     _ stage: _Stage<Element>, _ index: _SortedIndex, descending: Bool, compiler: inout _FilterCompiler<Element>
   ) throws -> [Int] {
     let cursor = compiler.cursor
     let test = _test(try compiler.compile(stage.filter), cursor)
-    guard let compare = try _comparator(stage.sort, compiler: &compiler),
-      let firstKey = try _comparator([stage.sort[0]], compiler: &compiler), let limit = stage.window.limit
-    else { return try _run(stage, on: nil, compiler: &compiler) }
-    let need = stage.window.needed ?? limit
-    guard need > 0 else { return [] }
-    var collected: [Int] = []
-    let visit = { (entry: _IndexEntry) throws -> Bool in
-      let slot = entry.slot
-      guard try test(slot) else { return true }
-      if collected.count >= need, try firstKey(collected[collected.count - 1], slot) != 0 { return false }
-      collected.append(slot)
+    _ = try _comparator(stage.sort, compiler: &compiler)  // checks every sort key
+    let rest = stage.sort.count > 1 ? try _comparator(Array(stage.sort.dropFirst()), compiler: &compiler) : nil
+    guard let need = stage.window.needed, need > 0 else { return [] }
+    var collected: [_IndexEntry] = []
+    var done = false
+    /// Tests one entry; false once the walk can stop.
+    func visit(_ e: _IndexEntry) throws -> Bool {
+      if collected.count >= need {
+        // Full: with later sort keys, take in the rest of the last value's ties.
+        if rest == nil || FieldValue._order(e.value, collected[collected.count - 1].value, .binary) != 0 {
+          done = true
+          return false
+        }
+      }
+      if try test(e.slot) { collected.append(e) }
       return true
     }
     if descending {
-      try index.forEachBackward(from: index.endPosition, to: index.startPosition, visit)
+      var run: [_IndexEntry] = []  // one value's entries, read backwards
+      try index.forEachBackward(from: index.endPosition, to: index.startPosition) { e in
+        if let first = run.first, FieldValue._order(e.value, first.value, .binary) != 0 {
+          for r in run.reversed() where try !visit(r) { return false }
+          run.removeAll(keepingCapacity: true)
+        }
+        run.append(e)
+        return true
+      }
+      if !done { for r in run.reversed() where try !visit(r) { break } }
     } else {
       try index.forEach(from: index.startPosition, to: index.endPosition, visit)
     }
+    let sign = descending ? -1 : 1
     try collected.sort { a, b in
-      let c = try compare(a, b)
-      return c != 0 ? c < 0 : a < b
+      let c = sign * FieldValue._order(a.value, b.value, .binary)
+      if c != 0 { return c < 0 }
+      if let rest {
+        let r = try rest(a.slot, b.slot)
+        if r != 0 { return r < 0 }
+      }
+      return a.slot < b.slot
     }
-    return Array(collected[stage.window.range(in: collected.count)])
+    return collected[stage.window.range(in: collected.count)].map(\.slot)
   }
 
   /// A slot test for a compiled matcher.

@@ -87,12 +87,7 @@ enum _Planner {
         guard let l = _lookup(branch, access, snapshot) else { return nil }
         lookups.append(l)
       }
-      guard !lookups.isEmpty else { return nil }
-      let names = Set(lookups.map(\.name)).sorted()
-      return _Lookup(
-        name: names.count == 1 ? names[0] : names.joined(separator: " + "),
-        estimate: lookups.reduce(0) { $0 + $1.estimate }, exact: lookups.allSatisfy(\.exact),
-        inStoreOrder: false, slots: { _union(lookups.map { $0.slots() }) })
+      return _union(lookups, exact: lookups.allSatisfy(\.exact))
     case .and(let parts):
       return parts.compactMap { _lookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }.map {
         _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
@@ -133,12 +128,7 @@ enum _Planner {
         guard let l = _translatedLookup(branch, access, snapshot) else { return nil }
         lookups.append(l)
       }
-      guard !lookups.isEmpty else { return nil }
-      let names = Set(lookups.map(\.name)).sorted()
-      return _Lookup(
-        name: names.count == 1 ? names[0] : names.joined(separator: " + "),
-        estimate: lookups.reduce(0) { $0 + $1.estimate }, exact: false, inStoreOrder: false,
-        slots: { _union(lookups.map { $0.slots() }) })
+      return _union(lookups, exact: false)
     case .and(let parts):
       return parts.compactMap { _translatedLookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }
     default:
@@ -212,7 +202,9 @@ enum _Planner {
       key = k
       descending = t.order == .descending
     }
-    guard let index = access.catalog.index(for: key), index.entries.unordered.isEmpty else { return nil }
+    guard let index = access.catalog.index(for: key), index.entries.unordered.isEmpty,
+      !index.entries.hasLossyNumbers
+    else { return nil }
     if case .typed = first {
       // A typed sort agrees with the index when the key holds one kind of value (and nil).
       var kinds = index.entries.kinds
@@ -220,6 +212,16 @@ enum _Planner {
       guard kinds.nonNull.count <= 1 else { return nil }
     }
     return (index.entries, key, descending)
+  }
+
+  /// The lookup for an OR of lookups: every branch's slots.
+  private static func _union(_ lookups: [_Lookup], exact: Bool) -> _Lookup? {
+    guard !lookups.isEmpty else { return nil }
+    let names = Set(lookups.map(\.name)).sorted()
+    return _Lookup(
+      name: names.count == 1 ? names[0] : names.joined(separator: " + "),
+      estimate: lookups.reduce(0) { $0 + $1.estimate }, exact: exact, inStoreOrder: false,
+      slots: { _union(lookups.map { $0.slots() }) })
   }
 
   /// Sorted, deduplicated union of sorted slot lists.

@@ -222,8 +222,10 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
 /// A condition on a typed key path, with its test specialized where it was written.
 @usableFromInline
 struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
-  /// `\Animal.age > 3`
-  @usableFromInline let description: String
+  /// `\Animal.age > 3`, written on demand: describing a key path costs more than an
+  /// indexed lookup.
+  @usableFromInline let describe: @Sendable () -> String
+  @usableFromInline var description: String { describe() }
   /// Tests the record at the pointer; never copies the whole record.
   @usableFromInline let test: @Sendable (UnsafePointer<Element>) -> Bool
   /// For `==` on a writable key path: sets the field to the compared value, so that
@@ -236,13 +238,21 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
 
   @inlinable
   init(
-    description: String, field: _FieldCondition? = nil, assign: (@Sendable (inout Element) -> Void)? = nil,
+    describe: @escaping @Sendable () -> String, field: _FieldCondition? = nil,
+    assign: (@Sendable (inout Element) -> Void)? = nil,
     test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
   ) {
-    self.description = description
+    self.describe = describe
     self.field = field
     self.assign = assign
     self.test = test
+  }
+}
+
+extension _TypedCondition {
+  /// A condition whose description is already written.
+  init(description: String, test: @escaping @Sendable (UnsafePointer<Element>) -> Bool) {
+    self.init(describe: { description }, test: test)
   }
 }
 

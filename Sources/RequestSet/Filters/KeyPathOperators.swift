@@ -26,7 +26,7 @@ func _literal(_ value: Any) -> String {
 public func == <Root: Sendable, Value: Equatable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) == " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) == " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .equal, rhs)
   var assign: (@Sendable (inout Root) -> Void)? = nil
   if lhs is WritableKeyPath<Root, Value> {
@@ -37,12 +37,12 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field, assign: assign) {
+        _TypedCondition(describe: text, field: field, assign: assign) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) == rhs
         }))
   }
   return RequestFilter(
-    _node: .typed(_TypedCondition(description: text, field: field, assign: assign) { $0.pointee[keyPath: lhs] == rhs }))
+    _node: .typed(_TypedCondition(describe: text, field: field, assign: assign) { $0.pointee[keyPath: lhs] == rhs }))
 }
 
 /// A filter keeping records whose field at `lhs` is not equal to `rhs`.
@@ -54,16 +54,16 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
 public func != <Root: Sendable, Value: Equatable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) != " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) != " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .notEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) != rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] != rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] != rhs }))
 }
 
 /// A filter keeping records whose field at `lhs` is less than `rhs`.
@@ -75,16 +75,16 @@ public func != <Root: Sendable, Value: Equatable & Sendable>(
 public func < <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) < " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) < " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .lessThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) < rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] < rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] < rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than `rhs`;
@@ -97,19 +97,19 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
 public func < <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) < " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) < " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .lessThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value < rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text, field: field) {
+      _TypedCondition(describe: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value < rhs
       }))
@@ -124,16 +124,16 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
 public func <= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) <= " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) <= " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .lessThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) <= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] <= rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] <= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than or equal to `rhs`;
@@ -146,19 +146,19 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
 public func <= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) <= " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) <= " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .lessThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value <= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text, field: field) {
+      _TypedCondition(describe: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value <= rhs
       }))
@@ -173,16 +173,16 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
 public func > <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) > " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) > " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .greaterThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) > rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] > rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] > rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than `rhs`;
@@ -195,19 +195,19 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
 public func > <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) > " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) > " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .greaterThan, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value > rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text, field: field) {
+      _TypedCondition(describe: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value > rhs
       }))
@@ -222,16 +222,16 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
 public func >= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) >= " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) >= " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .greaterThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) >= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(description: text, field: field) { $0.pointee[keyPath: lhs] >= rhs }))
+  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] >= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than or equal to `rhs`;
@@ -244,19 +244,19 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
 public func >= <Root: Sendable, Value: Comparable & Sendable>(
   lhs: KeyPath<Root, Value?> & Sendable, rhs: Value
 ) -> RequestFilter<Root> {
-  let text = "\(lhs) >= " + _literal(rhs)
+  let text: @Sendable () -> String = { "\(lhs) >= " + _literal(rhs) }
   let field = _fieldTwin(lhs, Root.self, .greaterThanOrEqual, rhs)
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(description: text, field: field) {
+        _TypedCondition(describe: text, field: field) {
           guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
           return value >= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(description: text, field: field) {
+      _TypedCondition(describe: text, field: field) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value >= rhs
       }))

@@ -19,6 +19,9 @@ struct _SortedIndex: Sendable {
   private(set) var count = 0
   /// The kinds of value ever entered (a superset of those held now).
   private(set) var kinds = _KindSet()
+  /// Whether an integer past 2^53 was ever entered: such values can tie with a Double
+  /// that orders between them, so runs of equal values may not be in store order.
+  private(set) var hasLossyNumbers = false
 
   /// A chunk splits in two past this size.
   static let maxChunk = 512
@@ -31,6 +34,7 @@ struct _SortedIndex: Sendable {
     ordered.reserveCapacity(entries.count)
     for e in entries {
       kinds.insert(e.value._kind)
+      if case .int(let i) = e.value, i.magnitude > 1 << 53 { hasLossyNumbers = true }
       if _IndexOrder.isOrdered(e.value) { ordered.append(e) } else { unordered.append(e.slot) }
     }
     unordered.sort()
@@ -50,6 +54,7 @@ struct _SortedIndex: Sendable {
   mutating func insert(_ value: FieldValue, slot: Int) {
     count += 1
     kinds.insert(value._kind)
+    if case .int(let i) = value, i.magnitude > 1 << 53 { hasLossyNumbers = true }
     guard _IndexOrder.isOrdered(value) else {
       let at = _lowerBound(unordered, slot)
       unordered.insert(slot, at: at)

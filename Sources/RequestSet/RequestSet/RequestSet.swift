@@ -47,7 +47,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// - Complexity: O(1); nothing is read until the set is evaluated.
   public init<Store: RecordStore>(_ store: Store) where Store.Element == Element {
     self.init(
-      _source: _Source(name: "\(type(of: store))", snapshot: { try store.snapshot() }, store: store),
+      _source: _Source(describe: { "\(type(of: store))" }, snapshot: { try store.snapshot() }, store: store),
       _query: _Query())
   }
 
@@ -60,7 +60,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// String keys encode each element once, on the first query that uses them.
   public init(_ elements: some Sequence<Element>) where Element: Encodable {
     let snapshot = StoreSnapshot(records: elements)
-    self.init(_source: _Source(name: "Array<\(Element.self)>", snapshot: { snapshot }), _query: _Query())
+    self.init(_source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
   }
 
   /// A read-only request set over a fixed array of elements that are not `Encodable`;
@@ -71,7 +71,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// ```
   public init(_ elements: some Sequence<Element>) {
     let snapshot = StoreSnapshot(records: elements)
-    self.init(_source: _Source(name: "Array<\(Element.self)>", snapshot: { snapshot }), _query: _Query())
+    self.init(_source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
   }
 
   /// Returns a copy with `body` applied to its query and a fresh, unevaluated result.
@@ -99,7 +99,10 @@ public struct RequestSet<Element: Sendable>: Sendable {
 
 /// Where a request set's records come from.
 struct _Source<Element: Sendable>: Sendable {
-  let name: String
+  /// How explain() names the source; written on demand, since naming a type costs more
+  /// than an indexed lookup.
+  let describe: @Sendable () -> String
+  var name: String { describe() }
   let snapshot: @Sendable () throws -> StoreSnapshot<Element>
   /// The store, for writes through the query; nil for a plain array.
   var store: (any Sendable)? = nil

@@ -22,24 +22,10 @@ extension _LogState {
     return try _BinaryValue.read(&r, names: names)
   }
 
-  /// A reader at the record value of a stored slot.
-  static func recordValue(_ mapping: _Mapping?, _ location: _RecordLocation, path: String) throws -> _ByteReader {
-    guard let mapping, location.offset + Int(location.length) <= mapping.length else {
-      throw RequestSetError(.storeUnavailable, "The LogStore at \(path) cannot reach the record at offset \(location.offset).")
-    }
-    var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
-    do throws(_CodecError) {
-      try _BinaryValue.skip(&r)
-    } catch {
-      throw _damagedRecord(path, location, error)
-    }
-    return r
-  }
-
   /// The stored values of every index for a slot, in catalog order.
   func storedValues(slot: Int, mapping: _Mapping?, paths: [[Int]?]) throws -> [FieldValue] {
     let location = index.locations[slot]
-    let r = try Self.recordValue(mapping, location, path: path)
+    let r = try _recordValueReader(mapping, location, path: path)
     let names = index.keys.names
     do throws(_CodecError) {
       return try paths.map { p throws(_CodecError) in try Self.value(r, p, names: names) }
@@ -110,7 +96,7 @@ extension _LogState {
     let sequence = index.sequence + 1
     let payload = _LogFormat.indexDefinitionsPayload(definitions)
     withExtendedLifetime(payload) {
-      _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: saltState, to: out)
+      _ = _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: saltState, to: out)
     }
     try writeOut()
     index.sequence = sequence

@@ -19,17 +19,7 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   /// The record value's bytes in a slot (the payload after its id).
   @inline(__always)
   func recordReader(_ slot: Int) throws -> _ByteReader {
-    let location = locations[slot]
-    guard let mapping, location.offset + Int(location.length) <= mapping.length else {
-      throw RequestSetError(.storeUnavailable, "The LogStore snapshot of \(path) cannot reach slot \(slot).")
-    }
-    var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
-    do throws(_CodecError) {
-      try _BinaryValue.skip(&r)
-    } catch {
-      throw _damagedRecord(path, location, error)
-    }
-    return r
+    try _recordValueReader(mapping, locations[slot], path: path)
   }
 
   func record(at slot: Int) throws -> Element {
@@ -55,6 +45,22 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
     return _LogFieldAccess(
       kinds: kinds.materialize(names: names, base: probedKinds), records: self)
   }
+}
+
+/// A reader at the record value of a frame payload (past its id), in a mapping.
+@inline(__always)
+func _recordValueReader(_ mapping: _Mapping?, _ location: _RecordLocation, path: String) throws -> _ByteReader {
+  guard let mapping, location.offset + Int(location.length) <= mapping.length else {
+    throw RequestSetError(
+      .storeUnavailable, "The LogStore at \(path) cannot reach the record at offset \(location.offset).")
+  }
+  var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
+  do throws(_CodecError) {
+    try _BinaryValue.skip(&r)
+  } catch {
+    throw _damagedRecord(path, location, error)
+  }
+  return r
 }
 
 func _damagedRecord(_ path: String, _ location: _RecordLocation, _ error: _CodecError) -> RequestSetError {
