@@ -46,7 +46,7 @@ enum _Planner {
       return plan
     }
     let slots = best.lookup.slots()
-    plan.path = .lookup(best.lookup.name, answers: parts[best.part].description, exact: best.lookup.exact)
+    plan.path = .lookup(best.lookup.name, answers: parts[best.part], exact: best.lookup.exact)
     plan.candidates = slots
     plan.estimatedRows = slots.count
     if best.lookup.exact { parts.remove(at: best.part) }
@@ -242,7 +242,7 @@ struct _AccessPlan<Element: Sendable> {
     /// Every live record, in store order.
     case scan
     /// The candidates of an index (or id) lookup, in store order.
-    case lookup(String, answers: String, exact: Bool)
+    case lookup(String, answers: _FilterNode<Element>, exact: Bool)
     /// An index in sort order, until the window is full.
     case walk(_SortedIndex, key: String, descending: Bool)
   }

@@ -32,7 +32,10 @@ extension RequestSet {
             if let note = plan.note { lines.append("  index not used: \(note)") }
           case .lookup(let name, let answers, let exact):
             lines.append("stage 1: \(name) (~\(plan.estimatedRows) of \(total) records)")
-            lines.append(exact ? "  index answers: \(answers)" : "  index narrows to: \(answers) (rechecked on each record)")
+            lines.append(
+              exact
+                ? "  index answers: \(answers.description)"
+                : "  index narrows to: \(answers.description) (rechecked on each record)")
           case .walk(_, let key, let descending):
             lines.append(
               "stage 1: index order on \(key) \(descending ? "DESC" : "ASC"), stopping once the window is full "
