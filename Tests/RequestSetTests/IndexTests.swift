@@ -85,6 +85,12 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
           index answers: age >= 95
         """)
     #expect(
+      all.filter("age", .greaterThanOrEqual, 40).filter("age", .lessThan, 42).filter(\.weight > 1).explain() == head + """
+        stage 1: index range on age (~20 of 1000 records)
+          index answers: age >= 40 AND age < 42
+          filter: \\Animal.weight > 1.0
+        """)
+    #expect(
       all.filter("age", value: 5).filter("age", value: 7, mode: .or).explain() == head + """
         stage 1: index lookup on age (~20 of 1000 records)
           index answers: age == 5 OR age == 7
@@ -215,7 +221,11 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
           (a, b) = (a.filter("owner.city", .lessThan, c, mode: mode), b.filter("owner.city", .lessThan, c, mode: mode))
         case 8:
           let v = Double(Int.random(in: 0...100, using: &rng))
-          (a, b) = (a.filter(\.weight > v, mode: mode), b.filter(\.weight > v, mode: mode))
+          if Bool.random(using: &rng) {
+            (a, b) = (a.filter(\.weight > v, mode: mode), b.filter(\.weight > v, mode: mode))
+          } else {
+            (a, b) = (a.filter(\.weight <= v, mode: mode), b.filter(\.weight <= v, mode: mode))
+          }
         default:
           let id = Int.random(in: 0...420, using: &rng)
           (a, b) = (a.filter(\.id == id, mode: mode), b.filter(\.id == id, mode: mode))

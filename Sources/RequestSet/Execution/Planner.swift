@@ -19,10 +19,14 @@ enum _Planner {
     if let filter = stage.filter {
       if case .and(let p) = filter { parts = p } else { parts = [filter] }
     }
-    var best: (part: Int, lookup: _Lookup)? = nil
+    var best: (parts: [Int], lookup: _Lookup)? = nil
     for (i, part) in parts.enumerated() {
       guard let lookup = _lookup(part, access, snapshot) else { continue }
-      if best == nil || lookup.estimate < best!.lookup.estimate { best = (i, lookup) }
+      if best == nil || lookup.estimate < best!.lookup.estimate { best = ([i], lookup) }
+    }
+    // Bounds on one key AND-ed together (`age >= 30 AND age < 40`) are one range.
+    for (parts, lookup) in _ranges(parts, access) where lookup.estimate < (best?.lookup.estimate ?? Int.max) {
+      best = (parts, lookup)
     }
 
     var lookupCost = Int.max
@@ -46,12 +50,58 @@ enum _Planner {
       return plan
     }
     let slots = best.lookup.slots()
-    plan.path = .lookup(best.lookup.name, answers: parts[best.part], exact: best.lookup.exact)
+    let answered = best.parts.map { parts[$0] }
+    plan.path = .lookup(best.lookup.name, answers: answered.count == 1 ? answered[0] : .and(answered), exact: best.lookup.exact)
     plan.candidates = slots
     plan.estimatedRows = slots.count
-    if best.lookup.exact { parts.remove(at: best.part) }
+    if best.lookup.exact { for i in best.parts.reversed() { parts.remove(at: i) } }
     plan.filter = parts.isEmpty ? nil : (parts.count == 1 ? parts[0] : .and(parts))
     return plan
+  }
+
+  /// One range per indexed key that two or more AND-ed parts bound, with the parts it
+  /// covers: it is exact when they all are (string-key conditions), else they are
+  /// rechecked.
+  private static func _ranges<Element>(
+    _ parts: [_FilterNode<Element>], _ access: _IndexAccess
+  ) -> [(parts: [Int], lookup: _Lookup)] {
+    var byKey: [String: (parts: [Int], range: _IndexRange, exact: Bool)] = [:]
+    for (i, part) in parts.enumerated() {
+      let c: _FieldCondition
+      let exact: Bool
+      switch part {
+      case .field(let f): (c, exact) = (f, true)
+      case .typed(let t):
+        guard let twin = t.field else { continue }
+        (c, exact) = (twin, false)
+      default: continue
+      }
+      guard let index = access.catalog.index(for: c.key), let (runs, runsExact) = _IndexRange.runs(for: c),
+        runs.count == 1, case .between = runs[0]
+      else { continue }
+      if !exact && !index.entries.kinds.contains(c.value._kind) { continue }
+      if let known = byKey[c.key] {
+        guard let merged = known.range.intersection(runs[0]) else { continue }
+        byKey[c.key] = (known.parts + [i], merged, known.exact && exact && runsExact)
+      } else {
+        byKey[c.key] = ([i], runs[0], exact && runsExact)
+      }
+    }
+    return byKey.sorted { $0.key < $1.key }.compactMap { key, found in
+      guard found.parts.count > 1, let index = access.catalog.index(for: key) else { return nil }
+      let entries = index.entries
+      let range = found.range
+      return (
+        found.parts,
+        _Lookup(
+          name: "index range on \(key)", estimate: range.count(in: entries), exact: found.exact, inStoreOrder: false,
+          slots: {
+            var s = range.slots(in: entries)
+            s.sort()
+            return s
+          })
+      )
+    }
   }
 
   /// A way to find the slots one filter part can match.

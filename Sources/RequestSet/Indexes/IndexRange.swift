@@ -58,6 +58,35 @@ enum _IndexRange: Sendable {
     }
   }
 
+  /// The run both ranges select, for two `between` runs; nil for other shapes. Bounds
+  /// compare as the filters compare them, since the run's ends are found that way.
+  func intersection(_ other: _IndexRange) -> _IndexRange? {
+    guard case .between(let lo1, let li1, let hi1, let ui1, let kind) = self,
+      case .between(let lo2, let li2, let hi2, let ui2, let kind2) = other
+    else { return nil }
+    guard kind == kind2 else { return .empty }
+    var lower = lo1, lowerInclusive = li1
+    if let l2 = lo2 {
+      if let l1 = lo1 {
+        let c = FieldValue._order(l1, l2, .binary)
+        if c < 0 || (c == 0 && li1 && !li2) { (lower, lowerInclusive) = (l2, li2) }
+      } else {
+        (lower, lowerInclusive) = (l2, li2)
+      }
+    }
+    var upper = hi1, upperInclusive = ui1
+    if let h2 = hi2 {
+      if let h1 = hi1 {
+        let c = FieldValue._order(h1, h2, .binary)
+        if c > 0 || (c == 0 && ui1 && !ui2) { (upper, upperInclusive) = (h2, ui2) }
+      } else {
+        (upper, upperInclusive) = (h2, ui2)
+      }
+    }
+    return .between(
+      lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive, kind: kind)
+  }
+
   /// Where the run starts and ends in `index`.
   func bounds(in index: _SortedIndex) -> (_SortedIndex.Position, _SortedIndex.Position) {
     switch self {
