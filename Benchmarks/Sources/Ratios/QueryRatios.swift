@@ -192,11 +192,14 @@ func queryTable(_ n: Int) throws {
       }
     }
   }
-  func sqlCount(_ row: inout QueryRow, _ c: Contender, _ query: String) throws {
-    try measure(&row, c, { _ in [try dbq.read { try Int.fetchOne($0.cachedStatement(sql: query)) ?? -1 }] }) { r in
+  func sqlCount(
+    _ row: inout QueryRow, _ c: Contender, _ query: String, _ arguments: @escaping (Int) -> StatementArguments = { _ in [] }
+  ) throws {
+    try measure(&row, c, { i in [try dbq.read { try Int.fetchOne($0.cachedStatement(sql: query), arguments: arguments(i)) ?? -1 }] }) {
+      r in
       try dbq.read { db in
         let statement = try db.cachedStatement(sql: query)
-        for _ in 0..<r { keep(try Int.fetchOne(statement)) }
+        for i in 0..<r { keep(try Int.fetchOne(statement, arguments: arguments(i))) }
       }
     }
   }
@@ -210,6 +213,9 @@ func queryTable(_ n: Int) throws {
   var page = QueryRow("6. page: `sortBy(\\.age).offset(\(offset)).limit(\(pageSize))`, age indexed")
   var byKey = QueryRow("7. string key: `filter(\"name\", value: k).fetch()`")
   var byFormat = QueryRow("8. format string: `filter(\"name == %@\", k).fetch()`")
+  // The index alone, without fetching records: equality with a count.
+  var nameCount = QueryRow("2b. (extra) `filter(\\.name == k).count`")
+  var keyCountRow = QueryRow("7b. (extra) `filter(\"name\", value: k).count`")
 
   func byAge(_ a: Animal, _ b: Animal) -> Bool { a.age < b.age }
 
@@ -218,6 +224,8 @@ func queryTable(_ n: Int) throws {
     try fetch(&byName, c) { try store.filter(\.name == nameKeys[$0]).fetch() }
     try fetch(&byKey, c) { try store.filter("name", value: nameKeys[$0]).fetch() }
     try fetch(&byFormat, c) { try store.filter("name == %@", nameKeys[$0]).fetch() }
+    try count(&nameCount, c) { store.filter(\.name == nameKeys[$0]).count }
+    try count(&keyCountRow, c) { store.filter("name", value: nameKeys[$0]).count }
     try fetch(&range, c) {
       try store.filter("weight", .greaterThanOrEqual, lowWeights[$0]).filter("weight", .lessThan, lowWeights[$0] + 10).fetch()
     }
@@ -235,11 +243,13 @@ func queryTable(_ n: Int) throws {
   let byNameSQL = sqlRows + " WHERE name = ?"
   let rangeSQL = sqlRows + " WHERE weight >= ? AND weight < ?"
   let countSQL = "SELECT COUNT(*) FROM animal WHERE age > 30"
+  let nameCountSQL = "SELECT COUNT(*) FROM animal WHERE name = ?"
   let topSQL = sqlRows + " ORDER BY age, id LIMIT 10"
   let pageSQL = sqlRows + " ORDER BY age, id LIMIT \(pageSize) OFFSET \(offset)"
   try sql(&byName, .sqlite, byNameSQL) { [nameKeys[$0]] }
   try sql(&range, .sqlite, rangeSQL) { [lowWeights[$0], lowWeights[$0] + 10] }
   try sqlCount(&ageCount, .sqlite, countSQL)
+  try sqlCount(&nameCount, .sqlite, nameCountSQL) { [nameKeys[$0]] }
   try sql(&topNoIndex, .sqlite, topSQL) { _ in [] }
   try sql(&page, .sqlite, pageSQL) { _ in [] }
   print("  SQLite without indexes measured (\(lap()))")
@@ -268,6 +278,13 @@ func queryTable(_ n: Int) throws {
     let p = #Predicate<Animal> { $0.name == k }
     return try animals.filter { try p.evaluate($0) }
   }
+  try count(&nameCount, .hand) { i in
+    let k = nameKeys[i]
+    var c = 0
+    for a in animals where a.name == k { c += 1 }
+    return c
+  }
+  try count(&nameCount, .array) { i in let k = nameKeys[i]; return animals.filter { $0.name == k }.count }
   try fetch(&range, .hand) { i in
     let lo = lowWeights[i], hi = lowWeights[i] + 10
     var out: [Animal] = []
@@ -346,6 +363,8 @@ func queryTable(_ n: Int) throws {
     try fetch(&byName, c) { try store.filter(\.name == nameKeys[$0]).fetch() }
     try fetch(&byKey, c) { try store.filter("name", value: nameKeys[$0]).fetch() }
     try fetch(&byFormat, c) { try store.filter("name == %@", nameKeys[$0]).fetch() }
+    try count(&nameCount, c) { store.filter(\.name == nameKeys[$0]).count }
+    try count(&keyCountRow, c) { store.filter("name", value: nameKeys[$0]).count }
     try fetch(&range, c) {
       try store.filter("weight", .greaterThanOrEqual, lowWeights[$0]).filter("weight", .lessThan, lowWeights[$0] + 10).fetch()
     }
@@ -358,12 +377,17 @@ func queryTable(_ n: Int) throws {
   try sql(&byName, .sqliteIndexed, byNameSQL) { [nameKeys[$0]] }
   try sql(&range, .sqliteIndexed, rangeSQL) { [lowWeights[$0], lowWeights[$0] + 10] }
   try sqlCount(&ageCount, .sqliteIndexed, countSQL)
+  try sqlCount(&nameCount, .sqliteIndexed, nameCountSQL) { [nameKeys[$0]] }
   try sql(&topNoIndex, .sqliteIndexed, topSQL) { _ in [] }
   try sql(&page, .sqliteIndexed, pageSQL) { _ in [] }
   topIndex.times[.sqlite] = topNoIndex.times[.sqlite]
   topIndex.outputs[.sqlite] = topNoIndex.outputs[.sqlite]
   topIndex.times[.sqliteIndexed] = topNoIndex.times[.sqliteIndexed]
   topIndex.outputs[.sqliteIndexed] = topNoIndex.outputs[.sqliteIndexed]
+  for c in [Contender.hand, .array, .sqlite, .sqliteIndexed] {
+    keyCountRow.times[c] = nameCount.times[c]
+    keyCountRow.outputs[c] = nameCount.outputs[c]
+  }
   for c in [Contender.sqlite, .sqliteIndexed] {
     byKey.times[c] = byName.times[c]
     byFormat.times[c] = byName.times[c]
@@ -403,7 +427,11 @@ func queryTable(_ n: Int) throws {
   logVersus(&byKey, .sqliteIndexed)
   logVersus(&byFormat, .sqliteIndexed)
 
-  let rows = [byID, byName, range, ageCount, topNoIndex, topIndex, page, byKey, byFormat]
+  nameCount.target = "(extra) index ÷ full scan without the fetch"
+  keyCountRow.target = nameCount.target
+  nameCount.verdict = "Log \(mark(faster(nameCount[.log], nameCount[.sqliteIndexed]))) vs SQLite + index"
+  keyCountRow.verdict = "Log \(mark(faster(keyCountRow[.log], keyCountRow[.sqliteIndexed]))) vs SQLite + index"
+  let rows = [byID, byName, nameCount, range, ageCount, topNoIndex, topIndex, page, byKey, keyCountRow, byFormat]
 
   print("\n### Queries, indexes and the planner (issue 5) at \(n) records\n")
   print("Per operation. Indexes on name, weight and age (none for 4 and 5a); \"no index\" is the same store before createIndex.\n")
