@@ -144,7 +144,8 @@ func queryTable(_ n: Int) throws {
     let suffix = String((i &* 37) % 1000)
     return names[i % 10] + suffix
   }
-  let lowWeights = (0..<keyCount).map { Double(($0 &* 37) % 990) }  // [w, w + 10): about 1%
+  // [w, w + 10) for w in 500...509: about 1% of the rows, mid-range (issue 5's [500, 510)).
+  let lowWeights = (0..<keyCount).map { 500 + Double($0 % 10) }
   let offset = n >= 100_000 ? 10_000 : min(5_000, n / 4)
   let pageSize = 50
 
@@ -207,6 +208,7 @@ func queryTable(_ n: Int) throws {
   var byID = QueryRow("1. point lookup by id: `filter(\\.id == k).fetch()`")
   var byName = QueryRow("2. indexed equality: `filter(\\.name == k).fetch()`")
   var range = QueryRow("3. range, fetch: `filter(\"weight\", .greaterThanOrEqual, w).filter(\"weight\", .lessThan, w + 10)` (~1%)")
+  var between = QueryRow("3b. (extra) the same range as one condition: `filter(\"weight BETWEEN {%@, %@}\", w, w + 9.95)`")
   var ageCount = QueryRow("4. unindexed filter + count: `filter(\\.age > 30).count`")
   var topNoIndex = QueryRow("5a. `sortBy(\\.age).limit(10)`, age not indexed")
   var topIndex = QueryRow("5b. `sortBy(\\.age).limit(10)`, age indexed")
@@ -229,6 +231,7 @@ func queryTable(_ n: Int) throws {
     try fetch(&range, c) {
       try store.filter("weight", .greaterThanOrEqual, lowWeights[$0]).filter("weight", .lessThan, lowWeights[$0] + 10).fetch()
     }
+    try fetch(&between, c) { try store.filter("weight BETWEEN {%@, %@}", lowWeights[$0], lowWeights[$0] + 9.95).fetch() }
     try fetch(&page, c) { _ in try store.sortBy(\.age).offset(offset).limit(pageSize).fetch() }
     // Scenarios 4 and 5a have no index by definition: these are their RequestSet figures.
     let plain: Contender = c == .memoryScan ? .memory : .log
@@ -368,6 +371,7 @@ func queryTable(_ n: Int) throws {
     try fetch(&range, c) {
       try store.filter("weight", .greaterThanOrEqual, lowWeights[$0]).filter("weight", .lessThan, lowWeights[$0] + 10).fetch()
     }
+    try fetch(&between, c) { try store.filter("weight BETWEEN {%@, %@}", lowWeights[$0], lowWeights[$0] + 9.95).fetch() }
     try fetch(&topIndex, c) { _ in try store.sortBy(\.age).limit(10).fetch() }
     try fetch(&page, c) { _ in try store.sortBy(\.age).offset(offset).limit(pageSize).fetch() }
   }
@@ -384,6 +388,10 @@ func queryTable(_ n: Int) throws {
   topIndex.outputs[.sqlite] = topNoIndex.outputs[.sqlite]
   topIndex.times[.sqliteIndexed] = topNoIndex.times[.sqliteIndexed]
   topIndex.outputs[.sqliteIndexed] = topNoIndex.outputs[.sqliteIndexed]
+  for c in [Contender.hand, .array, .foundation, .sqlite, .sqliteIndexed] {
+    between.times[c] = range.times[c]
+    between.outputs[c] = range.outputs[c]
+  }
   for c in [Contender.hand, .array, .sqlite, .sqliteIndexed] {
     keyCountRow.times[c] = nameCount.times[c]
     keyCountRow.outputs[c] = nameCount.outputs[c]
@@ -414,6 +422,7 @@ func queryTable(_ n: Int) throws {
     byName.verdict = scanPart + "vs SQLite + index: Mem \(mark(beatsMem)), Log \(mark(beatsLog))"
   }
   logVersus(&range, .sqliteIndexed)
+  logVersus(&between, .sqliteIndexed)
   ageCount.target = "Memory within 1.2× of the hand loop; Log faster than SQLite (no index)"
   ageCount.verdict =
     "Mem \(mark((ageCount[.memory] ?? .infinity) <= 1.2 * (ageCount[.hand] ?? 0))), "
@@ -431,7 +440,7 @@ func queryTable(_ n: Int) throws {
   keyCountRow.target = nameCount.target
   nameCount.verdict = "Log \(mark(faster(nameCount[.log], nameCount[.sqliteIndexed]))) vs SQLite + index"
   keyCountRow.verdict = "Log \(mark(faster(keyCountRow[.log], keyCountRow[.sqliteIndexed]))) vs SQLite + index"
-  let rows = [byID, byName, nameCount, range, ageCount, topNoIndex, topIndex, page, byKey, keyCountRow, byFormat]
+  let rows = [byID, byName, nameCount, range, between, ageCount, topNoIndex, topIndex, page, byKey, keyCountRow, byFormat]
 
   print("\n### Queries, indexes and the planner (issue 5) at \(n) records\n")
   print("Per operation. Indexes on name, weight and age (none for 4 and 5a); \"no index\" is the same store before createIndex.\n")
@@ -484,6 +493,7 @@ func queryTable(_ n: Int) throws {
     print(set.filter("name", value: k).explain())
     print(set.filter("name == %@", k).explain())
     print(set.filter("weight", .greaterThanOrEqual, w).filter("weight", .lessThan, w + 10).explain())
+    print(set.filter("weight BETWEEN {%@, %@}", w, w + 9.95).explain())
     print(set.filter(\.age > 30).explain())
     print(set.sortBy(\.age).limit(10).explain())
     print(set.sortBy(\.age).offset(offset).limit(pageSize).explain())
