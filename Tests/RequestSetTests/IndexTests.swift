@@ -512,3 +512,25 @@ private struct Relabeled: Record, Equatable {
     #expect(try set.filter(\.id == 5).fetch() == [Relabeled(id: 5, other: 0)])
   }
 }
+
+@Suite struct ExternalSortTests {
+  /// On a store that keeps records outside memory, a typed sort on a stored property reads
+  /// the field, not two records per comparison: only the records returned are decoded.
+  @Test func typedSortsOnAnExternalStoreReadFieldsNotRecords() throws {
+    let animals = Animal.random(count: 300, seed: 12)
+    let source = CountingRecords(animals)
+    let snapshot = source.snapshot()
+    let all = RequestSet(_source: _Source(describe: { "counting" }, snapshot: { snapshot }), _query: _Query())
+    let reference = RequestSet(animals)
+    for (set, ref) in [
+      (all.sortBy(\.age).limit(5), reference.sortBy(\.age).limit(5)),
+      (all.sortBy(\.nickname, order: .descending).limit(7), reference.sortBy(\.nickname, order: .descending).limit(7)),
+      (all.sortBy(\.weight).sortBy(\.name).offset(3).limit(4), reference.sortBy(\.weight).sortBy(\.name).offset(3).limit(4)),
+    ] {
+      source.reads.store(0, ordering: .relaxed)
+      let got = try set.fetch()
+      #expect(got == (try ref.fetch()))
+      #expect(source.reads.load(ordering: .relaxed) == got.count)
+    }
+  }
+}

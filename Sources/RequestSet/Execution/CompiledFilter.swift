@@ -50,8 +50,35 @@ struct _FilterCompiler<Element: Sendable> {
     switch node {
     case .constant(let b): return .constant(b)
     case .typed(let c): return _twin(c) ?? .typed(c.test)
+    case .and(let parts) where cursor.base != nil && parts.count > 1:
+      // Typed conditions AND-ed in memory stay one typed test: the scan's fast path
+      // passes each the record's address, with no per-slot closure in between.
+      var tests: [@Sendable (UnsafePointer<Element>) -> Bool] = []
+      for part in parts {
+        guard case .typed(let c) = part else { return try _general(node) }
+        tests.append(c.test)
+      }
+      if tests.count == 2 {
+        let (a, b) = (tests[0], tests[1])
+        return .typed { a($0) && b($0) }
+      }
+      let all = tests
+      return .typed { p in
+        for t in all where !t(p) { return false }
+        return true
+      }
     default: return try _general(node)
     }
+  }
+
+  /// A reader of the field a typed sort's key path names, for a store whose records would
+  /// have to be decoded to be compared: when the key holds values of one kind (and nil),
+  /// their order is the property's (see TypedFieldTwin.swift). Nil otherwise.
+  mutating func sortTwin(_ t: _TypedSort<Element>) throws -> ((Int) throws -> FieldValue)? {
+    guard cursor.base == nil, let key = t.fieldKey, let fields = try? fields(), let kinds = fields.kinds[key],
+      !kinds.isUnknown, kinds.nonNull.count <= 1
+    else { return nil }
+    return fields.reader(for: key) ?? { _ in .null }
   }
 
   /// A typed condition as a test of the store's fields, for a store whose records would

@@ -264,6 +264,12 @@ enum _Executor {
         let cmp = t.compare
         if let base = compiler.cursor.base {
           parts.append(t.order == .ascending ? { cmp(base + $0, base + $1) } : { cmp(base + $1, base + $0) })
+        } else if let read = try compiler.sortTwin(t) {
+          // The key's encoded values order as the property does: read one field, not two records.
+          parts.append(
+            t.order == .ascending
+              ? { FieldValue._order(try read($0), try read($1), .binary) }
+              : { FieldValue._order(try read($1), try read($0), .binary) })
         } else {
           // Two records at once: the cursor holds one, so the other is decoded here.
           let snapshot = compiler.snapshot
