@@ -62,11 +62,19 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
           window: limit 5
         """)
     #expect(
-      all.filter(\.age == 5).filter(\.species == "Dog").explain() == head + """
-        stage 1: index lookup on age (~10 of 1000 records)
-          index narrows to: \\Animal.age == 5 (rechecked on each record)
-          filter: \\Animal.age == 5 AND \\Animal.species == "Dog"
-        """)
+      all.filter(\.age == 5).filter(\.species == "Dog").explain() == head
+        + (kind == .memory
+          ? """
+          stage 1: index lookup on age (~10 of 1000 records)
+            index narrows to: \\Animal.age == 5 (rechecked on each record)
+            filter: \\Animal.age == 5 AND \\Animal.species == "Dog"
+          """
+          // On the log the typed condition runs as its field twin, which the index answers.
+          : """
+          stage 1: index lookup on age (~10 of 1000 records)
+            index answers: \\Animal.age == 5
+            filter: \\Animal.species == "Dog"
+          """))
     #expect(
       all.filter("name IN %@", ["n1", "n7", "n1"]).explain() == head + """
         stage 1: index lookup on name (~2 of 1000 records)
@@ -110,8 +118,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
     #expect(
       all.filter(\.id == 42).explain() == head + """
         stage 1: id lookup (~1 of 1000 records)
-          index narrows to: \\Animal.id == 42 (rechecked on each record)
-          filter: \\Animal.id == 42
+          index answers: \\Animal.id == 42
         """)
     #expect(
       all.sortBy(\.age).limit(5).explain() == head + """

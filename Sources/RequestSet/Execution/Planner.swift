@@ -149,23 +149,30 @@ enum _Planner {
 
   /// A lookup for a typed condition's field twin, which names a property by its key
   /// path: it agrees with the typed test when the key holds the value's kind (see
-  /// TypedFieldTwin.swift), and the typed test still runs on each candidate.
+  /// TypedFieldTwin.swift). In memory the typed test still runs on each candidate (it is
+  /// cheap there); on a store that would decode records the compiler runs the typed test
+  /// as that same twin, so the index answers it exactly.
   private static func _twinLookup<Element>(
     _ twin: _FieldCondition, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> _Lookup? {
     // A twin keyed "id" names the record's `id` property itself, the Identifiable id,
-    // whatever key Codable stores it under: the store finds it by id.
+    // whatever key Codable stores it under: the store finds it by id, exactly (ids are
+    // unique, and the value is the property's own).
     if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
-      return _Lookup(name: "id lookup", estimate: found.count, exact: false, inStoreOrder: true, slots: { found })
+      return _Lookup(name: "id lookup", estimate: found.count, exact: true, inStoreOrder: true, slots: { found })
     }
     guard let index = access.catalog.index(for: twin.key),
       twin.value == .null || index.entries.kinds.contains(twin.value._kind)
     else { return nil }
-    return _lookup(twin, exact: false, access, snapshot)
+    var exact = false
+    if case .external = snapshot._storage, let fields = try? snapshot._fields() {
+      exact = _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)
+    }
+    return _lookup(twin, exact: exact, access, snapshot)
   }
 
   /// A lookup for a translated predicate: its leaves are twins, its ANDs and ORs combine
-  /// as in a filter; never exact, since the predicate runs on each candidate.
+  /// as in a filter; exact only where every leaf it uses is.
   private static func _translatedLookup<Element>(
     _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> _Lookup? {
@@ -180,7 +187,9 @@ enum _Planner {
       }
       return _union(lookups, exact: false)
     case .and(let parts):
-      return parts.compactMap { _translatedLookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }
+      return parts.compactMap { _translatedLookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }.map {
+        _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
+      }
     default:
       return nil
     }
