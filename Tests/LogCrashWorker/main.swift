@@ -78,6 +78,8 @@ case "crash":
   let store = try LogStore<CrashRecord>(
     path: path, options: .init(autoCompactDeadRatio: 0.4, autoCompactMinimumBytes: 16 << 10))
   say("open")
+  // An index whose definition a kill may cut, and whose entries every reopen rebuilds.
+  try store.createIndex("n")
   func record(_ id: Int) -> CrashRecord {
     let n = rng.below(1_000_000)
     return CrashRecord(id: id, name: String(repeating: "r", count: rng.below(24)) + "\(n)", n: n)

@@ -85,7 +85,7 @@ struct _FilterCompiler<Element: Sendable> {
   /// have to be decoded to be tested; nil in memory, or when the condition has no twin
   /// whose key the store knows with the value's kind.
   private mutating func _twin(_ c: _TypedCondition<Element>) -> _Matcher<Element>? {
-    guard cursor.base == nil, let twin = c.field, let fields = try? fields(),
+    guard cursor.base == nil, let twin = c.field, !twin.idOnly, let fields = try? fields(),
       Self.holdsKinds(of: .field(twin), in: fields)
     else { return nil }
     guard let read = fields.reader(for: twin.key) else { return .constant(twin.matches(.null)) }

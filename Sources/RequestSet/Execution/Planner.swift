@@ -72,7 +72,7 @@ enum _Planner {
       switch part {
       case .field(let f): (c, exact) = (f, true)
       case .typed(let t):
-        guard let twin = t.field else { continue }
+        guard let twin = t.field, !twin.idOnly else { continue }
         (c, exact) = (twin, false)
       default: continue
       }
@@ -161,7 +161,7 @@ enum _Planner {
     if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
       return _Lookup(name: "id lookup", estimate: found.count, exact: true, inStoreOrder: true, slots: { found })
     }
-    guard let index = access.catalog.index(for: twin.key),
+    guard !twin.idOnly, let index = access.catalog.index(for: twin.key),
       twin.value == .null || index.entries.kinds.contains(twin.value._kind)
     else { return nil }
     var exact = false

@@ -121,6 +121,10 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   let quantifier: _Quantifier?
   /// `key.@count …`: the test applies to the number of the field's elements.
   let countsElements: Bool
+  /// For a typed condition's twin whose key path names the record's `id` property while
+  /// its Codable key is not confirmed to be "id": good for finding the record by id, not
+  /// for reading the field.
+  var idOnly = false
   /// The prepared test of one value.
   private let _test: _ValueTest
 

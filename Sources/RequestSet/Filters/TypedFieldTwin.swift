@@ -8,8 +8,11 @@ import Foundation
 // only when the two are sure to agree:
 // - the key path is a chain of stored-property names (`\Animal.owner?.city` gives
 //   "owner.city"), which are the record's Codable keys unless the type renames them with
-//   `CodingKeys`; the compiler uses a twin only when that key exists and holds the value's
-//   kind, and otherwise decodes records as before;
+//   `CodingKeys`. A probe instance confirms the name once per key path (see
+//   `_SchemaProbe.confirms`): it decodes a record whose every field holds a value of its
+//   own and checks that the key path reads the value stored under its name, so renamed
+//   and swapped keys get no twin. The compiler uses a twin only when that key exists and
+//   holds the value's kind, and otherwise decodes records as before;
 // - the value is of a type whose encoded form orders and compares as the Swift value does:
 //   integers up to 64 bits (not UInt64), Double, Float, String, Date, and for == and !=
 //   also Bool and UUID, or an optional of one of these.
@@ -40,7 +43,13 @@ private struct _KeyPathKey: Hashable, @unchecked Sendable {
 /// The Codable key a key path names, when it is a plain chain of stored properties.
 func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }) { return known }
-  let key = _describedFieldKey(keyPath, root: root)
+  var key = _describedFieldKey(keyPath, root: root)
+  // The name is the key unless CodingKeys say otherwise: check it on a probe instance.
+  if let named = key, let decodable = root as? any Decodable.Type,
+    !_SchemaProbe.confirms(keyPath, key: named, root: decodable)
+  {
+    key = nil
+  }
   _fieldKeys.withLock { cache in
     if cache.count > 4096 { cache.removeAll() }
     cache[_KeyPathKey(keyPath: keyPath)] = key
@@ -48,7 +57,7 @@ func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   return key
 }
 
-private func _describedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
+func _describedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   let text = String(describing: keyPath)
   let prefix = "\\" + String(describing: root) + "."
   guard text.hasPrefix(prefix) else { return nil }
@@ -63,10 +72,15 @@ private func _describedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String
 func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value)
   -> _FieldCondition?
 {
-  guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual),
-    let key = _fieldKey(keyPath, root: Root.self)
-  else { return nil }
-  return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
+  guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual) else { return nil }
+  if let key = _fieldKey(keyPath, root: Root.self) {
+    return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
+  }
+  // `\.id` whose Codable key is another: still the record's id, for a lookup by id.
+  guard comparison == .equal, _describedFieldKey(keyPath, root: Root.self) == "id" else { return nil }
+  var twin = _FieldCondition(key: "id", comparison: comparison, value: encoded, collation: .binary)
+  twin.idOnly = true
+  return twin
 }
 
 /// The store key a typed sort orders by, when the key path's encoded values order exactly

@@ -17,10 +17,40 @@ enum _SchemaProbe {
     _ = try? T(from: _ProbeDecoder(recorder: recorder, path: []))
     return recorder.kinds
   }
+
+  /// Whether `keyPath` reads the value `Root`'s Codable conformance stores under `key`.
+  ///
+  /// The probe decodes a `Root` whose every scalar holds a value of its own, reads the key
+  /// path, and checks that the value is the one put under `key`. It catches `CodingKeys`
+  /// that rename a property to another property's name, which a key path's name alone
+  /// cannot show. False when the type cannot be probed that way.
+  static func confirms(_ keyPath: AnyKeyPath, key: String, root: any Decodable.Type) -> Bool {
+    func run<T: Decodable>(_ type: T.Type) -> Bool {
+      let recorder = _ProbeRecorder()
+      recorder.tagging = true
+      guard let instance = try? T(from: _ProbeDecoder(recorder: recorder, path: [])),
+        let expected = recorder.supplied[key], let read = instance[keyPath: keyPath],
+        let encodable = read as? any Encodable, let value = try? _FieldEncoder.encode(encodable)
+      else { return false }
+      return value == expected
+    }
+    return run(root)
+  }
 }
 
 final class _ProbeRecorder {
   var kinds: [String: _KindSet] = [:]
+  /// When set, every scalar gets a value of its own and optionals are present, and
+  /// `supplied` records what went where (see ``_SchemaProbe/confirms(_:key:root:)``).
+  var tagging = false
+  var supplied: [String: FieldValue] = [:]
+  private var counter = 0
+
+  /// A fresh small number, for a tagged scalar.
+  func next() -> Int {
+    counter += 1
+    return counter
+  }
 
   func record(_ path: [String], _ kind: _FieldKind) {
     guard !path.isEmpty else { return }
@@ -58,6 +88,10 @@ private func _placeholder<T: Decodable>(_ type: T.Type, recorder: _ProbeRecorder
     recorder.record(path, kind)
     return value as! T
   }
+  if recorder.tagging, let tagged = _tagged(type, recorder.next()) {
+    recorder.supplied[path.joined(separator: ".")] = tagged.field
+    return tagged.value
+  }
   switch type {
   case is String.Type: return scalar(.string, "")
   case is Bool.Type: return scalar(.bool, false)
@@ -88,6 +122,29 @@ private func _placeholder<T: Decodable>(_ type: T.Type, recorder: _ProbeRecorder
   }
 }
 
+/// A value of `T` made from `n`, distinct for each `n` (up to 100 fields), and its field.
+private func _tagged<T>(_ type: T.Type, _ n: Int) -> (value: T, field: FieldValue)? {
+  let small = n % 100 + 1
+  func number<N>(_ value: N, _ field: FieldValue) -> (value: T, field: FieldValue)? { (value as! T, field) }
+  switch type {
+  case is String.Type: return number("\u{1}probe\(n)", .string("\u{1}probe\(n)"))
+  case is Bool.Type: return number(n % 2 == 0, .bool(n % 2 == 0))
+  case is Int.Type: return number(small, .int(small))
+  case is Int8.Type: return number(Int8(small), .int(small))
+  case is Int16.Type: return number(Int16(small), .int(small))
+  case is Int32.Type: return number(Int32(small), .int(small))
+  case is Int64.Type: return number(Int64(small), .int(small))
+  case is UInt8.Type: return number(UInt8(small), .int(small))
+  case is UInt16.Type: return number(UInt16(small), .int(small))
+  case is UInt32.Type: return number(UInt32(small), .int(small))
+  case is Double.Type: return number(Double(small) + 0.5, .double(Double(small) + 0.5))
+  case is Float.Type: return number(Float(small) + 0.5, .double(Double(small) + 0.5))
+  case is Date.Type:
+    return number(Date(timeIntervalSinceReferenceDate: Double(small) + 0.5), .double(Double(small) + 0.5))
+  default: return nil
+  }
+}
+
 private func _firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
 
 struct _ProbeKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -106,6 +163,7 @@ struct _ProbeKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
   func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
     let keyPath = path + [key.stringValue]
+    if recorder.tagging { return try _placeholder(type, recorder: recorder, path: keyPath) }
     recorder.record(keyPath, .null)
     _ = try? _placeholder(type, recorder: recorder, path: keyPath)
     return nil

@@ -80,10 +80,13 @@ enum CrashWorker {
 
     for round in 0..<kills {
       let (process, pipe) = try CrashWorker.start(["crash", path, String(seed &+ UInt64(round))])
+      // The random delay starts once the child writes (its first output), not when it was
+      // launched: on a loaded machine a child can take longer to start than the delay.
+      let first = pipe.fileHandleForReading.availableData
       usleep(UInt32(1_000 + rng.next() % 40_000))
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
-      let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let output = String(decoding: first + pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       let lines = output.split(separator: "\n").map(String.init)
 
       // Every "begin" followed by "ack" is acknowledged; a last "begin" without one was in flight.
@@ -104,6 +107,12 @@ enum CrashWorker {
       let store = try LogStore<CrashRecord>(path: path)
       let found = try RequestSet(store).fetch()
       let without = try RequestSet(model).fetch()
+      // The index the child creates is rebuilt from the records: it agrees with a scan.
+      #expect(store.indexes.isEmpty || store.indexes == [RequestIndex(key: "n", unique: false)])
+      for probe in found.prefix(3) {
+        #expect(try RequestSet(store).filter("n", value: probe.n).fetch() == found.filter { $0.n == probe.n })
+      }
+      #expect(try RequestSet(store).sortBy("n").limit(5).fetch() == Array(RequestSet(found).sortBy("n").limit(5)))
       if found == without { continue }
       guard let op = inFlight else {
         Issue.record("round \(round), seed \(seed): the log lost or invented writes; nothing was in flight")
