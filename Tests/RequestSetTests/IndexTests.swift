@@ -110,11 +110,18 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
           filter: name BEGINSWITH "n99"
         """)
     #expect(
-      all.filter(#Predicate<Animal> { $0.name == "n5" || $0.age == 7 }).explain() == head + """
-        stage 1: index lookup on age + index lookup on name (~11 of 1000 records)
-          index narrows to: #Predicate<Animal>(name == "n5" OR age == 7) (rechecked on each record)
-          filter: #Predicate<Animal>(name == "n5" OR age == 7)
-        """)
+      all.filter(#Predicate<Animal> { $0.name == "n5" || $0.age == 7 }).explain() == head
+        + (kind == .memory
+          ? """
+          stage 1: index lookup on age + index lookup on name (~11 of 1000 records)
+            index narrows to: #Predicate<Animal>(name == "n5" OR age == 7) (rechecked on each record)
+            filter: #Predicate<Animal>(name == "n5" OR age == 7)
+          """
+          // On the log the predicate runs as its translation, which the indexes answer.
+          : """
+          stage 1: index lookup on age + index lookup on name (~11 of 1000 records)
+            index answers: #Predicate<Animal>(name == "n5" OR age == 7)
+          """))
     #expect(
       all.filter(\.id == 42).explain() == head + """
         stage 1: id lookup (~1 of 1000 records)

@@ -117,29 +117,32 @@ enum _Planner {
     let slots: () -> [Int]
   }
 
+  /// - Parameter twins: The node is a translated predicate, whose fields are key paths'
+  ///   twins (looked up as typed conditions are).
   private static func _lookup<Element>(
-    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>, twins: Bool = false
   ) -> _Lookup? {
     switch node {
     case .field(let c):
-      return _lookup(c, exact: true, access, snapshot)
+      return twins ? _twinLookup(c, access, snapshot) : _lookup(c, exact: true, access, snapshot)
     case .typed(let t):
       guard let twin = t.field else { return nil }
       return _twinLookup(twin, access, snapshot)
     case .predicate(let p):
-      // A translated #Predicate is a tree of twins; the predicate itself still runs on
-      // each candidate (as its translation, when the store's keys allow).
+      // A translated #Predicate is a tree of twins, looked up as typed conditions are; the
+      // predicate runs on each candidate unless every lookup it used is exact.
       guard let translated = p.translated else { return nil }
-      return _translatedLookup(translated, access, snapshot)
+      return _lookup(translated, access, snapshot, twins: true)
     case .or(let branches):
       var lookups: [_Lookup] = []
       for branch in branches {
-        guard let l = _lookup(branch, access, snapshot) else { return nil }
+        guard let l = _lookup(branch, access, snapshot, twins: twins) else { return nil }
         lookups.append(l)
       }
       return _union(lookups, exact: lookups.allSatisfy(\.exact))
     case .and(let parts):
-      return parts.compactMap { _lookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }.map {
+      // The most selective part; never exact, since the other parts are not looked at.
+      return parts.compactMap { _lookup($0, access, snapshot, twins: twins) }.min { $0.estimate < $1.estimate }.map {
         _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
       }
     default:
@@ -169,30 +172,6 @@ enum _Planner {
       exact = _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)
     }
     return _lookup(twin, exact: exact, access, snapshot)
-  }
-
-  /// A lookup for a translated predicate: its leaves are twins, its ANDs and ORs combine
-  /// as in a filter; exact only where every leaf it uses is.
-  private static func _translatedLookup<Element>(
-    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
-  ) -> _Lookup? {
-    switch node {
-    case .field(let c):
-      return _twinLookup(c, access, snapshot)
-    case .or(let branches):
-      var lookups: [_Lookup] = []
-      for branch in branches {
-        guard let l = _translatedLookup(branch, access, snapshot) else { return nil }
-        lookups.append(l)
-      }
-      return _union(lookups, exact: false)
-    case .and(let parts):
-      return parts.compactMap { _translatedLookup($0, access, snapshot) }.min { $0.estimate < $1.estimate }.map {
-        _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
-      }
-    default:
-      return nil
-    }
   }
 
   private static func _lookup<Element>(
