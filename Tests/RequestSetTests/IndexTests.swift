@@ -448,6 +448,33 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
 }
 
 @Suite struct LogIndexRecoveryTests {
+  /// Definitions written by createIndex and dropIndex come back on reopen, through a
+  /// compaction too, and the rebuilt entries serve queries.
+  @Test func definitionsOutliveTheStore() throws {
+    let path = TemporaryLogDirectory.freshPath()
+    do {
+      let store = try LogStore<Animal>(path: path)
+      try store.insert(contentsOf: Animal.zoo)
+      try store.createIndex("species")
+      try store.createIndex("name", unique: true)
+      try store.createIndex("age")
+      #expect(try store.dropIndex("age"))
+    }
+    do {
+      let store = try LogStore<Animal>(path: path)
+      #expect(store.indexes == [RequestIndex(key: "species", unique: false), RequestIndex(key: "name", unique: true)])
+      try store.compact()
+      #expect { try store.insert(Animal(id: 9, name: "Rex", species: "Dog", age: 1)) } throws: {
+        ($0 as? RequestSetError)?.code == .uniqueViolation
+      }
+    }
+    let store = try LogStore<Animal>(path: path)
+    #expect(store.indexes.map(\.key) == ["species", "name"])
+    let cows = RequestSet(store).filter("species", value: "Cow")
+    #expect(cows.explain().contains("stage 1: index lookup on species"))
+    #expect(try cows.fetch().map(\.id) == [2, 4])
+  }
+
   /// A log with index definitions, cut at every byte offset: it always opens, holds the
   /// definitions its complete frames gave, and every indexed query returns what a scan of
   /// the recovered records returns.

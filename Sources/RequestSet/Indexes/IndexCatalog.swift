@@ -26,11 +26,16 @@ struct _IndexCatalog: Sendable {
 
   /// Adds an index built from every live slot's value.
   ///
+  /// - Parameter checkingExisting: Whether a unique index checks the records it starts
+  ///   with (a log rebuilding its indexes keeps a unique index over a salvaged log whose
+  ///   records share a value, and checks later writes).
   /// - Throws: `.uniqueViolation` when `unique` and two records share a non-nil value;
   ///   the catalog is unchanged then.
-  mutating func add(key: String, unique: Bool, entries: [_IndexEntry], typeName: String) throws {
+  mutating func add(
+    key: String, unique: Bool, entries: [_IndexEntry], typeName: String, checkingExisting: Bool = true
+  ) throws {
     let sorted = _SortedIndex(entries: entries)
-    if unique {
+    if unique && checkingExisting {
       var seen = Set<FieldValue>(minimumCapacity: entries.count)
       for e in entries where e.value != .null && !seen.insert(e.value).inserted {
         throw RequestSetError(
@@ -40,10 +45,6 @@ struct _IndexCatalog: Sendable {
       }
     }
     indexes.append(Index(key: key, unique: unique, entries: sorted))
-  }
-
-  mutating func replaceIndex(at i: Int, with index: Index) {
-    indexes[i] = index
   }
 
   mutating func remove(key: String) -> Bool {

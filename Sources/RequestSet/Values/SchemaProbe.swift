@@ -125,22 +125,22 @@ private func _placeholder<T: Decodable>(_ type: T.Type, recorder: _ProbeRecorder
 /// A value of `T` made from `n`, distinct for each `n` (up to 100 fields), and its field.
 private func _tagged<T>(_ type: T.Type, _ n: Int) -> (value: T, field: FieldValue)? {
   let small = n % 100 + 1
-  func number<N>(_ value: N, _ field: FieldValue) -> (value: T, field: FieldValue)? { (value as! T, field) }
+  func pair<V>(_ value: V, _ field: FieldValue) -> (value: T, field: FieldValue)? { (value as! T, field) }
   switch type {
-  case is String.Type: return number("\u{1}probe\(n)", .string("\u{1}probe\(n)"))
-  case is Bool.Type: return number(n % 2 == 0, .bool(n % 2 == 0))
-  case is Int.Type: return number(small, .int(small))
-  case is Int8.Type: return number(Int8(small), .int(small))
-  case is Int16.Type: return number(Int16(small), .int(small))
-  case is Int32.Type: return number(Int32(small), .int(small))
-  case is Int64.Type: return number(Int64(small), .int(small))
-  case is UInt8.Type: return number(UInt8(small), .int(small))
-  case is UInt16.Type: return number(UInt16(small), .int(small))
-  case is UInt32.Type: return number(UInt32(small), .int(small))
-  case is Double.Type: return number(Double(small) + 0.5, .double(Double(small) + 0.5))
-  case is Float.Type: return number(Float(small) + 0.5, .double(Double(small) + 0.5))
+  case is String.Type: return pair("\u{1}probe\(n)", .string("\u{1}probe\(n)"))
+  case is Bool.Type: return pair(n % 2 == 0, .bool(n % 2 == 0))
+  case is Int.Type: return pair(small, .int(small))
+  case is Int8.Type: return pair(Int8(small), .int(small))
+  case is Int16.Type: return pair(Int16(small), .int(small))
+  case is Int32.Type: return pair(Int32(small), .int(small))
+  case is Int64.Type: return pair(Int64(small), .int(small))
+  case is UInt8.Type: return pair(UInt8(small), .int(small))
+  case is UInt16.Type: return pair(UInt16(small), .int(small))
+  case is UInt32.Type: return pair(UInt32(small), .int(small))
+  case is Double.Type: return pair(Double(small) + 0.5, .double(Double(small) + 0.5))
+  case is Float.Type: return pair(Float(small) + 0.5, .double(Double(small) + 0.5))
   case is Date.Type:
-    return number(Date(timeIntervalSinceReferenceDate: Double(small) + 0.5), .double(Double(small) + 0.5))
+    return pair(Date(timeIntervalSinceReferenceDate: Double(small) + 0.5), .double(Double(small) + 0.5))
   default: return nil
   }
 }

@@ -3,16 +3,8 @@
 // never written to the file, so there is no persisted index that damage could make lie.
 
 extension _LogState {
-  /// The key ids of a dotted key, or nil when some part names no key in the log (no
-  /// record holds it: every value is nil).
-  func keyIDs(_ key: String) -> [Int]? {
-    var path: [Int] = []
-    for part in key.split(separator: ".", omittingEmptySubsequences: false) {
-      guard let id = index.keys.ids[String(part)] else { return nil }
-      path.append(Int(id))
-    }
-    return path
-  }
+  /// The key ids of a dotted key in this log (see `_keyIDs`).
+  func keyIDs(_ key: String) -> [Int]? { _keyIDs(key, index.keys.ids) }
 
   /// The value at a key path in a record's bytes (`r` is at the record value).
   static func value(_ r: _ByteReader, _ path: [Int]?, names: [String?]) throws(_CodecError) -> FieldValue {
@@ -42,13 +34,9 @@ extension _LogState {
     guard !index.indexDefinitions.isEmpty else { return }
     let mapping = try currentMapping()
     for definition in index.indexDefinitions {
-      let entries = try entries(for: definition.key, mapping: mapping)
-      do {
-        try indexes.add(key: definition.key, unique: definition.unique, entries: entries, typeName: "\(Element.self)")
-      } catch let error as RequestSetError where error.code == .uniqueViolation {
-        try indexes.add(key: definition.key, unique: false, entries: entries, typeName: "\(Element.self)")
-        indexes.markUnique(definition.key)
-      }
+      try indexes.add(
+        key: definition.key, unique: definition.unique, entries: try entries(for: definition.key, mapping: mapping),
+        typeName: "\(Element.self)", checkingExisting: false)
     }
   }
 
@@ -102,14 +90,5 @@ extension _LogState {
     index.sequence = sequence
     index.end += out.count
     index.indexDefinitions = definitions
-  }
-}
-
-extension _IndexCatalog {
-  /// Turns on the unique check of an index built without it.
-  mutating func markUnique(_ key: String) {
-    guard let i = position(of: key) else { return }
-    let old = indexes[i]
-    replaceIndex(at: i, with: Index(key: old.key, unique: true, entries: old.entries))
   }
 }

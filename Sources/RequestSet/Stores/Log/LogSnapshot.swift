@@ -63,6 +63,17 @@ func _recordValueReader(_ mapping: _Mapping?, _ location: _RecordLocation, path:
   return r
 }
 
+/// The key ids of a dotted key, or nil when some part names no key in the log (no record
+/// holds it: every value is nil).
+func _keyIDs(_ key: String, _ ids: [String: UInt32]) -> [Int]? {
+  var path: [Int] = []
+  for part in key.split(separator: ".", omittingEmptySubsequences: false) {
+    guard let id = ids[String(part)] else { return nil }
+    path.append(Int(id))
+  }
+  return path
+}
+
 func _damagedRecord(_ path: String, _ location: _RecordLocation, _ error: _CodecError) -> RequestSetError {
   RequestSetError(
     .corruptLog,
@@ -78,11 +89,7 @@ struct _LogFieldAccess<Element: Record>: _FieldAccess {
   let records: _LogRecords<Element>
 
   func reader(for key: String) -> ((Int) throws -> FieldValue)? {
-    var path: [Int] = []
-    for part in key.split(separator: ".", omittingEmptySubsequences: false) {
-      guard let id = records.ids[String(part)] else { return nil }  // no record holds it
-      path.append(Int(id))
-    }
+    guard let path = _keyIDs(key, records.ids) else { return nil }  // no record holds it
     let records = self.records
     let names = records.names
     return { slot in
