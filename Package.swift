@@ -19,7 +19,9 @@ let package = Package(
     // The child process that LogStore's crash and lock tests start and kill; depending on it
     // makes `swift test` build it next to the test binary.
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
-    .testTarget(name: "RequestSetTests", dependencies: ["RequestSet", "LogCrashWorker"]),
+    // The child process of the adversary tests: input that would crash kills it, not the run.
+    .executableTarget(name: "AdversaryWorker", dependencies: ["RequestSet"], path: "Tests/AdversaryWorker"),
+    .testTarget(name: "RequestSetTests", dependencies: ["RequestSet", "LogCrashWorker", "AdversaryWorker"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,104 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Runs an `AdversaryWorker` scenario in a child process, so input that would crash
+/// RequestSet (a trap, a stack overflow, a SIGBUS) kills the child, not the test run, and
+/// the test fails with what happened.
+///
+/// ```swift
+/// let result = try AdversaryChild.run("deepOrChain", "100000")
+/// #expect(result.exitedNormally, "\(result)")
+/// #expect(result.lines.contains("count 100000"))
+/// ```
+struct AdversaryChild: CustomStringConvertible {
+  /// The child's exit status, when it exited.
+  var exitStatus: Int32?
+  /// The signal that ended the child, when one did (SIGSEGV for a stack overflow, SIGILL
+  /// or SIGTRAP for a Swift trap, SIGBUS for a read past a mapped file's end).
+  var signal: Int32?
+  /// What the child printed, a line each.
+  var lines: [String]
+  /// What the child printed on standard error.
+  var standardError: String
+
+  /// The child ended by itself with status 0 and printed its closing `done`.
+  var exitedNormally: Bool { exitStatus == 0 && lines.last == "done" }
+
+  var description: String {
+    let end = signal.map { "killed by signal \($0)" } ?? "exit status \(exitStatus ?? -1)"
+    return "AdversaryWorker \(end); output: \(lines.joined(separator: " | ")); stderr: \(standardError.suffix(2000))"
+  }
+
+  /// Finds the `AdversaryWorker` executable SwiftPM builds next to the test binary.
+  /// `REQUESTSET_ADVERSARY_WORKER` overrides the path.
+  static func path() throws -> String {
+    if let p = ProcessInfo.processInfo.environment["REQUESTSET_ADVERSARY_WORKER"] { return p }
+    var candidates: [URL] = []
+    #if os(Linux)
+      candidates.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
+    #endif
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+      candidates.append(URL(fileURLWithPath: bundle.bundlePath).deletingLastPathComponent())
+    }
+    for dir in candidates {
+      let worker = dir.appendingPathComponent("AdversaryWorker").path
+      if FileManager.default.isExecutableFile(atPath: worker) { return worker }
+    }
+    throw ChildProcessNotFound(looked: candidates.map(\.path))
+  }
+
+  struct ChildProcessNotFound: Error, CustomStringConvertible {
+    var looked: [String]
+    var description: String {
+      "AdversaryWorker was not found next to the test binary (looked in \(looked)). "
+        + "Build it with `swift build --build-tests`, or set REQUESTSET_ADVERSARY_WORKER."
+    }
+  }
+
+  /// Runs `scenario` with `arguments` and waits for the child to end.
+  static func run(_ scenario: String, _ arguments: String...) throws -> AdversaryChild {
+    try run(scenario, arguments: arguments)
+  }
+
+  /// Runs `scenario` with `arguments` and waits for the child to end.
+  static func run(_ scenario: String, arguments: [String]) throws -> AdversaryChild {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try path())
+    process.arguments = [scenario] + arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
+    let errData = LockedData()
+    let errReader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+    errReader.start()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errData.isSet { usleep(1000) }
+    let text = String(decoding: outData, as: UTF8.self)
+    let signaled = process.terminationReason == .uncaughtSignal
+    return AdversaryChild(
+      exitStatus: signaled ? nil : process.terminationStatus,
+      signal: signaled ? process.terminationStatus : nil,
+      lines: text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init),
+      standardError: String(decoding: errData.value, as: UTF8.self))
+  }
+}
+
+/// A `Data` handed from the stderr reader thread to the waiting test.
+private final class LockedData: @unchecked Sendable {
+  // Safe: every access to `_value` and `_set` holds `lock`.
+  private let lock = NSLock()
+  private var _value = Data()
+  private var _set = false
+  func set(_ data: Data) { lock.lock(); _value = data; _set = true; lock.unlock() }
+  var isSet: Bool { lock.lock(); defer { lock.unlock() }; return _set }
+  var value: Data { lock.lock(); defer { lock.unlock() }; return _value }
+}
