@@ -9,7 +9,10 @@ let package = Package(
     .library(name: "RequestSet", targets: ["RequestSet"]),
   ],
   targets: [
-    .target(name: "RequestSet"),
+    .target(name: "RequestSet", dependencies: ["_RequestSetCRC32C"]),
+    // The CPU's CRC-32C instruction for the log's checksums (a software table is the
+    // fallback). C, because Swift has no portable spelling of the intrinsic.
+    .target(name: "_RequestSetCRC32C"),
     // Runnable examples: `swift run Tour`; QuickStart, Recipes and Examples hold the README's
     // examples verbatim (DocumentationTests checks it).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
