@@ -239,8 +239,9 @@ extension RequestFilter {
           .invalid(
             RequestSetError(
               .typeMismatch,
-              "\(key) holds \(fieldType) values, so it can never match \(_literal(value)), which is a \(type(of: value)). "
-                + "Pass a \(fieldType), a range of \(fieldType), or lt/lte/gt/gte with a \(fieldType)."))
+              "\(key) holds \(fieldType) values, so it can never match \(_literal(value)), which is "
+                + "\(_withArticle(type(of: value))). Pass \(_withArticle(fieldType)), a range of \(fieldType), "
+                + "or lt/lte/gt/gte with \(_withArticle(fieldType))."))
         ]
         break
       }

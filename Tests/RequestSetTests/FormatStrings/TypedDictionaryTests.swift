@@ -45,7 +45,7 @@ import Testing
     #expect(error.code == .typeMismatch)
     #expect(
       error.message
-        == #"\Animal.age holds Int values, so it can never match "three", which is a String. Pass a Int, a range of Int, or lt/lte/gt/gte with a Int."#
+        == #"\Animal.age holds Int values, so it can never match "three", which is a String. Pass an Int, a range of Int, or lt/lte/gt/gte with an Int."#
     )
     let range = try #require(throws: RequestSetError.self) {
       try RequestSet(Animal.zoo).filter([\Animal.name: 1...3]).fetch()
