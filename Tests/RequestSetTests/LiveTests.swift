@@ -430,3 +430,59 @@ extension LiveTests {
     #expect(negative.lines == ["streamed 1, 2, 3, 4, 5, 6", "done"])
   }
 }
+
+/// A store as one written outside the package would be (WritingABackend's example): an
+/// array behind a lock, with versioned snapshots and the default, polling `commits`.
+private final class VersionedArrayStore: RecordStore {
+  typealias Element = Animal
+  private let state = Mutex<(records: [Animal], version: UInt64)>(([], 0))
+
+  func insert(_ record: Animal) throws { try apply([.insert(record)], ifVersion: nil) }
+  func insert(contentsOf records: some Sequence<Animal>) throws { try apply(records.map { .insert($0) }, ifVersion: nil) }
+  func save(_ record: Animal) throws { try apply([.save(record)], ifVersion: nil) }
+  func delete(id: Int) throws -> Bool {
+    guard try fetch(id: id) != nil else { return false }
+    try apply([.delete(id: id)], ifVersion: nil)
+    return true
+  }
+  func apply(_ changes: [RecordChange<Animal>], ifVersion expectedVersion: UInt64?) throws {
+    try state.withLock { state in
+      if let expectedVersion, expectedVersion != state.version { throw RequestSetError(.conflict, "Stale.") }
+      var records = state.records
+      for change in changes {
+        let index = records.firstIndex { $0.id == change.id }
+        switch change {
+        case .insert(let record):
+          if index != nil { throw RequestSetError(.duplicateID, "Taken.") }
+          records.append(record)
+        case .save(let record):
+          if let index { records[index] = record } else { records.append(record) }
+        case .delete:
+          if let index { records.remove(at: index) }
+        }
+      }
+      state = (records, state.version + 1)
+    }
+  }
+  func snapshot() throws -> StoreSnapshot<Animal> {
+    state.withLock { StoreSnapshot(records: $0.records, version: $0.version) }
+  }
+}
+
+extension LiveTests {
+  /// An outside store gives its snapshots its write counter; live sets over it then see
+  /// its commits by polling, and writes through a query check the version.
+  @Test func anOutsideStoreIsFollowedThroughItsSnapshotVersions() async throws {
+    let store = VersionedArrayStore()
+    try store.insert(contentsOf: Animal.zoo)
+    #expect(try store.snapshot().version == 1)
+    let dogs = StateReader(RequestSet(store).filter("species", value: "Dog").sortBy(\.id))
+    #expect(try await dogs.next()?.ids == [3, 6])
+    try store.insert(Animal(id: 7, name: "Pup", species: "Dog", age: 1))
+    let inserted = try #require(try await dogs.next())
+    #expect(inserted.ids == [3, 6, 7] && inserted.inserted == [2])
+    #expect(try RequestSet(store).filter("species", value: "Dog").update { $0.age += 1 } == 3)
+    let updated = try #require(try await dogs.next())
+    #expect(updated.updated == [0, 1, 2] && updated.records.map(\.age) == [6, 6, 2])
+  }
+}
