@@ -93,7 +93,6 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
           // Wait for the next commit; nil when the task is cancelled or the store's feed ends.
           if await _wakeups?.next() == nil && Task.isCancelled { break }
         }
-        _following = following
         _end()
         return nil
       } catch {
