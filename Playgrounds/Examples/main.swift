@@ -1,6 +1,7 @@
-// The README's format-string, LogStore and live-set examples, runnable:
-// `swift run Examples`. DocumentationTests checks that every Swift block of the README
-// stands verbatim in a playground.
+// The README's format-string, LogStore, index and live-set examples, runnable:
+// `swift run Examples`. The README's quick start comes first, verbatim, as the README says
+// every example runs after it; DocumentationTests checks that every Swift block of the
+// README stands verbatim in a playground.
 
 import Foundation
 import RequestSet
@@ -21,7 +22,8 @@ struct Animal: Record {
   var owner: Owner?
 }
 
-let zoo = [
+let store = MemoryStore<Animal>()
+try store.insert(contentsOf: [
   Animal(id: 1, name: "Micky", species: "Mouse", age: 3, weight: 0.1, nickname: "Mick", tags: ["small"],
          owner: Owner(name: "Walt", city: "Burbank")),
   Animal(id: 2, name: "Daisy", species: "Cow", age: 7, weight: 600, tags: ["farm"], owner: Owner(name: "Ann", city: "Oslo")),
@@ -29,18 +31,28 @@ let zoo = [
   Animal(id: 4, name: "Bella", species: "Cow", age: 2, weight: 450, tags: [], owner: Owner(name: "Ann", city: "Oslo")),
   Animal(id: 5, name: "alice", species: "Cat", age: 12, weight: 4.5, nickname: "Al", tags: []),
   Animal(id: 6, name: "Zed", species: "Dog", age: 5, weight: 25, tags: ["old"], owner: Owner(name: "Bo", city: "Bergen")),
-]
-let store = try MemoryStore(zoo)
-let animals = RequestSet(store)
-let userText = "species == 'Dog' AND age >= 5"
+])
+
+let animals = RequestSet(store)                  // nothing runs yet
+let cows = animals.filter("species", value: "Cow").sortBy(\.age)
+print(cows.map(\.name))                          // ["Bella", "Daisy"]
+
+let olderOrRex = animals.filter(\.age > 4).filter("name", value: "Rex", mode: .or)
+print(olderOrRex.count)                          // 4: Daisy, Rex, alice and Zed
+
+for animal in animals.exclude(\.nickname == nil).limit(1) {
+  print(animal.name)                             // Micky
+}
+print(try animals.filter("name", value: "Rex").get().age)   // 5
 
 // BEGIN README: format strings
+let userText = "species == 'Dog' AND age >= 5"                                // say, typed by a user
 let young = animals.filter("age > %@ AND name BEGINSWITH[c] %@", 2, "mi")     // [Micky]
 let alices = animals.filter("%K == %@", "name", "Alice", mode: .or)
 let farmNorth = animals.filter("ANY tags == 'farm' AND owner.city IN {'Oslo', 'Bergen'}")
 let userFilter = try RequestFilter<Animal>(format: userText, arguments: [])   // throws on bad input
 let triplets = animals.filter(where: ["name", "contains[c]", "Micky", "and not", "species", "in", ["Cow", "Dog"]])
-let typed = animals.filter([\Animal.age: 1...3, \Animal.weight: lt(100.0)])
+let typed = animals.filter([\Animal.age: 1...3, \Animal.weight: lt(100)])
 let ordered = animals.sortBy("species", "desc:age", "-weight")
 // END README
 
@@ -53,17 +65,19 @@ precondition(typed.map(\.name) == ["Micky"] && ordered.first?.name == "alice")
 // BEGIN README: indexes
 try store.createIndex(\.species)                  // also createIndex("species")
 try store.createIndex(\.name, unique: true)       // a second "Rex" now throws .uniqueViolation
-let cows = animals.filter("species", value: "Cow").sortBy("age").limit(5)
-print(cows.explain())
+let cowsByAge = animals.filter("species", value: "Cow").sortBy("age").limit(5)
+print(cowsByAge.explain())
+// RequestSet<Animal> over MemoryStore<Animal>
 // stage 1: index lookup on species (~2 of 6 records)
 //   index answers: species == "Cow"
 //   sort: age ASC (top-k heap, k = 5)
 //   window: limit 5
 let one = animals.filter(\.id == 3).first                      // by id, O(1), no index needed
-let oldest = animals.sortBy(\.age, order: .descending).limit(3)  // walks an age index when there is one
+let eldest = animals.sortBy(\.age, order: .descending).limit(3)  // walks an age index when there is one
 // END README
-precondition(cows.map(\.name) == ["Bella", "Daisy"] && one?.name == "Rex" && oldest.map(\.name) == ["alice", "Daisy", "Rex"])
-precondition(cows.explain().contains("index lookup on species") && store.indexes.count == 2)
+precondition(cowsByAge.map(\.name) == ["Bella", "Daisy"] && one?.name == "Rex")
+precondition(eldest.map(\.name) == ["alice", "Daisy", "Rex"])
+precondition(cowsByAge.explain().contains("index lookup on species") && store.indexes.count == 2)
 do {
   try store.insert(Animal(id: 9, name: "Rex", species: "Dog", age: 1, weight: 20, tags: []))
   preconditionFailure("a unique index lets a duplicate through")
@@ -76,11 +90,10 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("req
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 _ = FileManager.default.changeCurrentDirectoryPath(scratch.path)
 defer { try? FileManager.default.removeItem(at: scratch) }
-let herd = zoo
 
 // BEGIN README: LogStore
 let log = try LogStore<Animal>(path: "animals.rslog")     // creates the file when missing
-try log.insert(contentsOf: herd)                           // one batch: all of it survives a crash, or none
+try log.insert(contentsOf: animals)                        // one batch: all of it survives a crash, or none
 let logged = RequestSet(log).filter("species", value: "Cow")   // every query works as on MemoryStore
 try log.compact()                                          // rewrites live records, swaps the file atomically
 // END README
@@ -88,15 +101,13 @@ try log.compact()                                          // rewrites live reco
 precondition(logged.map(\.name) == ["Daisy", "Bella"] && log.recoveryReport.isClean)
 print("LogStore:", logged.map(\.name), "file:", log.fileSize, "bytes")
 
-@Sendable func render(_ records: [Animal]) { print("live:", records.map(\.name)) }
-@Sendable func export(_ animal: Animal) throws { print("stream:", animal.name) }
 let live = Task {
 // BEGIN README: live request sets
 for try await snapshot in animals.filter("species", value: "Cow").sortBy(\.age).limit(10).changes {
-  render(snapshot.records)      // at once, then after every commit that changes the result
+  print(snapshot.records.map(\.name))   // at once, then after every commit that changes the result
   print(snapshot.inserted, snapshot.deleted, snapshot.updated)
 }
-for try await animal in animals.stream(batchSize: 500) { try export(animal) }   // a batch at a time
+for try await animal in animals.stream(batchSize: 500) { print(animal.name) }   // a batch at a time
 // END README
 }
 try await Task.sleep(for: .milliseconds(100))
@@ -104,4 +115,4 @@ try store.insert(Animal(id: 7, name: "Calf", species: "Cow", age: 0, weight: 40,
 try await Task.sleep(for: .milliseconds(100))
 live.cancel()
 try await live.value
-for try await animal in animals.filter("species", value: "Cat").stream(batchSize: 500) { try export(animal) }
+for try await animal in animals.filter("species", value: "Cat").stream(batchSize: 500) { print("stream:", animal.name) }

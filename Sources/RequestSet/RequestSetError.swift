@@ -115,7 +115,8 @@ extension RequestSetError {
     return RequestSetError(
       .typeMismatch,
       "Key \"\(key)\" of \(type) holds \(held) values, so it can never match \(value), "
-        + "which is a \(value._kind). Pass a \(kinds.nonNull.first?.description ?? "value") or nil.")
+        + "which is \(_withArticle(value._kind.description)). "
+        + "Pass \(_withArticle(kinds.nonNull.first?.description ?? "value")) or nil.")
   }
 
   /// An operator that cannot apply to what a key holds: a text operator on a number, `ANY`

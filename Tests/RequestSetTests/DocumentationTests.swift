@@ -39,6 +39,59 @@ import Testing
     }
   }
 
+  /// The README promises that every example runs when pasted after the quick start: the
+  /// playgrounds holding them begin with it, verbatim, and CI builds and runs them.
+  @Test func everyExamplePlaygroundStartsWithTheQuickStart() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let start = try #require(readme.range(of: "## Quick start\n\n```swift\n"))
+    let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+    let quickStart = String(readme[start.upperBound..<end.lowerBound])
+    for name in ["Recipes", "Examples"] {
+      let playground = try String(
+        contentsOf: Self.root.appendingPathComponent("Playgrounds/\(name)/main.swift"), encoding: .utf8)
+      let quick = try #require(playground.range(of: quickStart), "\(name) does not hold the quick start")
+      let firstExample = try #require(playground.range(of: "// BEGIN README"))
+      #expect(quick.upperBound <= firstExample.lowerBound, "\(name) runs an example before the quick start")
+      // Nothing of its own between the two but blank lines and comments.
+      let between = playground[quick.upperBound..<firstExample.lowerBound].split(separator: "\n")
+      #expect(between.allSatisfy { $0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }, "\(name)")
+    }
+  }
+
+  /// The README's blocks also run pasted one after another: no two declare the same name.
+  @Test func theReadmeBlocksDeclareEachNameOnce() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+    var declared: [String: Int] = [:]
+    for line in blocks.joined(separator: "\n").split(separator: "\n") where line.first != " " {
+      let words = line.split(separator: " ", maxSplits: 2)
+      guard words.count >= 2, ["let", "var", "func", "struct", "enum", "class"].contains(words[0]) else { continue }
+      declared[String(words[1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }), default: 0] += 1
+    }
+    #expect(declared["animals"] == 1)
+    #expect(declared.filter { $0.value > 1 }.isEmpty, "declared more than once: \(declared.filter { $0.value > 1 })")
+  }
+
+  /// The README and the DocC articles stand alone: every file they point to is in the
+  /// repository.
+  @Test func theDocsPointOnlyToFilesInTheRepository() throws {
+    let docc = "Sources/RequestSet/RequestSet.docc"
+    let articles = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent(docc).path)
+      .filter { $0.hasSuffix(".md") }.map { "\(docc)/\($0)" }
+    for document in ["README.md"] + articles {
+      let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+      // Markdown links, and paths in backticks that name a file (`docs/LOG-FORMAT.md`).
+      let links = text.components(separatedBy: "](").dropFirst().map { $0.prefix { $0 != ")" } }
+      let ticked = text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        .filter { $0.contains("/") && !$0.contains(" ") && ($0.hasSuffix(".md") || $0.hasSuffix(".swift")) }
+      for path in links.map(String.init) + ticked where !path.hasPrefix("http") && !path.hasPrefix("#") {
+        #expect(
+          FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(path).path),
+          "\(document) points to \(path), which is not in the repository")
+      }
+    }
+  }
+
   @Test func theReadmeStartsWithTheTwoCommands() throws {
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
     let firstBlock = readme.components(separatedBy: "```sh\n").dropFirst().first ?? ""

@@ -61,3 +61,45 @@ import Testing
     await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo)[6] }
   }
 }
+
+/// Messages name types and kinds with the article English uses for them.
+@Suite struct ArticleTests {
+  @Test func theArticleFollowsTheSound() {
+    let cases = [
+      ("Int", "an Int"), ("String", "a String"), ("array", "an array"), ("Animal", "an Animal"),
+      ("number", "a number"), ("nested object", "a nested object"), ("Optional<Int>", "an Optional<Int>"),
+      ("UUID", "a UUID"), ("UInt8", "a UInt8"), ("URL", "a URL"), ("HTTPHeader", "an HTTPHeader"),
+      ("SQLRow", "an SQLRow"), ("User", "a User"), ("union", "a union"), ("Umbrella", "an Umbrella"),
+      ("hour", "an hour"), ("Horse", "a Horse"), ("Bool", "a Bool"), ("Item", "an Item"), ("", ""),
+    ]
+    for (word, expected) in cases { #expect(_withArticle(word) == expected) }
+    #expect(_withArticle(Animal.self) == "an Animal")
+  }
+
+  @Test func typeMismatchesSayAnArrayAndAnInt() throws {
+    let zoo = RequestSet(Animal.zoo)
+    let tags = try #require(throws: RequestSetError.self) { try zoo.filter("tags", value: 3).fetch() }
+    #expect(
+      tags.message
+        == #"Key "tags" of Animal holds array values, so it can never match 3, which is a number. Pass an array or nil."#
+    )
+    let age = try #require(throws: RequestSetError.self) { try zoo.filter("age", value: [1, 2]).fetch() }
+    #expect(
+      age.message
+        == #"Key "age" of Animal holds number values, so it can never match [1, 2], which is an array. Pass a number or nil."#
+    )
+    let count = try #require(throws: RequestSetError.self) { try zoo.filter("tags.@count == {1}").fetch() }
+    #expect(count.message.contains("which is an array. Compare it with a number."))
+    let text = try #require(throws: RequestSetError.self) { try RequestFilter<Animal>(format: "name BEGINSWITH {1}") }
+    #expect(text.message.contains(", an array, at offset"))
+  }
+
+  @Test func aRecordThatCannotBeBuiltIsAnAnimal() throws {
+    let store = MemoryStore<Animal>()
+    let error = try #require(throws: RequestSetError.self) {
+      try RequestSet(store).filter("name", value: "Bob").firstOrInsert()
+    }
+    #expect(error.code == .decodingFailed || error.code == .tooComplex)
+    #expect(error.message.contains("make an Animal from"))
+  }
+}

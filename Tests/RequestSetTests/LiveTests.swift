@@ -235,3 +235,254 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
     #expect(try RequestSet(store).sum(\.weight) == total)
   }
 }
+
+/// The first element of `stream`, or nil if none arrives within `seconds`.
+func firstElement<T: Sendable>(of stream: AsyncStream<T>, within seconds: Double = 5) async -> T? {
+  await withTaskGroup(of: T?.self) { group in
+    group.addTask { await stream.first { _ in true } }
+    group.addTask {
+      try? await Task.sleep(for: .seconds(seconds))
+      return nil
+    }
+    let first = await group.next()!
+    group.cancelAll()
+    return first
+  }
+}
+
+/// A slow consumer, and the lifetime of what a live set holds.
+extension LiveTests {
+  /// Nine commits land while the consumer is busy: its next read is the newest state,
+  /// with differences from the state it read before, not from the states it never read.
+  @Test(arguments: StoreKind.writable)
+  func aSlowConsumerReadsTheLatestStateAndItsDifferences(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let cows = RequestSet(store).filter("species", value: "Cow").sortBy(\.age)
+    let reader = StateReader(cows)
+    let first = try #require(try await reader.next())
+    #expect(first.ids == [4, 2])
+
+    try store.insert(Animal(id: 7, name: "Calf", species: "Cow", age: 1))  // enters
+    try store.insert(Animal(id: 8, name: "Pup", species: "Dog", age: 1))  // elsewhere
+    try store.save(Animal(id: 2, name: "Daisy", species: "Cow", age: 8, weight: 610))  // changes
+    _ = try store.delete(id: 4)  // leaves
+    try store.insert(Animal(id: 9, name: "Moo", species: "Cow", age: 9))  // enters…
+    try store.save(Animal(id: 9, name: "Moo", species: "Horse", age: 9))  // …and leaves unseen
+    try store.insert(Animal(id: 10, name: "Old", species: "Cow", age: 20))  // enters
+    try store.transaction { tx in
+      tx.delete(id: 8)
+      tx.insert(Animal(id: 11, name: "Kid", species: "Cow", age: 0))  // enters
+    }
+    try store.save(Animal(id: 7, name: "Calf", species: "Cow", age: 1))  // rewritten as it was
+
+    let state = try #require(try await reader.next())
+    #expect(state.records == (try cows.refreshed().fetch()))
+    #expect(state.ids == [11, 7, 2, 10])
+    #expect(state.version == (try store.snapshot().version))
+    #expect(state.deleted == [0])  // Bella, first of what the consumer saw
+    #expect(state.inserted == [0, 1, 3])  // Kid, Calf, Old
+    #expect(state.updated == [2])  // Daisy
+    // Nothing else is queued: the states in between were never made.
+    #expect(try await reader.next(within: 0.3) == nil)
+  }
+
+  /// The same through the merge path: inserts only, into a sorted, limited set.
+  @Test(arguments: StoreKind.writable)
+  func insertsWhileTheConsumerIsBusyAreMergedIntoOneState(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let youngest = RequestSet(store).sortBy(\.age).limit(3)
+    let reader = StateReader(youngest)
+    #expect(try await reader.next()?.ids == [4, 1, 3])
+    for id in 20..<28 { try store.insert(Animal(id: id, name: "n\(id)", species: "Cow", age: id % 2 == 0 ? 1 : 30)) }
+    let state = try #require(try await reader.next())
+    #expect(state.ids == [20, 22, 24])
+    #expect(state.records == (try youngest.refreshed().fetch()))
+    #expect(state.inserted == [0, 1, 2] && state.deleted == [0, 1, 2] && state.updated.isEmpty)
+    #expect(try await reader.next(within: 0.3) == nil)
+  }
+
+  /// Ten thousand commits to a consumer that reads nothing: the set holds a bounded
+  /// number of changes, and one read then returns the final state.
+  @Test(arguments: StoreKind.writable)
+  func aStalledConsumerHoldsABoundedBacklog(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let set = RequestSet(store).filter(\.age >= 100).sortBy(\.id)
+    var iterator = set.changes.makeAsyncIterator()
+    #expect(try await iterator.next()?.ids == [])
+    var most = 0
+    for i in 0..<10_000 {
+      try store.insert(Animal(id: 100 + i, name: "n\(i)", species: "Cow", age: 100 + i % 7))
+      if i % 500 == 0 { most = max(most, iterator._heldChanges) }
+    }
+    most = max(most, iterator._heldChanges)
+    #expect(most > 0 && most <= _CommitInbox<Animal>.capacity)
+    let state = try #require(try await iterator.next())
+    #expect(state.ids == Array(100..<10_100))
+    #expect(state.inserted == Array(0..<10_000))
+    #expect(iterator._heldChanges == 0)
+  }
+
+  /// A read-only LogStore's follower reads the writer's newest state after a burst.
+  @Test func aSlowFollowerOfAReadOnlyLogReadsTheLatestState() async throws {
+    let path = TemporaryLogDirectory.freshPath()
+    let writer = try LogStore<Animal>(path: path)
+    try writer.insert(contentsOf: Animal.zoo)
+    let follower = try LogStore<Animal>(path: path, options: .init(readOnly: true))
+    let dogs = StateReader(RequestSet(follower).filter("species", value: "Dog").sortBy(\.id))
+    #expect(try await dogs.next()?.ids == [3, 6])
+    for id in 20..<28 { try writer.insert(Animal(id: id, name: "d\(id)", species: "Dog", age: 1)) }
+    _ = try writer.delete(id: 3)
+    try writer.save(Animal(id: 6, name: "Zed", species: "Dog", age: 6))
+    // Let the follower's polling see the writes before the consumer reads.
+    try await Task.sleep(for: .milliseconds(150))
+    let state = try #require(try await dogs.next())
+    #expect(state.ids == [6] + Array(20..<28))
+    #expect(state.deleted == [0] && state.inserted == Array(1...8) && state.updated == [0])
+  }
+
+  /// Every observer of a busy store reaches the final state; cancelling them all leaves
+  /// the store unobserved.
+  @Test(arguments: StoreKind.writable)
+  func manyObserversEachReachTheFinalState(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let feed = (store as? any _CommitPublishing)?._liveFeed as? _CommitFeed<Animal>
+    let target = 200
+    let observers = (0..<20).map { _ in
+      Task {
+        for try await state in RequestSet(store).filter(\.age >= 100).sortBy(\.id).changes where state.records.count == target {
+          return state.ids
+        }
+        return []
+      }
+    }
+    for _ in 0..<200 where feed?.isObserved == false { try await Task.sleep(for: .milliseconds(5)) }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for w in 0..<4 {
+        group.addTask {
+          for i in stride(from: w, to: target, by: 4) {
+            try store.insert(Animal(id: 100 + i, name: "n\(i)", species: "Cow", age: 100))
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    for observer in observers { #expect(try await observer.value == Array(100..<(100 + target))) }
+    #expect(feed?.isObserved == false)
+  }
+
+  /// An iterator that is dropped mid-way unsubscribes at once, without being cancelled.
+  @Test(arguments: StoreKind.writable)
+  func aDroppedIteratorUnsubscribesAtOnce(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    let feed = try #require((store as? any _CommitPublishing)?._liveFeed as? _CommitFeed<Animal>)
+    do {
+      var iterator = RequestSet(store).changes.makeAsyncIterator()
+      #expect(!feed.isObserved)  // nothing happens before the first read
+      _ = try await iterator.next()
+      #expect(feed.isObserved)
+    }
+    #expect(!feed.isObserved)
+  }
+
+  /// A store whose feed ends (as a closing store's does) ends its live sets, after the
+  /// last state they were told of.
+  @Test(arguments: StoreKind.writable)
+  func aFinishedFeedEndsTheLiveSet(kind: StoreKind) async throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let feed = try #require((store as? any _CommitPublishing)?._liveFeed as? _CommitFeed<Animal>)
+    let reader = StateReader(RequestSet(store).sortBy(\.id))
+    #expect(try await reader.next()?.records.count == 6)
+    let plain = store.commits(polling: .zero)
+    try store.insert(Animal(id: 7, name: "Calf", species: "Cow", age: 1))
+    feed.finish()
+    #expect(try await reader.next()?.records.count == 7)
+    #expect(try await reader.next() == nil)
+    #expect(!feed.isObserved)
+    var commits: [UInt64] = []
+    for await commit in plain { commits.append(commit.version) }
+    #expect(commits == [try store.snapshot().version])
+  }
+
+  /// The default `commits(polling:)` reports a commit made right after it was called,
+  /// before its polling task first ran.
+  @Test func polledCommitsStartFromTheCallNotTheFirstPoll() async throws {
+    let store = CountingStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let commits = store.commits(polling: .milliseconds(10))
+    try store.insert(Animal(id: 7, name: "Calf", species: "Cow", age: 1))
+    let commit = await firstElement(of: commits)
+    #expect(commit?.version == (try store.snapshot().version))
+    #expect(commit?.changes == nil)
+  }
+
+  /// `stream(batchSize:)` with a batch size below 1 reads one record at a time instead of
+  /// stopping the program (in a child process, so a regression fails only this test).
+  @Test func aStreamWithABatchSizeBelowOneReadsOneAtATime() throws {
+    let result = try AdversaryChild.run("streamBatchSize", "0")
+    #expect(result.exitedNormally, "\(result)")
+    #expect(result.lines == ["streamed 1, 2, 3, 4, 5, 6", "done"])
+    let negative = try AdversaryChild.run("streamBatchSize", "-3")
+    #expect(negative.lines == ["streamed 1, 2, 3, 4, 5, 6", "done"])
+  }
+}
+
+/// A store as one written outside the package would be (WritingABackend's example): an
+/// array behind a lock, with versioned snapshots and the default, polling `commits`.
+private final class VersionedArrayStore: RecordStore {
+  typealias Element = Animal
+  private let state = Mutex<(records: [Animal], version: UInt64)>(([], 0))
+
+  func insert(_ record: Animal) throws { try apply([.insert(record)], ifVersion: nil) }
+  func insert(contentsOf records: some Sequence<Animal>) throws { try apply(records.map { .insert($0) }, ifVersion: nil) }
+  func save(_ record: Animal) throws { try apply([.save(record)], ifVersion: nil) }
+  func delete(id: Int) throws -> Bool {
+    guard try fetch(id: id) != nil else { return false }
+    try apply([.delete(id: id)], ifVersion: nil)
+    return true
+  }
+  func apply(_ changes: [RecordChange<Animal>], ifVersion expectedVersion: UInt64?) throws {
+    try state.withLock { state in
+      if let expectedVersion, expectedVersion != state.version { throw RequestSetError(.conflict, "Stale.") }
+      var records = state.records
+      for change in changes {
+        let index = records.firstIndex { $0.id == change.id }
+        switch change {
+        case .insert(let record):
+          if index != nil { throw RequestSetError(.duplicateID, "Taken.") }
+          records.append(record)
+        case .save(let record):
+          if let index { records[index] = record } else { records.append(record) }
+        case .delete:
+          if let index { records.remove(at: index) }
+        }
+      }
+      state = (records, state.version + 1)
+    }
+  }
+  func snapshot() throws -> StoreSnapshot<Animal> {
+    state.withLock { StoreSnapshot(records: $0.records, version: $0.version) }
+  }
+}
+
+extension LiveTests {
+  /// An outside store gives its snapshots its write counter; live sets over it then see
+  /// its commits by polling, and writes through a query check the version.
+  @Test func anOutsideStoreIsFollowedThroughItsSnapshotVersions() async throws {
+    let store = VersionedArrayStore()
+    try store.insert(contentsOf: Animal.zoo)
+    #expect(try store.snapshot().version == 1)
+    let dogs = StateReader(RequestSet(store).filter("species", value: "Dog").sortBy(\.id))
+    #expect(try await dogs.next()?.ids == [3, 6])
+    try store.insert(Animal(id: 7, name: "Pup", species: "Dog", age: 1))
+    let inserted = try #require(try await dogs.next())
+    #expect(inserted.ids == [3, 6, 7] && inserted.inserted == [2])
+    #expect(try RequestSet(store).filter("species", value: "Dog").update { $0.age += 1 } == 3)
+    let updated = try #require(try await dogs.next())
+    #expect(updated.updated == [0, 1, 2] && updated.records.map(\.age) == [6, 6, 2])
+  }
+}

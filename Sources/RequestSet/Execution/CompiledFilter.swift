@@ -224,8 +224,8 @@ struct _FilterCompiler<Element: Sendable> {
       if case .compare = c.op, c.value._kind != .null, c.value._kind != .number {
         throw RequestSetError(
           .typeMismatch,
-          "\(c.key).@count of \(Element.self) is a number, so it can never match \(c.value), which is a "
-            + "\(c.value._kind). Compare it with a number.")
+          "\(c.key).@count of \(Element.self) is a number, so it can never match \(c.value), which is "
+            + "\(_withArticle(c.value._kind.description)). Compare it with a number.")
       }
       return
     }

@@ -5,13 +5,14 @@ import Foundation
 //
 // The form Swift allows: a dictionary literal has one key type and one value type, so the
 // keys are `PartialKeyPath<Root> & Sendable` (the compiler checks each is a key path of the
-// record type: no misspelt keys) and the values are `any RequestValueMatch` (the compiler
-// checks each is a matchable value: a String, a number, a Bool, a Date, a UUID, a range or
-// an `lt`/`lte`/`gt`/`gte` wrapper). Whether a value's type fits its key path's type cannot
-// be expressed in one dictionary literal, so it is checked when the filter is built: the
-// value opens the key path as `KeyPath<Root, Value>` (or `Value?`), and a mismatch becomes
-// a `.typeMismatch` error that `fetch()` throws. Integer literals also match `Double`
-// fields, as `weight: 600` reads.
+// record type: no misspelt keys) and the values are `any Sendable`, so that a plain enum
+// (`Status.paid`) is a value with no conformance to add. A value is a `RequestValueMatch`
+// (a String, a number, a Bool, a Date, a UUID, a range or an `lt`/`lte`/`gt`/`gte`
+// wrapper) or any other `Equatable` type, matched by equality. Whether a value's type fits
+// its key path's type cannot be expressed in one dictionary literal, so it is checked when
+// the filter is built: the value opens the key path as `KeyPath<Root, Value>` (or
+// `Value?`), and a mismatch becomes a `.typeMismatch` error that `fetch()` throws. Integer
+// literals also match `Double` fields, as `weight: 600` and `weight: 1...3` read.
 
 /// A value a typed-dictionary filter compares a key path's field with.
 ///
@@ -22,6 +23,10 @@ import Foundation
 /// `String`, the integer and floating-point types, `Bool`, `Date`, `UUID`, ranges of
 /// `Comparable` values and the ``lt(_:)``, ``lte(_:)``, ``gt(_:)``, ``gte(_:)`` wrappers
 /// conform. A field of type `Value?` matches too; `nil` fields never match a value.
+///
+/// Any other `Equatable` value, such as an enum, is matched by equality without
+/// conforming: `[\Order.status: Status.paid]`. Conform a type of your own to change how
+/// it matches.
 public protocol RequestValueMatch: Sendable {
   /// The test of a record for the field at `keyPath`, or nil when this value's type cannot
   /// match the field's. Implementation detail of typed dictionaries.
@@ -42,20 +47,52 @@ struct _SendableKeyPath<Root, Value>: @unchecked Sendable {
 extension RequestValueMatch where Self: Equatable {
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
-    let value = self
-    if let kp = keyPath as? KeyPath<Root, Self> {
-      let box = _SendableKeyPath(keyPath: kp)
-      return { $0[keyPath: box.keyPath] == value }
-    }
-    if let kp = keyPath as? KeyPath<Root, Self?> {
-      let box = _SendableKeyPath(keyPath: kp)
-      return { $0[keyPath: box.keyPath] == value }
-    }
-    return nil
+    _equalityTest(self, keyPath)
   }
 
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) == " + _literal(self) }
+}
+
+/// A test closure that is `Sendable` though its type cannot say so.
+///
+/// `@unchecked Sendable` is sound: the closure captures only a key path (immutable; see
+/// ``_SendableKeyPath``) and a value of a `Sendable` type: a ``RequestValueMatch`` (which
+/// refines `Sendable`) or a value that arrived as `any Sendable`. Opening such a value as
+/// `any Equatable` loses the constraint, since a cast cannot name `Sendable`.
+private struct _SendableTest<Root>: @unchecked Sendable {
+  let test: (Root) -> Bool
+}
+
+/// A test of `Value` or `Value?` fields for equality with `value`; nil fields never match.
+/// `value` must be of a `Sendable` type (see ``_SendableTest``).
+private func _equalityTest<Root, Value: Equatable>(
+  _ value: Value, _ keyPath: PartialKeyPath<Root>
+) -> (@Sendable (Root) -> Bool)? {
+  let box: _SendableTest<Root>
+  if let kp = keyPath as? KeyPath<Root, Value> {
+    box = _SendableTest { $0[keyPath: kp] == value }
+  } else if let kp = keyPath as? KeyPath<Root, Value?> {
+    box = _SendableTest { $0[keyPath: kp] == value }
+  } else {
+    return nil
+  }
+  return { box.test($0) }
+}
+
+/// The test of a record for one typed-dictionary entry, and its text for `explain()`; nil
+/// when the value cannot match the field (its type is neither the field's nor, for an
+/// `Int` or `Int` bounds, a `Double` field's).
+private func _typedEntry<Root>(_ value: any Sendable, _ keyPath: PartialKeyPath<Root>, key: String)
+  -> (test: @Sendable (Root) -> Bool, description: String)?
+{
+  if let match = value as? any RequestValueMatch {
+    return match._test(keyPath).map { ($0, match._describe(key)) }
+  }
+  if let equatable = value as? any Equatable {
+    return _equalityTest(equatable, keyPath).map { ($0, "\(key) == " + _literal(value)) }
+  }
+  return nil
 }
 
 extension String: RequestValueMatch {}
@@ -91,11 +128,15 @@ extension Int: RequestValueMatch {
 }
 
 /// A range of a field's values: `1...3` is BETWEEN, `1..<3` excludes the upper bound. The
-/// bounds are themselves matchable values (Int, Double, String, Date, …).
+/// bounds are themselves matchable values (Int, Double, String, Date, …); `Int` bounds
+/// (integer literals) also match `Double` fields, by value.
 extension ClosedRange: RequestValueMatch where Bound: RequestValueMatch {
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
-    _rangeTest(keyPath) { self.contains($0) }
+    if let test = _rangeTest(keyPath, { self.contains($0) }) { return test }
+    guard let ints = self as? ClosedRange<Int> else { return nil }
+    // Int bounds (integer literals) on a Double field.
+    return (Double(ints.lowerBound)...Double(ints.upperBound))._test(keyPath)
   }
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String {
@@ -106,7 +147,10 @@ extension ClosedRange: RequestValueMatch where Bound: RequestValueMatch {
 extension Range: RequestValueMatch where Bound: RequestValueMatch {
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
-    _rangeTest(keyPath) { self.contains($0) }
+    if let test = _rangeTest(keyPath, { self.contains($0) }) { return test }
+    guard let ints = self as? Range<Int> else { return nil }
+    // Int bounds (integer literals) on a Double field.
+    return (Double(ints.lowerBound)..<Double(ints.upperBound))._test(keyPath)
   }
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String {
@@ -117,7 +161,10 @@ extension Range: RequestValueMatch where Bound: RequestValueMatch {
 extension PartialRangeFrom: RequestValueMatch where Bound: RequestValueMatch {
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
-    _rangeTest(keyPath) { self.contains($0) }
+    if let test = _rangeTest(keyPath, { self.contains($0) }) { return test }
+    guard let ints = self as? PartialRangeFrom<Int> else { return nil }
+    // Int bounds (integer literals) on a Double field.
+    return (Double(ints.lowerBound)...)._test(keyPath)
   }
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) >= \(_literal(lowerBound))" }
@@ -126,7 +173,10 @@ extension PartialRangeFrom: RequestValueMatch where Bound: RequestValueMatch {
 extension PartialRangeThrough: RequestValueMatch where Bound: RequestValueMatch {
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
-    _rangeTest(keyPath) { self.contains($0) }
+    if let test = _rangeTest(keyPath, { self.contains($0) }) { return test }
+    guard let ints = self as? PartialRangeThrough<Int> else { return nil }
+    // Int bounds (integer literals) on a Double field.
+    return (...Double(ints.upperBound))._test(keyPath)
   }
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) <= \(_literal(upperBound))" }
@@ -135,7 +185,10 @@ extension PartialRangeThrough: RequestValueMatch where Bound: RequestValueMatch 
 extension PartialRangeUpTo: RequestValueMatch where Bound: RequestValueMatch {
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
-    _rangeTest(keyPath) { self.contains($0) }
+    if let test = _rangeTest(keyPath, { self.contains($0) }) { return test }
+    guard let ints = self as? PartialRangeUpTo<Int> else { return nil }
+    // Int bounds (integer literals) on a Double field.
+    return (..<Double(ints.upperBound))._test(keyPath)
   }
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
   public func _describe(_ key: String) -> String { "\(key) < \(_literal(upperBound))" }
@@ -171,9 +224,13 @@ public struct RequestInequality<Value: Comparable & Sendable>: RequestValueMatch
   /// The test of a record for ``RequestValueMatch``; not for direct use.
   public func _test<Root>(_ keyPath: PartialKeyPath<Root>) -> (@Sendable (Root) -> Bool)? {
     let comparison = comparison, value = value
-    return _rangeTest(keyPath) { (field: Value) in
+    let test = _rangeTest(keyPath) { (field: Value) in
       comparison._holds(order: field < value ? -1 : (field == value ? 0 : 1))
     }
+    if test != nil { return test }
+    guard let int = value as? Int else { return nil }
+    // An Int (an integer literal) against a Double field.
+    return RequestInequality<Double>(comparison: comparison, value: Double(int))._test(keyPath)
   }
 
   /// The condition as `explain()` prints it, for ``RequestValueMatch``; not for direct use.
@@ -224,27 +281,36 @@ extension RequestFilter {
   /// RequestFilter<Animal>([\Animal.species: "Cow", \Animal.age: 1...3, \Animal.weight: gt(100.0)])
   /// // \Animal.age BETWEEN {1, 3} AND \Animal.species == "Cow" AND \Animal.weight > 100.0
   /// ```
-  /// The compiler checks that every key is a key path of `Element` and every value a
-  /// ``RequestValueMatch``; that a value's type fits its field's is checked here, and a
-  /// value that cannot fit makes ``RequestSet/fetch()`` throw `.typeMismatch`. An empty
-  /// dictionary matches everything.
-  public init(_ values: [PartialKeyPath<Element> & Sendable: any RequestValueMatch]) {
+  /// The compiler checks that every key is a key path of `Element`. A value is a
+  /// ``RequestValueMatch`` (a string, a number, a `Bool`, a `Date`, a `UUID`, a range, an
+  /// inequality) or any other `Equatable` value, such as an enum, matched by equality:
+  ///
+  /// ```swift
+  /// enum Status: String, Codable { case open, paid }
+  /// RequestFilter<Order>([\Order.status: Status.paid, \Order.amount: 1...3])  // amount is a Double
+  /// ```
+  /// That a value's type fits its field's is checked here, and a value that cannot fit
+  /// makes ``RequestSet/fetch()`` throw `.typeMismatch`; `Int` values and bounds (integer
+  /// literals) fit `Double` fields too. An empty dictionary matches everything.
+  public init(_ values: [PartialKeyPath<Element> & Sendable: any Sendable]) {
     var nodes: [_FilterNode<Element>] = []
     // Dictionaries have no order; sort by text so explain() is stable.
     for (keyPath, value) in values.sorted(by: { "\($0.key)" < "\($1.key)" }) {
       let key = "\(keyPath)"
-      guard let test = value._test(keyPath as PartialKeyPath<Element>) else {
+      guard let entry = _typedEntry(value, keyPath as PartialKeyPath<Element>, key: key) else {
         let fieldType = type(of: keyPath as AnyKeyPath).valueType
         nodes = [
           .invalid(
             RequestSetError(
               .typeMismatch,
-              "\(key) holds \(fieldType) values, so it can never match \(_literal(value)), which is a \(type(of: value)). "
-                + "Pass a \(fieldType), a range of \(fieldType), or lt/lte/gt/gte with a \(fieldType)."))
+              "\(key) holds \(fieldType) values, so it can never match \(_literal(value)), which is "
+                + "\(_withArticle(type(of: value))). Pass \(_withArticle(fieldType)), a range of \(fieldType), "
+                + "or lt/lte/gt/gte with \(_withArticle(fieldType))."))
         ]
         break
       }
-      nodes.append(.typed(_TypedCondition(description: value._describe(key)) { test($0.pointee) }))
+      let test = entry.test
+      nodes.append(.typed(_TypedCondition(description: entry.description) { test($0.pointee) }))
     }
     switch nodes.count {
     case 0: self.init(_node: .constant(true))
@@ -262,11 +328,12 @@ extension RequestSet {
   /// animals.filter([\Animal.name: "Alice", \Animal.age: 3])
   /// animals.filter([\Animal.age: 1...3, \Animal.weight: lt(100.0)])
   /// animals.filter([\Animal.nickname: "Rexy"])     // an optional field: nil never matches
+  /// orders.filter([\Order.status: Status.paid])      // an enum: no conformance needed
   /// ```
   /// See ``RequestFilter/init(_:)-(Dictionary)`` for what is checked where.
   /// - Complexity: O(*k* log *k*) in the number of entries to build.
   public func filter(
-    _ values: [PartialKeyPath<Element> & Sendable: any RequestValueMatch], mode: RequestFilterMode = .and
+    _ values: [PartialKeyPath<Element> & Sendable: any Sendable], mode: RequestFilterMode = .and
   ) -> RequestSet {
     filter(RequestFilter(values), mode: mode)
   }
@@ -276,7 +343,7 @@ extension RequestSet {
   /// ```swift
   /// animals.exclude([\Animal.species: "Cow", \Animal.age: lt(3)])
   /// ```
-  public func exclude(_ values: [PartialKeyPath<Element> & Sendable: any RequestValueMatch]) -> RequestSet {
+  public func exclude(_ values: [PartialKeyPath<Element> & Sendable: any Sendable]) -> RequestSet {
     exclude(RequestFilter(values))
   }
 }

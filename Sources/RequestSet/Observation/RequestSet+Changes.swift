@@ -11,12 +11,19 @@ extension RequestSet where Element: Record {
   /// ```
   ///
   /// A write that leaves the result as it was yields nothing. Each state says what was
-  /// inserted, deleted and updated since the one before. The set follows the store's
-  /// ``RecordStore/commits(polling:)``: as they happen on the built-in stores, by polling
-  /// on others. Where it can, it updates the result without re-running the query: an
-  /// insert into a filtered, sorted, limited set is merged into the result it holds.
-  /// When the consumer is slower than the writers, states are coalesced, never lost:
-  /// the next state read is the store's latest.
+  /// inserted, deleted and updated since the state read before it. The set follows the
+  /// store's commits: as they happen on the built-in stores, through
+  /// ``RecordStore/commits(polling:)`` on others. Where it can, it updates the result
+  /// without re-running the query: an insert into a filtered, sorted, limited set is
+  /// merged into the result it holds.
+  ///
+  /// A slow consumer gets the latest state, coalesced: the set does its work when it is
+  /// read, so a state read after several commits is the newest result the store has
+  /// reported (on the built-in stores, everything committed before the read), and its
+  /// differences are from the state read before, not from states nobody read. Between
+  /// reads the set keeps at most 1,024 changes for merging, and past that only a note to
+  /// read the store again: a stalled consumer costs a fixed amount of memory, however many
+  /// commits land.
   ///
   /// - Throws: From the iterator: ``RequestSetError`` for a bad query or a set over an
   ///   array (`.readOnly`: an array never changes; use the set itself).
@@ -31,11 +38,11 @@ extension RequestSet where Element: Record {
   /// ```
   /// The stream reads the set's snapshot (evaluating it first if needed), so it sees one
   /// consistent state however long the walk takes; a store that reads records from disk
-  /// decodes one batch at a time, which is how to walk a result larger than memory.
-  /// - Precondition: `batchSize > 0`.
+  /// decodes one batch at a time, which is how to walk a result larger than memory. It
+  /// reads only as the consumer asks, so a slow consumer holds one batch, never a backlog.
+  /// - Parameter batchSize: The records read at a time; below 1 it reads one at a time.
   public func stream(batchSize: Int = 1_024) -> RequestSetStream<Element> {
-    precondition(batchSize > 0, "stream(batchSize: \(batchSize)) needs a batch size of 1 or more.")
-    return RequestSetStream(set: self, batchSize: batchSize)
+    RequestSetStream(set: self, batchSize: Swift.max(batchSize, 1))
   }
 }
 
@@ -43,40 +50,70 @@ extension RequestSet where Element: Record {
 public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
   let set: RequestSet<Element>
 
-  /// Iterates over the states; cancelling the task ends the iteration.
+  /// Reads the states; cancelling the task ends the iteration.
+  ///
+  /// The iterator subscribes to the store on its first ``next()`` and works only when it
+  /// is read: between reads it keeps what it was told of commits, up to a fixed bound, and
+  /// nothing else.
   public struct AsyncIterator: AsyncIteratorProtocol {
-    var base: AsyncThrowingStream<RequestSetSnapshot<Element>, any Error>.Iterator
+    let set: RequestSet<Element>
+    /// The store and the state last returned, from the first read on.
+    var _following:
+      (store: any RecordStore<Element>, subscription: _LiveSubscription<Element>, live: _LiveResult<Element>)?
+    var _wakeups: AsyncStream<Void>.Iterator?
+    var _ended = false
 
-    /// The next state, or nil when the task was cancelled.
+    init(set: RequestSet<Element>) { self.set = set }
+
+    /// The next state: at first the current result, then, once a commit changes the
+    /// result, the newest result the store has reported, with its differences from the
+    /// state this iterator returned before. Nil when the task is cancelled.
+    ///
+    /// - Throws: ``RequestSetError`` for a bad query, for a set over an array
+    ///   (`.readOnly`), or when the store cannot be read.
     public mutating func next() async throws -> RequestSetSnapshot<Element>? {
-      try await base.next()
-    }
-  }
-
-  /// Starts following the store.
-  public func makeAsyncIterator() -> AsyncIterator {
-    let set = self.set
-    let stream = AsyncThrowingStream<RequestSetSnapshot<Element>, any Error> { continuation in
-      let task = Task {
-        do {
+      if _ended { return nil }
+      do {
+        guard var following = _following else {
           let store = try set._store()
           // Subscribe before the first read, so no commit falls between them.
-          let commits = store.commits(polling: .milliseconds(50))
-          var live = try _LiveResult(set: set, snapshot: store.snapshot())
-          continuation.yield(live.initial)
-          for await commit in commits {
-            if Task.isCancelled { break }
-            if let next = try live.advance(commit, store: store) { continuation.yield(next) }
-          }
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
+          let subscription = _LiveSubscription(store)
+          let live = try _LiveResult(set: set, snapshot: store.snapshot())
+          _following = (store, subscription, live)
+          _wakeups = subscription.inbox.wakeups.makeAsyncIterator()
+          return live.initial
         }
+        while !Task.isCancelled {
+          let (pending, finished) = following.subscription.inbox.take()
+          if !pending.isEmpty, let state = try following.live.catchUp(pending, store: following.store) {
+            _following = following
+            return state
+          }
+          if finished { break }
+          // Wait for the next commit; nil when the task is cancelled or the store's feed ends.
+          if await _wakeups?.next() == nil && Task.isCancelled { break }
+        }
+        _end()
+        return nil
+      } catch {
+        _end()
+        throw error
       }
-      continuation.onTermination = { _ in task.cancel() }
     }
-    return AsyncIterator(base: stream.makeAsyncIterator())
+
+    /// Stops following the store: the subscription ends now, not when the iterator goes.
+    private mutating func _end() {
+      _ended = true
+      _following = nil
+      _wakeups = nil
+    }
+
+    /// The changes the iterator holds for its next read (tests check the bound).
+    var _heldChanges: Int { _following?.subscription.inbox.heldChanges ?? 0 }
   }
+
+  /// Starts following the store, at the first ``AsyncIterator/next()``.
+  public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(set: set) }
 }
 
 /// What a live request set holds between commits, and how it moves to the next state.
@@ -95,7 +132,9 @@ struct _LiveResult<Element: Record> {
     records = try slots.map { try snapshot._record(at: $0) }
     version = snapshot.version
     let stages = set._query.stages
-    if stages.count == 1, let stage = stages.first, stage.distinct == nil, !stage.reversed, stage.window.offset == 0 {
+    if stages.count == 1, let stage = stages.first, stage.distinct == nil, !stage.reversed,
+      stage.window.offset == 0
+    {
       incremental = true
       limit = stage.window.limit
     } else {
@@ -105,32 +144,45 @@ struct _LiveResult<Element: Record> {
   }
 
   var initial: RequestSetSnapshot<Element> {
-    RequestSetSnapshot(records: records, version: version, inserted: Array(records.indices), deleted: [], updated: [], isInitial: true)
+    RequestSetSnapshot(
+      records: records, version: version, inserted: Array(records.indices), deleted: [], updated: [],
+      isInitial: true)
   }
 
-  /// The next state after `commit`, or nil when the result did not change.
-  mutating func advance(_ commit: StoreCommit<Element>, store: any RecordStore<Element>) throws -> RequestSetSnapshot<Element>? {
-    guard commit.version > version else { return nil }  // already seen (a re-read covered it)
-    if incremental, commit.version == version &+ 1, let changes = commit.changes,
-      let merged = try _merge(changes)
-    {
+  /// The state after every commit in `pending`, with its differences from the state
+  /// held before, or nil when nothing the observer can see changed.
+  ///
+  /// Commits that follow the held version without a gap are merged into the held result
+  /// when the query allows it (all of them as one batch); otherwise the store is read
+  /// again, which also covers anything committed since.
+  mutating func catchUp(_ pending: _CommitInbox<Element>.Pending, store: any RecordStore<Element>) throws
+    -> RequestSetSnapshot<Element>?
+  {
+    guard pending.latest > version else { return nil }  // already seen (a re-read covered it)
+    // Two writers may publish in the other order than they committed.
+    let commits = pending.commits.filter { $0.version > version }.sorted { $0.version < $1.version }
+    var known: [RecordChange<Element>]? = nil
+    if !pending.reread, commits.enumerated().allSatisfy({ $1.version == version &+ 1 &+ UInt64($0) }) {
+      known = commits.flatMap { $0.changes ?? [] }
+    }
+    let saved = known.map {
+      Set($0.compactMap { if case .save(let r) = $0 { return r.id } else { return nil } })
+    }
+    if incremental, let changes = known, let merged = try _merge(changes) {
       let old = records
       records = merged
-      version = commit.version
-      let saved = Set(changes.compactMap { if case .save(let r) = $0 { return r.id } else { return nil } })
+      version = commits.last?.version ?? version
       return RequestSetSnapshot.diff(from: old, to: merged, version: version, changedIDs: saved)
     }
-    // Re-read: the latest snapshot covers this commit and any queued after it.
+    // Re-read: the latest snapshot covers these commits and any published after them.
     let snapshot = try store.snapshot()
     let slots = try _Executor.slots(set._query, in: snapshot)
     let fresh = try slots.map { try snapshot._record(at: $0) }
     let old = records
-    let changedIDs: Set<Element.ID>? =
-      commit.changes.map { Set($0.compactMap { if case .save(let r) = $0 { return r.id } else { return nil } }) }
     records = fresh
-    let known = commit.version == version &+ 1 && snapshot.version == commit.version ? changedIDs : nil
+    let exact = known != nil && snapshot.version == commits.last?.version
     version = snapshot.version
-    return RequestSetSnapshot.diff(from: old, to: fresh, version: version, changedIDs: known)
+    return RequestSetSnapshot.diff(from: old, to: fresh, version: version, changedIDs: exact ? saved : nil)
   }
 
   /// The result after `changes`, computed from the held result alone, or nil when that

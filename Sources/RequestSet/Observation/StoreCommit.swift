@@ -33,8 +33,11 @@ extension RecordStore {
   /// ```
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
     AsyncStream { continuation in
+      // The version as the stream is made, not when its task first runs: a commit between
+      // the two would otherwise pass unreported.
+      let start = (try? snapshot().version) ?? 0
       let task = Task { [self] in
-        var last = (try? snapshot().version) ?? 0
+        var last = start
         while !Task.isCancelled {
           try? await Task.sleep(for: interval)
           guard let version = try? snapshot().version else { continue }
@@ -50,28 +53,67 @@ extension RecordStore {
   }
 }
 
-/// The observers of one store: each gets every commit in order through its own stream.
+/// The observers of one store: each gets every commit, through its own stream or handler.
 ///
 /// A store publishes after its write has committed and released its lock, so observers
-/// never run under the store's lock.
+/// never run under the store's lock. Two writers may publish in the other order than they
+/// committed; observers that care compare ``StoreCommit/version``s.
 final class _CommitFeed<Element: Record>: Sendable {
-  private let observers = _Lock<[UInt64: AsyncStream<StoreCommit<Element>>.Continuation]>([:])
+  private let observers = _Lock<[UInt64: @Sendable (StoreCommit<Element>?) -> Void]>([:])
   private let nextID = Atomic<UInt64>(0)
 
   /// Whether anyone is listening: stores skip building notices otherwise.
   var isObserved: Bool { observers.withLock { !$0.isEmpty } }
 
+  /// Every commit from now on, through a stream that keeps each one until it is read
+  /// (what ``RecordStore/commits(polling:)`` promises its reader).
   func subscribe() -> AsyncStream<StoreCommit<Element>> {
-    let (stream, continuation) = AsyncStream.makeStream(of: StoreCommit<Element>.self, bufferingPolicy: .unbounded)
-    let id = nextID.add(1, ordering: .relaxed).newValue
-    observers.withLock { $0[id] = continuation }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.observers.withLock { $0.removeValue(forKey: id) }
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: StoreCommit<Element>.self, bufferingPolicy: .unbounded)
+    let id = add { commit in
+      if let commit { continuation.yield(commit) } else { continuation.finish() }
     }
+    continuation.onTermination = { [weak self] _ in self?.remove(id) }
     return stream
   }
 
-  func publish(_ commit: StoreCommit<Element>) {
-    for c in observers.withLock({ Array($0.values) }) { c.yield(commit) }
+  /// Calls `receive` with every commit from now on, on the writing thread just after the
+  /// write, and with nil if the feed ends; until ``remove(_:)``. `receive` must be quick.
+  ///
+  /// - Returns: The id to remove the handler with.
+  func add(_ receive: @escaping @Sendable (StoreCommit<Element>?) -> Void) -> UInt64 {
+    let id = nextID.add(1, ordering: .relaxed).newValue
+    observers.withLock { $0[id] = receive }
+    return id
   }
+
+  /// Stops calling a handler that ``add(_:)`` registered.
+  func remove(_ id: UInt64) {
+    _ = observers.withLock { $0.removeValue(forKey: id) }
+  }
+
+  func publish(_ commit: StoreCommit<Element>) {
+    for receive in observers.withLock({ Array($0.values) }) { receive(commit) }
+  }
+
+  /// Ends every observer's sequence (a store that closes calls this): streams finish and
+  /// live request sets end after the last state they were told of.
+  func finish() {
+    for receive in observers.withLock({ o in
+      defer { o.removeAll() }
+      return Array(o.values)
+    }) { receive(nil) }
+  }
+}
+
+/// A store whose commits reach live request sets straight from its writes, with no stream
+/// buffer in between (see ``_CommitInbox``).
+protocol _CommitPublishing: AnyObject {
+  /// The store's ``_CommitFeed`` (of its element type), or nil when the store learns of
+  /// commits by polling (a read-only ``LogStore``).
+  var _liveFeed: AnyObject? { get }
+}
+
+extension MemoryStore: _CommitPublishing {
+  var _liveFeed: AnyObject? { _feed }
 }

@@ -126,7 +126,7 @@ func _decodeRecord<Element: Decodable>(
     }
     throw RequestSetError(
       .decodingFailed,
-      "\(purpose) cannot make a \(Element.self) from \(fields).\(detail) Use \(alternative) to supply the other fields.",
+      "\(purpose) cannot make \(_withArticle(Element.self)) from \(fields).\(detail) Use \(alternative) to supply the other fields.",
       underlying: error)
   }
 }

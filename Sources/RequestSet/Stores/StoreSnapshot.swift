@@ -48,21 +48,34 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
 
   /// A snapshot of records that string keys cannot reach (the element is not `Encodable`).
   ///
+  /// - Parameters:
+  ///   - records: The records, in store order.
+  ///   - version: The store's write counter (see ``version``); 0 for plain records.
   /// - Complexity: O(*n*) to copy the records.
-  public init(records: some Sequence<Element>) {
+  public init(records: some Sequence<Element>, version: UInt64 = 0) {
     let array = ContiguousArray(records)
-    self.init(records: array, live: nil, liveCount: array.count, fields: .unavailable, version: 0)
+    self.init(records: array, live: nil, liveCount: array.count, fields: .unavailable, version: version)
   }
 
   /// A snapshot of `Encodable` records; string-key filters encode each record once, on the
   /// first query that needs them.
   ///
+  /// A store written outside the package passes its write counter as `version`: live
+  /// request sets over it then see its commits by polling, and writes through a query
+  /// check it (see ``RecordStore/apply(_:ifVersion:)``).
+  ///
+  /// ```swift
+  /// StoreSnapshot(records: state.records, version: state.version)
+  /// ```
+  /// - Parameters:
+  ///   - records: The records, in store order.
+  ///   - version: The store's write counter (see ``version``); 0 for plain records.
   /// - Complexity: O(*n*) to copy the records.
-  public init(records: some Sequence<Element>) where Element: Encodable {
+  public init(records: some Sequence<Element>, version: UInt64 = 0) where Element: Encodable {
     let array = ContiguousArray(records)
     self.init(
       records: array, live: nil, liveCount: array.count,
-      fields: .lazy(_LazyFieldTable(array)), version: 0)
+      fields: .lazy(_LazyFieldTable(array)), version: version)
   }
 
   /// The number of live records.

@@ -262,7 +262,7 @@ struct _FormatParser {
     case .text(let t) where t != .contains:
       guard case .string = value else {
         throw source.error(
-          .typeMismatch, "\(t.rawValue) compares text but found \(found(valueToken)), a \(value._kind),",
+          .typeMismatch, "\(t.rawValue) compares text but found \(found(valueToken)), \(_withArticle(value._kind.description)),",
           at: valueToken.start, fix: "Quote the text, or use == to compare numbers.")
       }
     default:

@@ -32,7 +32,7 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
     } catch {
       throw RequestSetError(
         .decodingFailed,
-        "Could not decode a \(Element.self) from the record at offset \(locations[slot].offset) of \(path): \(error). "
+        "Could not decode \(_withArticle(Element.self)) from the record at offset \(locations[slot].offset) of \(path): \(error). "
           + "If \(Element.self) changed since the record was written, make new properties optional (or give them "
           + "defaults in init(from:)); old records then still decode.",
         underlying: error)

@@ -393,8 +393,11 @@ public final class LogStore<Element: Record>: RecordStore {
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
     guard _state.withLock({ $0.isReadOnly }) else { return _feed.subscribe() }
     return AsyncStream { continuation in
+      // The version as the stream is made, not when its task first runs: a snapshot taken
+      // in between would move it past a commit this stream then never reports.
+      let start = _state.withLock { $0.version }
       let task = Task { [self] in
-        var last = _state.withLock { $0.version }
+        var last = start
         while !Task.isCancelled {
           try? await Task.sleep(for: interval)
           guard let version = try? snapshot().version, version != last else { continue }
@@ -410,4 +413,9 @@ public final class LogStore<Element: Record>: RecordStore {
   private func _publish(_ version: UInt64, _ changes: [RecordChange<Element>]) {
     if _feed.isObserved { _feed.publish(StoreCommit(version: version, changes: changes)) }
   }
+}
+
+extension LogStore: _CommitPublishing {
+  /// The feed live request sets hear commits from; nil for a read-only store, which polls.
+  var _liveFeed: AnyObject? { _state.withLock { $0.isReadOnly } ? nil : _feed }
 }

@@ -143,7 +143,7 @@ enum _Recovery {
     func apply(_ f: _LogFormat.Frame) throws {
       if !pending.isEmpty && f.type != .batchPut && f.type != .batchDelete && f.type != .commit && f.type != .keys {
         guard mode == .skipDamagedFrames else {
-          throw BadPayload(reason: "a \(f.type) frame inside an uncommitted batch")
+          throw BadPayload(reason: "\(_withArticle("\(f.type)")) frame inside an uncommitted batch")
         }
         dropPending()
       }
