@@ -62,6 +62,25 @@ extension RequestSet where Element: Encodable {
     filter(RequestFilter(_node: _formatNode(format, arguments)), mode: mode)
   }
 
+  /// Keeps the records matching a predicate format string whose `$variables` take the
+  /// given values, joined with the filters before by `mode`.
+  ///
+  /// ```swift
+  /// animals.filter("age > $min AND ANY tags == $tag", variables: ["min": 3, "tag": "farm"])
+  /// animals.filter("weight > %@ * $factor", 10, variables: ["factor": 2])
+  /// ```
+  /// The same as filtering by ``RequestFilter/init(format:arguments:)`` then
+  /// ``RequestFilter/substituting(_:)``. A variable given no value makes ``fetch()`` throw
+  /// `.unboundVariable`, naming it.
+  /// - Complexity: O(*n*) in the length of the format string to parse; nothing runs until
+  ///   the set is read.
+  public func filter(
+    _ format: String, _ arguments: (any Sendable)?..., variables: [String: (any Sendable)?],
+    mode: RequestFilterMode = .and
+  ) -> RequestSet {
+    filter(RequestFilter(_node: _formatNode(format, arguments)).substituting(variables), mode: mode)
+  }
+
   /// Drops the records matching a predicate format string.
   ///
   /// ```swift
