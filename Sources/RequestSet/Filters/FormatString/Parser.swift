@@ -229,7 +229,8 @@ struct _FormatParser {
     let rhsToken = current
     let rhs = try _expression(after: opToken)
 
-    if let quantifier, lhs.constantValue != nil {
+    // ANY over a constant list ({1, 5, 9}) is decided now; over a single value it is a mistake.
+    if let quantifier, let constant = lhs.constantValue, constant._kind != .array {
       throw source.error(
         .invalidFormat, "\(quantifier.rawValue) needs a key right after it but found \(found(lhsToken))",
         at: lhsToken.start, fix: "Write \(quantifier.rawValue) tags == 'x', with the array key first.")
@@ -621,6 +622,12 @@ struct _FormatParser {
   /// A key path token: `name`, `owner.city`, `SELF`, `SELF.age`, `$x`, `$x.age`,
   /// `tags.@count`, `scores.@avg`, `pets.@sum.age`.
   private func _keyPath(_ path: String, _ t: _FormatToken) throws -> _Expression {
+    // The common case, a plain key, without splitting it.
+    if !path.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "$") }),
+      path.utf8.count != 4 || path.uppercased() != "SELF"
+    {
+      return .key(path)
+    }
     var components = path.split(separator: ".", omittingEmptySubsequences: false)[...]
     let first = components.first ?? ""
     let base: _Expression
