@@ -64,20 +64,11 @@ struct _ExpressionCompiler<Element> {
     }
   }
 
-  /// `lhs <comparison> rhs` with the core's rules: equality is exact across Int and Double,
-  /// an ordering with nil, NaN or values of different kinds is false.
+  /// `lhs <comparison> rhs` with the core's rules (equality exact across Int and Double,
+  /// an ordering with nil, NaN or values of different kinds false): the field conditions'
+  /// own test, so the two never disagree.
   static func _compare(_ l: FieldValue, _ comparison: RequestComparison, _ r: FieldValue) -> Bool {
-    switch comparison {
-    case .equal: return l == r
-    case .notEqual: return l != r
-    default:
-      if case .null = l { return false }
-      if case .null = r { return false }
-      if case .double(let d) = l, d.isNaN { return false }
-      if case .double(let d) = r, d.isNaN { return false }
-      guard l._kind == r._kind else { return false }
-      return comparison._holds(order: FieldValue._order(l, r, .binary))
-    }
+    _FieldCondition._compareTest(comparison, r, collation: .binary, options: [])(l)
   }
 
   /// A predicate inside a SUBQUERY, evaluated on an element.
