@@ -62,6 +62,18 @@ precondition(young.map(\.name) == ["Micky"] && alices.isEmpty && farmNorth.map(\
 precondition(animals.filter(userFilter).map(\.name) == ["Rex", "Zed"] && triplets.map(\.name) == ["Micky"])
 precondition(typed.map(\.name) == ["Micky"] && ordered.first?.name == "alice")
 
+// BEGIN README: format expressions
+let heavy = animals.filter("weight > age * 10")                              // key against key, arithmetic
+let farmFirst = animals.filter("SUBQUERY(tags, $t, $t BEGINSWITH 'f').@count > 0 AND tags[FIRST] == 'farm'")
+let older = try RequestFilter<Animal>(format: "age > $min AND species == $kind")
+let oldDogs = animals.filter(older.substituting(["min": 4, "kind": "Dog"]))   // variables, bound later
+let band = animals.filter("age BETWEEN {$low, $low + 2}", variables: ["low": 2])
+// END README
+
+print("format expressions:", heavy.map(\.name), farmFirst.map(\.name), oldDogs.map(\.name), band.map(\.name))
+precondition(heavy.map(\.name) == ["Daisy", "Bella"] && farmFirst.map(\.name) == ["Daisy", "Rex"])
+precondition(oldDogs.map(\.name) == ["Rex", "Zed"] && band.map(\.name) == ["Micky", "Bella"])
+
 // BEGIN README: indexes
 try store.createIndex(\.species)                  // also createIndex("species")
 try store.createIndex(\.name, unique: true)       // a second "Rex" now throws .uniqueViolation

@@ -67,6 +67,10 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let invalidIndex = Code("invalidIndex")
     /// An earlier failure left the store unusable (a failed fsync); reopen it.
     public static let storeFailed = Code("storeFailed")
+    /// A filter read uses a format-string variable (`$name`) that was given no value: bind
+    /// it with ``RequestFilter/substituting(_:)`` or the `variables:` argument of
+    /// `filter(_:_:variables:mode:)`. The message names the variable.
+    public static let unboundVariable = Code("unboundVariable")
 
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }

@@ -128,8 +128,14 @@ struct _FilterCompiler<Element: Sendable> {
       }
     case .invalid(let error):
       throw error
+    case .expression(let c):
+      return .general(try _ExpressionCompiler<Element>(fields: try fields()).condition(c))
     case .field(let c):
       let fields = try fields()
+      if fields.kinds[c.key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(c.key) {
+        // `members.name` over an array of structs: every element's value, as KVC reads it.
+        return .general { c.matches(try read($0)) }
+      }
       try Self.validate(c, in: fields)
       if let column = (fields as? _FieldTable)?.column(c.key) {
         // In memory: index the column directly, one closure call per record fewer.

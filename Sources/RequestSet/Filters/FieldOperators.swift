@@ -30,7 +30,8 @@ enum _TextOperator: String, Sendable, Hashable, CaseIterable {
   case endsWith = "ENDSWITH"
   /// `*` matches any run of characters, `?` one character, `\*` and `\?` themselves.
   case like = "LIKE"
-  /// An ICU regular expression that must match the whole string.
+  /// An ICU regular expression that must match the whole string; `.` matches line breaks
+  /// and `^`/`$` match at every line's ends, as in NSPredicate.
   case matches = "MATCHES"
 }
 
@@ -281,9 +282,11 @@ struct _TextPattern: Sendable {
     case .matches:
       // Check the pattern on its own first: wrapping it could hide an unbalanced ")".
       _ = try NSRegularExpression(pattern: pattern, options: [])
-      let regex = try NSRegularExpression(
-        pattern: "\\A(?:" + pattern + ")\\z",
-        options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
+      // NSPredicate runs MATCHES with "dot matches line breaks" and "anchors match lines",
+      // then requires the match to cover the whole string.
+      var flags: NSRegularExpression.Options = [.dotMatchesLineSeparators, .anchorsMatchLines]
+      if options.contains(.caseInsensitive) { flags.insert(.caseInsensitive) }
+      let regex = try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: flags)
       return _TextPattern(.regex(regex), "", options: options)
     case .like:
       return _like(_fold(pattern, options), options: options)

@@ -20,6 +20,9 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
   case predicate(_PredicateCondition<Element>)
   /// A Swift closure.
   case closure(_ClosureCondition<Element>)
+  /// A format-string comparison computed on each record: two keys, arithmetic, functions,
+  /// SELF, SUBQUERY, or a variable not bound yet.
+  case expression(_ExpressionCondition)
   /// A filter that could not be built (its value failed to encode); evaluating it throws.
   case invalid(RequestSetError)
 
@@ -54,6 +57,7 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
     case .typed(let c): return c.description
     case .predicate(let p): return p.description
     case .closure(let c): return c.description
+    case .expression(let c): return c.description + " [computed on each record]"
     case .invalid(let e): return "INVALID(\(e.code))"
     }
   }

@@ -2,13 +2,18 @@ extension RequestFilter where Element: Encodable {
   /// A filter from a predicate format string, as `NSPredicate(format:)` reads it, with an
   /// array of arguments.
   ///
-  /// The grammar is NSPredicate's subset that applies to values: comparisons (`==`, `!=`,
-  /// `<`, `<=`, `>`, `>=` and their other spellings), `BETWEEN {a, b}`, `IN {…}`,
-  /// `CONTAINS`, `BEGINSWITH`, `ENDSWITH`, `LIKE` (`*`, `?`), `MATCHES` (a regular
-  /// expression matching the whole string), each with `[c]`, `[d]` or `[cd]`; `AND`, `OR`,
-  /// `NOT` and parentheses; `ANY`, `ALL`, `NONE` over array fields; `key.@count`; literals
-  /// and the substitutions `%@`, `%K`, `%d`, `%i`, `%ld`, `%f`, `%s`. Keys are the record's
-  /// `Codable` keys, with dots into nested values.
+  /// The grammar is NSPredicate's: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=` and their
+  /// other spellings), `BETWEEN {a, b}`, `IN {…}`, `CONTAINS`, `BEGINSWITH`, `ENDSWITH`,
+  /// `LIKE` (`*`, `?`), `MATCHES` (a regular expression matching the whole string), each
+  /// with `[c]`, `[d]` or `[cd]`; `AND`, `OR`, `NOT` and parentheses; `ANY`, `ALL`, `NONE`
+  /// over array fields; literals and the substitutions `%@`, `%K`, `%d`, `%i`, `%ld`, `%f`,
+  /// `%s`. Either side of a comparison may be computed: another key, arithmetic
+  /// (`+ - * / **`), `SELF`, functions (`sum:(scores)`, `abs:(x)`, `now()`, …), collection
+  /// operators (`@count`, `@sum`, `@avg`, `@min`, `@max`), subscripts (`[FIRST]`, `[LAST]`,
+  /// `[SIZE]`, `[n]`), `SUBQUERY(collection, $x, predicate)` and `$variables`, bound with
+  /// ``substituting(_:)``. Keys are the record's `Codable` keys, with dots into nested
+  /// values. Constant expressions fold here; a key compared with a constant reads indexes
+  /// like any string-key filter, and other comparisons are computed on each record.
   ///
   /// ```swift
   /// let userText = "age > %d AND name BEGINSWITH[c] %@"
@@ -21,7 +26,8 @@ extension RequestFilter where Element: Encodable {
   ///   - arguments: One argument per substitution, in order.
   /// - Throws: ``RequestSetError`` `.invalidFormat` for a syntax error, `.argumentCount` when
   ///   substitutions and arguments differ in number, `.typeMismatch` for an argument that
-  ///   does not fit its substitution or operator. Every message gives the character offset
+  ///   does not fit its substitution or operator, or a constant a function or operator
+  ///   cannot compute with. Every message gives the character offset
   ///   and the text around it. Unknown keys, and values that cannot match their field, are
   ///   reported when the set is evaluated, as for other string-key filters.
   /// - Complexity: O(*n*) in the length of the format string; patterns (LIKE, MATCHES,
@@ -60,6 +66,25 @@ extension RequestSet where Element: Encodable {
   ///   the set is read.
   public func filter(_ format: String, _ arguments: (any Sendable)?..., mode: RequestFilterMode = .and) -> RequestSet {
     filter(RequestFilter(_node: _formatNode(format, arguments)), mode: mode)
+  }
+
+  /// Keeps the records matching a predicate format string whose `$variables` take the
+  /// given values, joined with the filters before by `mode`.
+  ///
+  /// ```swift
+  /// animals.filter("age > $min AND ANY tags == $tag", variables: ["min": 3, "tag": "farm"])
+  /// animals.filter("weight > %@ * $factor", 10, variables: ["factor": 2])
+  /// ```
+  /// The same as filtering by ``RequestFilter/init(format:arguments:)`` then
+  /// ``RequestFilter/substituting(_:)``. A variable given no value makes ``fetch()`` throw
+  /// `.unboundVariable`, naming it.
+  /// - Complexity: O(*n*) in the length of the format string to parse; nothing runs until
+  ///   the set is read.
+  public func filter(
+    _ format: String, _ arguments: (any Sendable)?..., variables: [String: (any Sendable)?],
+    mode: RequestFilterMode = .and
+  ) -> RequestSet {
+    filter(RequestFilter(_node: _formatNode(format, arguments)).substituting(variables), mode: mode)
   }
 
   /// Drops the records matching a predicate format string.

@@ -132,6 +132,8 @@ enum RefForm: CaseIterable {
 
 indirect enum RefFilter: CustomStringConvertible {
   case leaf(RefCondition, RefForm)
+  /// A comparison of computed values (the format grammar's expression forms).
+  case computed(RefComputed)
   case and([RefFilter])
   case or([RefFilter])
   case not(RefFilter)
@@ -139,6 +141,7 @@ indirect enum RefFilter: CustomStringConvertible {
   var description: String {
     switch self {
     case .leaf(let c, let f): return "\(c){\(f)}"
+    case .computed(let c): return c.description
     case .and(let p): return "(" + p.map(\.description).joined(separator: " AND ") + ")"
     case .or(let p): return "(" + p.map(\.description).joined(separator: " OR ") + ")"
     case .not(let f): return "NOT \(f)"
@@ -148,6 +151,7 @@ indirect enum RefFilter: CustomStringConvertible {
   func matches(_ a: Animal) -> Bool {
     switch self {
     case .leaf(let c, _): return c.matches(a)
+    case .computed(let c): return c.test(a)
     case .and(let p): return p.allSatisfy { $0.matches(a) }
     case .or(let p): return p.contains { $0.matches(a) }
     case .not(let f): return !f.matches(a)
@@ -158,6 +162,7 @@ indirect enum RefFilter: CustomStringConvertible {
   var requestFilter: RequestFilter<Animal> {
     switch self {
     case .leaf(let c, let form): return buildLeaf(c, form)
+    case .computed(let c): return c.requestFilter
     case .and(let p): return p.dropFirst().reduce(p[0].requestFilter) { $0 && $1.requestFilter }
     case .or(let p): return p.dropFirst().reduce(p[0].requestFilter) { $0 || $1.requestFilter }
     case .not(let f): return !f.requestFilter
@@ -318,6 +323,7 @@ struct RefQuery: CustomStringConvertible {
       return Bool.random(using: &rng) ? .and(parts) : .or(parts)
     }
     if depth < 2 && roll < 28 { return .not(randomFilter(depth: depth + 1, &rng, data)) }
+    if roll >= 78 { return .computed(RefComputed.random(&rng, data)) }
     return .leaf(randomCondition(&rng, data), RefForm.allCases.randomElement(using: &rng)!)
   }
 
@@ -522,5 +528,81 @@ private func formatLeaf(_ c: RefCondition) -> RequestFilter<Animal> {
     return try RequestFilter(format: format, arguments: arguments)
   } catch {
     fatalError("The reference wrote a format string that does not parse: \(format) \(arguments): \(error)")
+  }
+}
+
+// MARK: Computed comparisons
+
+/// A comparison of computed values: key against key, arithmetic, functions, collection
+/// operators, subscripts, SELF, SUBQUERY and variables. The format string goes to
+/// RequestSet; the closure is the reference's own evaluation, in plain Swift.
+struct RefComputed: CustomStringConvertible {
+  var format: String
+  var arguments: [(any Sendable)?] = []
+  var variables: [String: (any Sendable)?] = [:]
+  var test: (Animal) -> Bool
+
+  var description: String { "«\(format)» \(arguments.map { String(describing: $0) }) \(variables.keys.sorted())" }
+
+  var requestFilter: RequestFilter<Animal> {
+    do {
+      return try RequestFilter(format: format, arguments: arguments).substituting(variables)
+    } catch {
+      fatalError("The reference wrote a format string that does not parse: \(format): \(error)")
+    }
+  }
+
+  static func random(_ rng: inout SeededRandom, _ data: [Animal]) -> RefComputed {
+    let ops: [(String, (Double, Double) -> Bool)] = [
+      ("==", { $0 == $1 }), ("!=", { $0 != $1 }), ("<", { $0 < $1 }), ("<=", { $0 <= $1 }), (">", { $0 > $1 }),
+      (">=", { $0 >= $1 }),
+    ]
+    let (op, holds) = ops.randomElement(using: &rng)!
+    let k = Int.random(in: 0...12, using: &rng)
+    let m = Int.random(in: 1...5, using: &rng)
+    let tag = ["farm", "small", "big", "old"].randomElement(using: &rng)!
+    func count(_ a: Animal) -> Double { Double(a.tags.count) }
+    switch Int.random(in: 0..<26, using: &rng) {
+    case 0: return RefComputed(format: "age \(op) weight") { holds(Double($0.age), $0.weight) }
+    case 1:
+      return RefComputed(format: "age * \(m) \(op) weight - id") { holds(Double($0.age * m), $0.weight - Double($0.id)) }
+    case 2: return RefComputed(format: "weight / (age + 1) \(op) \(k)") { holds($0.weight / Double($0.age + 1), Double(k)) }
+    case 3: return RefComputed(format: "-age \(op) -\(k)") { holds(Double(-$0.age), Double(-k)) }
+    case 4: return RefComputed(format: "age ** 2 \(op) \(k * 10)") { holds(Double($0.age * $0.age), Double(k * 10)) }
+    case 5:
+      let r = Int.random(in: 0...m, using: &rng)
+      return RefComputed(format: "modulus:by:(id, \(m + 1)) == \(r)") { $0.id % (m + 1) == r }
+    case 6: return RefComputed(format: "abs:(age - \(k)) \(op) \(m)") { holds(Double(abs($0.age - k)), Double(m)) }
+    case 7: return RefComputed(format: "floor:(weight / 4) \(op) \(k)") { holds(($0.weight / 4).rounded(.down), Double(k)) }
+    case 8: return RefComputed(format: "ceiling:(weight / 3) \(op) \(k)") { holds(($0.weight / 3).rounded(.up), Double(k)) }
+    case 9: return RefComputed(format: "sqrt:(weight) \(op) \(k)") { holds($0.weight.squareRoot(), Double(k)) }
+    case 10:
+      return RefComputed(format: "name ==[c] nickname") { a in
+        a.nickname.map { a.name.lowercased() == $0.lowercased() } ?? false
+      }
+    case 11:
+      let species = Animal.speciesPool.randomElement(using: &rng)!
+      return RefComputed(format: "uppercase:(species) == '\(species.uppercased())'") { $0.species == species }
+    case 12: return RefComputed(format: "lowercase:(name) == nickname") { $0.nickname == $0.name.lowercased() }
+    case 13:
+      let form = ["tags.@count", "tags[SIZE]", "count:(tags)"].randomElement(using: &rng)!
+      return RefComputed(format: "\(form) \(op) \(m % 3)") { holds(count($0), Double(m % 3)) }
+    case 14: return RefComputed(format: "tags[FIRST] == '\(tag)'") { $0.tags.first == tag }
+    case 15: return RefComputed(format: "tags[LAST] != '\(tag)'") { $0.tags.last != tag }
+    case 16: return RefComputed(format: "tags[1] == %@", arguments: [tag]) { $0.tags.count > 1 && $0.tags[1] == tag }
+    case 17:
+      return RefComputed(format: "SUBQUERY(tags, $t, $t BEGINSWITH 'b' OR SELF == '\(tag)').@count \(op) \(m % 3)") { a in
+        holds(Double(a.tags.filter { $0.hasPrefix("b") || $0 == tag }.count), Double(m % 3))
+      }
+    case 18: return RefComputed(format: "SELF.age \(op) \(k)") { holds(Double($0.age), Double(k)) }
+    case 19: return RefComputed(format: "%@ IN SELF.tags", arguments: [tag]) { $0.tags.contains(tag) }
+    case 20: return RefComputed(format: "name == owner.name") { $0.owner?.name == $0.name }
+    case 21: return RefComputed(format: "age \(op) $v", variables: ["v": k]) { holds(Double($0.age), Double(k)) }
+    case 22: return RefComputed(format: "max:({age, id}) \(op) \(k * 5)") { holds(Double(max($0.age, $0.id)), Double(k * 5)) }
+    case 23:
+      return RefComputed(format: "average:({age, weight}) \(op) \(k * 3)") { holds((Double($0.age) + $0.weight) / 2, Double(k * 3)) }
+    case 24: return RefComputed(format: "id IN {age, age + 1}") { $0.id == $0.age || $0.id == $0.age + 1 }
+    default: return RefComputed(format: "age BETWEEN {\(k), id}") { $0.age >= k && $0.age <= $0.id }
+    }
   }
 }

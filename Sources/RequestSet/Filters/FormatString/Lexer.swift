@@ -8,9 +8,13 @@ struct _FormatToken: Sendable {
     case word(_FormatWord)
     /// A literal or the argument of `%@`, `%d`, `%i`, `%ld`, `%f`, `%s`.
     case value(FieldValue)
-    /// `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, `(`, `)`, `{`, `}`, `,`, `-`
-    /// (`=`, `<>`, `=<`, `=>` arrive as their canonical spelling).
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, `(`, `)`, `{`, `}`, `,`, the
+    /// arithmetic `+`, `-`, `*`, `/`, `**`, a subscript's `[` and `]`, and a `.` that
+    /// continues a key path after `)` or `]` (`=`, `<>`, `=<`, `=>` arrive as their canonical
+    /// spelling).
     case symbol(String)
+    /// A function name with its colons, as NSExpression names it: `sum:`, `raise:toPower:`.
+    case function(String)
     /// `[c]`, `[d]`, `[cd]` after an operator.
     case options(_TextOptions)
     case end
@@ -29,6 +33,10 @@ enum _FormatWord: String, Sendable, CaseIterable {
   case contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", like = "LIKE", matches = "MATCHES"
   case any = "ANY", some = "SOME", all = "ALL", none = "NONE"
   case truePredicate = "TRUEPREDICATE", falsePredicate = "FALSEPREDICATE"
+  case subquery = "SUBQUERY"
+
+  /// The words that are comparison operators (options in brackets may follow them).
+  static let operators: Set<_FormatWord> = [.between, .in, .contains, .beginsWith, .endsWith, .like, .matches]
 }
 
 /// Splits a format string into tokens and substitutes the arguments.
@@ -66,9 +74,21 @@ struct _FormatLexer {
       case UInt8(ascii: "%"):
         tokens.append(try _substitution())
       case UInt8(ascii: "["):
-        tokens.append(try _options())
+        // Right after an operator, `[c]`/`[d]` are options; anywhere else `[` opens a subscript.
+        if _afterOperator {
+          tokens.append(try _options())
+        } else {
+          i += 1
+          tokens.append(_FormatToken(kind: .symbol("["), start: start, end: i))
+        }
+      case UInt8(ascii: "*") where i + 1 < b.count && b[i + 1] == UInt8(ascii: "*"):
+        i += 2
+        tokens.append(_FormatToken(kind: .symbol("**"), start: start, end: i))
+      case UInt8(ascii: ".") where i + 1 < b.count && (_isIdentifierStart(b[i + 1]) || b[i + 1] == UInt8(ascii: "@")):
+        i += 1
+        tokens.append(_FormatToken(kind: .symbol("."), start: start, end: i))
       case UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: ","),
-        UInt8(ascii: "-"):
+        UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "*"), UInt8(ascii: "/"), UInt8(ascii: "]"):
         i += 1
         tokens.append(_FormatToken(kind: .symbol(String(UnicodeScalar(c))), start: start, end: i))
       case UInt8(ascii: "="), UInt8(ascii: "!"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"),
@@ -102,6 +122,15 @@ struct _FormatLexer {
       fix: "Quote text with ' or \", and use ==, !=, <, <=, >, >=, AND, OR, NOT and parentheses.")
   }
 
+  /// Whether the last token is a comparison operator, after which `[` starts options.
+  private var _afterOperator: Bool {
+    switch tokens.last?.kind {
+    case .symbol("=="), .symbol("!="), .symbol("<"), .symbol("<="), .symbol(">"), .symbol(">="): return true
+    case .word(let w): return _FormatWord.operators.contains(w)
+    default: return false
+    }
+  }
+
   @inline(__always)
   private func _isIdentifierStart(_ c: UInt8) -> Bool {
     (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") || c == UInt8(ascii: "_")
@@ -131,6 +160,17 @@ struct _FormatLexer {
       } else {
         break
       }
+    }
+    if !escaped, i < b.count, b[i] == UInt8(ascii: ":"), !b[start..<i].contains(UInt8(ascii: ".")) {
+      // `sum:`, `raise:toPower:`: a function name keeps its colons.
+      i += 1
+      while i < b.count, _isIdentifierStart(b[i]) {
+        var j = i
+        while j < b.count, _isIdentifierPart(b[j]) { j += 1 }
+        guard j < b.count, b[j] == UInt8(ascii: ":") else { break }
+        i = j + 1
+      }
+      return _FormatToken(kind: .function(String(decoding: b[start..<i], as: UTF8.self)), start: start, end: i)
     }
     let text = String(decoding: b[(escaped ? start + 1 : start)..<i], as: UTF8.self)
     if !escaped {
