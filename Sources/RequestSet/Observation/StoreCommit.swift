@@ -27,6 +27,7 @@ extension RecordStore {
   /// `interval` and reports a commit, without its changes, whenever the version moves.
   ///
   /// Built-in stores override this to report every commit as it happens, with its changes.
+  /// The stream ends when ``snapshot()`` throws `.closed` (the store was closed).
   ///
   /// ```swift
   /// for await commit in store.commits() { … }
@@ -37,7 +38,14 @@ extension RecordStore {
         var last = (try? snapshot().version) ?? 0
         while !Task.isCancelled {
           try? await Task.sleep(for: interval)
-          guard let version = try? snapshot().version else { continue }
+          let version: UInt64
+          do {
+            version = try snapshot().version
+          } catch let error as RequestSetError where error.code == .closed {
+            break  // the store was closed: the stream ends
+          } catch {
+            continue
+          }
           if version != last {
             last = version
             continuation.yield(StoreCommit(version: version, changes: nil))
@@ -55,23 +63,40 @@ extension RecordStore {
 /// A store publishes after its write has committed and released its lock, so observers
 /// never run under the store's lock.
 final class _CommitFeed<Element: Record>: Sendable {
-  private let observers = _Lock<[UInt64: AsyncStream<StoreCommit<Element>>.Continuation]>([:])
+  private let observers = _Lock<[UInt64: AsyncStream<StoreCommit<Element>>.Continuation]?>([:])
   private let nextID = Atomic<UInt64>(0)
 
   /// Whether anyone is listening: stores skip building notices otherwise.
-  var isObserved: Bool { observers.withLock { !$0.isEmpty } }
+  var isObserved: Bool { observers.withLock { !($0?.isEmpty ?? true) } }
 
   func subscribe() -> AsyncStream<StoreCommit<Element>> {
     let (stream, continuation) = AsyncStream.makeStream(of: StoreCommit<Element>.self, bufferingPolicy: .unbounded)
     let id = nextID.add(1, ordering: .relaxed).newValue
-    observers.withLock { $0[id] = continuation }
+    let open = observers.withLock { table in
+      if table == nil { return false }
+      table?[id] = continuation
+      return true
+    }
+    if !open {
+      continuation.finish()  // the store is closed: nothing will ever come
+      return stream
+    }
     continuation.onTermination = { [weak self] _ in
-      _ = self?.observers.withLock { $0.removeValue(forKey: id) }
+      _ = self?.observers.withLock { $0?.removeValue(forKey: id) }
     }
     return stream
   }
 
   func publish(_ commit: StoreCommit<Element>) {
-    for c in observers.withLock({ Array($0.values) }) { c.yield(commit) }
+    for c in observers.withLock({ Array($0?.values ?? [:].values) }) { c.yield(commit) }
+  }
+
+  /// Ends every stream, now and later: the store was closed.
+  func finish() {
+    let all = observers.withLock { table in
+      defer { table = nil }
+      return Array(table?.values ?? [:].values)
+    }
+    for c in all { c.finish() }
   }
 }

@@ -68,6 +68,10 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once.
   public init(path: String, options: Options = .init()) throws {
     self.path = path
+    try _FileIO.checkPath(path)
+    try options.validate(path: path)
+    // Before any open: a FIFO must not be opened (it could block), /dev/null not mapped.
+    try _FileIO.checkNotSpecial(path)
     let lock: _WriteLock?
     let file: _FileDescriptor
     if options.readOnly {
@@ -78,20 +82,21 @@ public final class LogStore<Element: Record>: RecordStore {
           "There is no log at \(path), and a read-only store cannot create one. Check the path, or open it "
             + "for writing once to create it.")
       }
-      file = try _FileIO.open(path, O_RDONLY, hint: "Check the path and its permissions.")
+      file = try _FileIO.open(path, O_RDONLY | O_NONBLOCK, hint: "Check the path and its permissions.")
+      try _FileIO.checkRegular(file)
     } else {
       lock = try _WriteLock(logPath: path)
-      _FileIO.remove(path + ".compacting")  // a compaction that never got to its rename
-      if !_FileIO.exists(path) { try _LogFiles.create(path) }
-      file = try _FileIO.open(path, O_RDWR, hint: "Check the path and its permissions, or open with readOnly: true.")
+      file = try _LogFiles.openLocked(path)
+      // Only now, holding the log file's lock: a compaction that never got to its rename.
+      _FileIO.remove(path + ".compacting")
     }
 
     var size = try _FileIO.size(file)
     if size == 0 && !options.readOnly {
       // An empty file (made by `touch`, say): start a log in it.
       let header = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: 1).encoded()
-      let code = header.withUnsafeBytes { _FileIO.pwriteAll(file.fd, $0, at: 0) }
-      if code != 0 { throw _FileIO.failure("write a log header to", path, code, "Check free disk space.") }
+      let code = header.withUnsafeBytes { _FileIO.pwriteAll(file, $0, at: 0) }
+      if code != 0 { throw _FileIO.failure("write a log header to", path, code, _FileIO.writeHint(code)) }
       size = header.count
     }
     let mapping = size > 0 ? try _Mapping(file, length: size) : nil
@@ -105,15 +110,27 @@ public final class LogStore<Element: Record>: RecordStore {
         "\(path) is not a readable RequestSet log: \(reason.reason). Check the path; LogStore never "
           + "overwrites a file it does not recognise.")
     }
-    let outcome = try _Recovery.replay(bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+    var outcome = try _Recovery.replay(
+      bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+    let rewrite =
+      !options.readOnly && options.recovery == .skipDamagedFrames
+      && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
+
+    // Nothing is destroyed that a person could still want: before recovery cuts bytes off
+    // or rewrites the file without some of them, they go to a side file beside the log.
+    if !options.readOnly, rewrite || outcome.cutAt != nil {
+      let from = rewrite ? 0 : outcome.cutAt!
+      let kept = try _LogFiles.preserve(UnsafeRawBufferPointer(rebasing: bytes[from..<size]), of: path, offset: from)
+      outcome.report.preserved = .init(path: kept, offset: from, byteCount: size - from)
+    }
 
     if !options.readOnly, let cut = outcome.cutAt {
-      let code = _FileIO.truncate(file.fd, to: cut)
+      let code = _FileIO.truncate(file, to: cut)
       if code != 0 {
         throw _FileIO.failure("cut the damaged or interrupted end off", path, code, "Check the file's permissions.")
       }
       if options.durability == .fsync {
-        let synced = _FileIO.sync(file.fd)
+        let synced = _FileIO.sync(file)
         if synced != 0 { throw _FileIO.failure("fsync", path, synced, "Check the disk.") }
       }
     }
@@ -125,9 +142,7 @@ public final class LogStore<Element: Record>: RecordStore {
       saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
       openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
       probedKinds: _probeKinds(Element.self), report: outcome.report)
-    if !options.readOnly && options.recovery == .skipDamagedFrames
-      && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
-    {
+    if rewrite {
       // Salvaged: rewrite the log without the damage, so the next open is clean.
       try state.compact()
       state.report.rewritten = true
@@ -292,6 +307,28 @@ public final class LogStore<Element: Record>: RecordStore {
     try _state.withLock { try $0.compact() }
   }
 
+  /// Closes the store: releases the write lock (another store may open the log for
+  /// writing at once) and the store's mapping of the file, and ends every
+  /// ``commits(polling:)`` stream, so live request sets end too.
+  ///
+  /// Request sets evaluated before keep their records: each snapshot holds its own mapping
+  /// of the file, unmapped when the last of them goes. Reads and writes afterwards,
+  /// including evaluating a request set that was not evaluated yet, throw `.closed`;
+  /// ``count``, ``fileSize`` and ``recoveryReport`` keep their last values. Closing twice
+  /// does nothing. The file descriptor itself is closed when the store is released.
+  ///
+  /// ```swift
+  /// let old = try RequestSet(store).fetch()
+  /// store.close()
+  /// try store.insert(calf)                  // throws .closed
+  /// try RequestSet(store).fetch()           // throws .closed
+  /// old.count                               // still readable
+  /// let next = try LogStore<Animal>(path: "animals.rslog")   // the lock is free
+  /// ```
+  public func close() {
+    if _state.withLock({ $0.close() }) { _feed.finish() }
+  }
+
   /// The store's current contents, for a query to evaluate.
   ///
   /// A read-only store first picks up what its writer committed since the last look
@@ -390,12 +427,14 @@ public final class LogStore<Element: Record>: RecordStore {
   /// let reader = try LogStore<Animal>(path: "animals.rslog", options: .init(readOnly: true))
   /// for try await snapshot in RequestSet(reader).changes { … }   // follows the writer
   /// ```
+  ///
+  /// The stream ends when the store is closed.
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
     guard _state.withLock({ $0.isReadOnly }) else { return _feed.subscribe() }
     return AsyncStream { continuation in
       let task = Task { [self] in
         var last = _state.withLock { $0.version }
-        while !Task.isCancelled {
+        while !Task.isCancelled && !_state.withLock({ $0.closed }) {
           try? await Task.sleep(for: interval)
           guard let version = try? snapshot().version, version != last else { continue }
           last = version

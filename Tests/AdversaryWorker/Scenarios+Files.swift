@@ -1,0 +1,58 @@
+// Scenarios for LogStore's files: another process changing a log underneath an open store.
+
+import RequestSet
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The record of the file scenarios.
+struct FileRecord: Record {
+  var id: Int
+  var name: String
+  var n: Int
+}
+
+extension Scenarios {
+  static let files: [String: Scenario] = [
+    // truncatedUnderneath <log>: a store's file is cut short by someone else (as another
+    // process would); every later read and write must throw, not die of SIGBUS.
+    "truncatedUnderneath": { args in
+      let path = args[0]
+      let store = try LogStore<FileRecord>(path: path)
+      try store.insert(
+        contentsOf: (0..<3000).map { FileRecord(id: $0, name: String(repeating: "x", count: 40) + "\($0)", n: $0 % 7) })
+      let pending = RequestSet(store).filter("n", value: 3)
+      _ = pending.count  // fixes its snapshot, mapping and all
+      let evaluated = RequestSet(store).filter("n", value: 4)
+      say("evaluated before: \(Array(evaluated).count)")
+      guard truncate(path, 100) == 0 else {
+        say("truncate failed: errno \(errno)")
+        return
+      }
+      func attempt(_ name: String, _ body: () throws -> Int) {
+        do {
+          say("\(name): ok \(try body())")
+        } catch let error as RequestSetError {
+          say("\(name): \(error.code)")
+        } catch {
+          say("\(name): \(error)")
+        }
+      }
+      attempt("pending") { try pending.fetch().count }
+      attempt("evaluated") { try evaluated.fetch().count }
+      attempt("fresh") { try RequestSet(store).sortBy(\.name).fetch().count }
+      attempt("fetchID") { try store.fetch(id: 2500)?.id ?? -1 }
+      attempt("insert") {
+        try store.insert(FileRecord(id: 5000, name: "new", n: 1))
+        return 1
+      }
+      attempt("again") {
+        try store.insert(FileRecord(id: 5001, name: "new", n: 1))
+        return 1
+      }
+    }
+  ]
+}
