@@ -17,6 +17,24 @@ struct FileRecord: Record {
 
 extension Scenarios {
   static let files: [String: Scenario] = [
+    // badOptions <log>: options out of range, which once trapped; each open must throw.
+    "badOptions": { args in
+      var tooSmall = LogStoreOptions()
+      tooSmall.autoCompactMinimumBytes = -1
+      let cases: [(String, LogStoreOptions)] = [
+        ("ratio 1.5", LogStoreOptions(autoCompactDeadRatio: 1.5)), ("ratio -0.1", .init(autoCompactDeadRatio: -0.1)),
+        ("ratio nan", .init(autoCompactDeadRatio: .nan)), ("ratio inf", .init(autoCompactDeadRatio: .infinity)),
+        ("minimum -1", tooSmall),
+      ]
+      for (name, options) in cases {
+        do {
+          _ = try LogStore<FileRecord>(path: args[0], options: options)
+          say("\(name): opened")
+        } catch let error as RequestSetError {
+          say("\(name): \(error.code): \(error.message)")
+        }
+      }
+    },
     // truncatedUnderneath <log>: a store's file is cut short by someone else (as another
     // process would); every later read and write must throw, not die of SIGBUS.
     "truncatedUnderneath": { args in
@@ -32,6 +50,9 @@ extension Scenarios {
         say("truncate failed: errno \(errno)")
         return
       }
+      // The store reuses a size check for a millisecond (an fstat per read would double a
+      // scan's cost); past that, every read checks again.
+      usleep(5_000)
       func attempt(_ name: String, _ body: () throws -> Int) {
         do {
           say("\(name): ok \(try body())")

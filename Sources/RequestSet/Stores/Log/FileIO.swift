@@ -13,6 +13,9 @@ final class _FileDescriptor: Sendable {
   let path: String
   /// False once `renamed(to:)` handed the descriptor on.
   private let owner = Atomic<Bool>(true)
+  /// The file's size at the last `checkCovers`, and when that was (monotonic nanoseconds).
+  private let checkedSize = Atomic<Int>(-1)
+  private let checkedAt = Atomic<UInt64>(0)
 
   init(fd: Int32, path: String) {
     self.fd = fd
@@ -27,6 +30,36 @@ final class _FileDescriptor: Sendable {
   }
 
   deinit { if owner.load(ordering: .relaxed) { _ = close(fd) } }
+
+  /// Records that the file is at least `size` bytes: the store just appended up to there.
+  func noteSize(atLeast size: Int) {
+    if checkedSize.load(ordering: .relaxed) < size { checkedSize.store(size, ordering: .relaxed) }
+  }
+
+  /// How long an answer of `checkCovers` is reused: an `fstat` costs about a microsecond
+  /// (more in a virtual machine), as much as decoding a record, so checking before every
+  /// read would double a scan; once a millisecond costs next to nothing.
+  static let checkInterval: UInt64 = 1_000_000
+
+  /// Throws `.fileChanged` when the file now ends before byte `end`: someone else cut it
+  /// short. The size is read with `fstat` at most once per ``checkInterval``; within it, a
+  /// read up to the size last seen is not checked again (see `_Mapping` for the race).
+  func checkCovers(_ end: Int) throws {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let nanos = UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    if nanos &- checkedAt.load(ordering: .relaxed) < Self.checkInterval && checkedSize.load(ordering: .relaxed) >= end {
+      return
+    }
+    var st = stat()
+    guard fstat(fd, &st) == 0 else {
+      throw _FileIO.failure("stat", path, errno, "Check that the file is still accessible.")
+    }
+    let size = Int(st.st_size)
+    checkedSize.store(size, ordering: .relaxed)
+    checkedAt.store(nanos, ordering: .relaxed)
+    if size < end { throw _fileChanged(path, size: size, needed: end) }
+  }
 }
 
 /// Thin, total wrappers over the POSIX calls the log needs: each loops over `EINTR` and
@@ -258,15 +291,17 @@ private func Glibc_or_Darwin_rename(_ from: String, _ to: String) -> Int32 {
 /// **Another process truncating the file.** Reading a mapped page that lies wholly past
 /// the file's current end raises SIGBUS, which would kill the process. A LogStore never
 /// shrinks a file below bytes it indexed, but another program can. So readers call
-/// ``check(covers:)`` (one `fstat`) before they read: at the start of every evaluation
-/// over a snapshot, before decoding a record, and before every append. A read past the
-/// current end then throws `.fileChanged` instead.
+/// ``check(covers:)`` before they read: at the start of every evaluation that reads fields
+/// by string key, before decoding a record, and the writer before every append. A read
+/// past the current end then throws `.fileChanged` instead.
 ///
 /// The check narrows the window; it cannot close it. A truncation that lands between the
-/// check and the read (during one evaluation's scan, say) still raises SIGBUS. Closing it
-/// would take a process-wide SIGBUS handler that maps zero pages over the hole, which a
-/// library should not install behind its host's back. The log's write lock keeps every
-/// other LogStore out; only a program that ignores it can truncate the file.
+/// check and the read (during one evaluation's scan, say), or within a millisecond of the
+/// last `fstat` (whose answer is reused, see `_FileDescriptor.checkCovers`), still raises
+/// SIGBUS. Closing it would take a process-wide SIGBUS handler that maps zero pages over
+/// the hole, which a library should not install behind its host's back. The log's write
+/// lock keeps every other LogStore out; only a program that ignores it can truncate the
+/// file.
 ///
 /// `@unchecked Sendable` is safe because nothing ever writes through the mapping
 /// (`PROT_READ`), `base` and `length` never change, and the bytes that readers touch never
@@ -303,13 +338,8 @@ final class _Mapping: @unchecked Sendable {
 
   /// Throws `.fileChanged` when the file now ends before byte `end`: someone truncated it
   /// (see the type's discussion for the race this leaves).
-  func check(covers end: Int) throws {
-    var st = stat()
-    guard fstat(file.fd, &st) == 0 else {
-      throw _FileIO.failure("stat", file.path, errno, "Check that the file is still accessible.")
-    }
-    if Int(st.st_size) < end { throw _fileChanged(file.path, size: Int(st.st_size), needed: end) }
-  }
+  @inline(__always)
+  func check(covers end: Int) throws { try file.checkCovers(end) }
 
   deinit { _ = munmap(UnsafeMutableRawPointer(mutating: base), length) }
 

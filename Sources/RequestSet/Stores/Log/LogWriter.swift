@@ -105,13 +105,14 @@ struct _LogState<Element: Record> {
   /// file is safe), the store enters the failed state.
   mutating func writeOut() throws {
     // Appending to a file someone else cut short would leave a hole: stop instead.
-    let size = try _FileIO.size(file)
-    if size < index.end {
-      let error = _fileChanged(path, size: size, needed: index.end)
+    do {
+      try file.checkCovers(index.end)
+    } catch let error as RequestSetError where error.code == .fileChanged {
       failure = error
       throw error
     }
     let code = _FileIO.pwriteAll(file, out.bytes, at: index.end)
+    if code == 0 { file.noteSize(atLeast: index.end + out.count) }
     if code != 0 {
       let error = _FileIO.failure(
         "append to", path, code, "Nothing was written (the file was cut back to its last complete write). "
