@@ -35,6 +35,32 @@ extension Scenarios {
         }
       }
     },
+    // followerMeetsFIFO <dir>: a FIFO is renamed over a log that a read-only store follows;
+    // the store must say so, not block forever opening it (an alarm ends a hang).
+    "followerMeetsFIFO": { args in
+      let path = args[0] + "/followed.rslog"
+      let writer = try LogStore<FileRecord>(path: path)
+      try writer.insert(FileRecord(id: 1, name: "a", n: 1))
+      let reader = try LogStore<FileRecord>(path: path, options: .init(readOnly: true))
+      writer.close()
+      let fifo = args[0] + "/fifo"
+      guard mkfifo(fifo, 0o644) == 0, rename(fifo, path) == 0 else {
+        say("setup failed: errno \(errno)")
+        return
+      }
+      // The test runner may have blocked SIGALRM; the child inherits its mask.
+      var alarmOnly = sigset_t()
+      sigemptyset(&alarmOnly)
+      sigaddset(&alarmOnly, SIGALRM)
+      sigprocmask(SIG_UNBLOCK, &alarmOnly, nil)
+      signal(SIGALRM, SIG_DFL)
+      alarm(20)
+      do {
+        say("follow: ok \(try reader.snapshot().count)")
+      } catch let error as RequestSetError {
+        say("follow: \(error.code)")
+      }
+    },
     // truncatedUnderneath <log>: a store's file is cut short by someone else (as another
     // process would); every later read and write must throw, not die of SIGBUS.
     "truncatedUnderneath": { args in

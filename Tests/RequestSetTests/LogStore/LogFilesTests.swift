@@ -101,6 +101,15 @@ struct NamedBeast: Record, Equatable {
     #expect(!FileManager.default.fileExists(atPath: "/dev/null.lock"))
   }
 
+  /// A read-only store that follows its writer reopens the path when a new file stands
+  /// there; a FIFO put there must not block it (which would hang its process).
+  @Test func aFollowerDoesNotBlockOnAFIFO() throws {
+    let dir = try LogTempDir()
+    let result = try AdversaryChild.run("followerMeetsFIFO", dir.path)
+    #expect(result.exitedNormally, "\(result)")
+    #expect(result.lines == ["follow: invalidPath", "done"], "\(result)")
+  }
+
   @Test(.enabled(if: geteuid() != 0, "root ignores file permissions"))
   func permissionsAreNamedAsTheCause() throws {
     let dir = try LogTempDir()

@@ -31,11 +31,17 @@ import Synchronization
 ///
 /// **Recovery.** An interrupted last write (a *torn tail*) is cut off on open and shown in
 /// ``recoveryReport``; damage elsewhere fails the open with `.corruptLog` naming the offset,
-/// unless ``LogStoreOptions/recovery`` chooses a salvage mode.
+/// unless ``LogStoreOptions/recovery`` chooses a salvage mode. Whatever recovery cuts off or
+/// leaves out is first kept in `<path>.damaged-<offset>` (see
+/// ``LogRecoveryReport/preserved``). A log written with another record type is no damage:
+/// it fails with `.schemaMismatch`, in every mode.
 ///
 /// **Concurrency.** One writer per log: a second store opening the same path for writing,
-/// in any process, gets `.locked` at once. Read-only stores may open alongside it. Within a
-/// process the store is safe to share between tasks and threads.
+/// in any process, gets `.locked` at once (the writer locks the log file itself and
+/// `<path>.lock`, so deleting the lock file changes nothing). Read-only stores may open
+/// alongside it. Within a process the store is safe to share between tasks and threads.
+/// ``close()`` releases the lock at once. A program that ignores the lock and cuts the file
+/// short makes later reads and writes throw `.fileChanged`.
 ///
 /// The file format is specified in `docs/LOG-FORMAT.md`.
 public final class LogStore<Element: Record>: RecordStore {
@@ -57,14 +63,19 @@ public final class LogStore<Element: Record>: RecordStore {
   /// let reader = try LogStore<Animal>(path: "animals.rslog", options: .init(readOnly: true))
   /// ```
   /// - Parameters:
-  ///   - path: The log file. Beside it the store keeps `<path>.lock` (the write lock) and,
-  ///     briefly, `<path>.compacting` and `<path>.creating`.
+  ///   - path: The log file, a regular file. Beside it the store keeps `<path>.lock` (the
+  ///     write lock), briefly `<path>.compacting` and `<path>.creating`, and, when recovery
+  ///     cuts bytes off, `<path>.damaged-<offset>` with those bytes.
   ///   - options: Durability, recovery mode, read-only, automatic compaction.
-  /// - Throws: ``RequestSetError`` `.locked` when another store holds the log for writing;
-  ///   `.corruptLog` when the file is no RequestSet log, or is damaged in a way the
-  ///   recovery mode does not accept (the message names the offset); `.ioFailure` when the
-  ///   file cannot be created, opened, read or cut; `.decodingFailed` never (records are
-  ///   decoded on demand).
+  /// - Throws: ``RequestSetError`` `.invalidPath` for an empty path, a path holding a NUL
+  ///   byte, or one that names a directory, a device, a FIFO or a socket;
+  ///   `.invalidOptions` for options out of range; `.locked` when another store holds the
+  ///   log for writing; `.corruptLog` when the file is no RequestSet log, or is damaged in a
+  ///   way the recovery mode does not accept (the message names the offset);
+  ///   `.schemaMismatch` when intact records have an id of another type than
+  ///   `Element.ID`; `.ioFailure` when the file cannot be created, opened, read or cut (or
+  ///   the side file for cut bytes cannot be written); `.decodingFailed` never (records
+  ///   are decoded on demand).
   /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once.
   public init(path: String, options: Options = .init()) throws {
     self.path = path
@@ -177,7 +188,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` when a record with the same id is
   ///   stored; `.encodingFailed` when the record cannot be encoded; `.ioFailure` when the
-  ///   write fails (nothing is written); `.readOnly`; `.storeFailed`.
+  ///   write fails (nothing is written); `.readOnly`; `.storeFailed`; `.fileChanged` when
+  ///   another program cut the file short; `.closed` after ``close()``.
   /// - Complexity: O(*r*) for a record of *r* encoded bytes, plus one `write(2)` (and an
   ///   fsync with ``LogDurability/fsync``).
   public func insert(_ record: Element) throws {
@@ -197,7 +209,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// try store.insert(contentsOf: herd)   // one write, one commit frame
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored already or occurs
-  ///   twice in `records`; `.encodingFailed`; `.ioFailure`; `.readOnly`; `.storeFailed`.
+  ///   twice in `records`; `.encodingFailed`; `.ioFailure`; `.readOnly`; `.storeFailed`;
+  ///   `.fileChanged`; `.closed`.
   ///   Nothing is inserted then.
   /// - Complexity: O(*b*) for *b* encoded bytes, in one `write(2)`.
   public func insert(contentsOf records: some Sequence<Element>) throws {
@@ -224,7 +237,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// try store.save(micky)
   /// ```
   /// - Throws: ``RequestSetError`` `.encodingFailed`, `.ioFailure`, `.readOnly`,
-  ///   `.storeFailed`.
+  ///   `.storeFailed`, `.fileChanged`, `.closed`.
   public func save(_ record: Element) throws {
     let version = try _state.withLock { state in
       try state.write([.save(record)], asBatch: false)
@@ -241,7 +254,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// try store.delete(id: 3)   // false: nothing to delete, nothing written
   /// ```
   /// - Returns: Whether a record was deleted.
-  /// - Throws: ``RequestSetError`` `.ioFailure`, `.readOnly`, `.storeFailed`.
+  /// - Throws: ``RequestSetError`` `.ioFailure`, `.readOnly`, `.storeFailed`, `.fileChanged`,
+  ///   `.closed`.
   @discardableResult
   public func delete(id: Element.ID) throws -> Bool {
     let (deleted, version) = try _state.withLock { state in
@@ -262,7 +276,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Parameter expectedVersion: When not nil, nothing is applied and `.conflict` is
   ///   thrown unless the store's version is still this one.
   /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
-  ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`; nothing
+  ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`,
+  ///   `.fileChanged`, `.closed`; nothing
   ///   is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     let version: UInt64? = try _state.withLock { state in
@@ -284,7 +299,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```swift
   /// let rex = try store.fetch(id: 3)
   /// ```
-  /// - Throws: ``RequestSetError`` `.decodingFailed` when the stored record does not decode.
+  /// - Throws: ``RequestSetError`` `.decodingFailed` when the stored record does not decode;
+  ///   `.fileChanged` when another program cut the file short; `.closed` after ``close()``.
   /// - Complexity: O(1) to find it, plus decoding one record.
   public func fetch(id: Element.ID) throws -> Element? {
     try _state.withLock { try $0.fetch(id: id) }
@@ -301,7 +317,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.ioFailure` when the new file cannot be written (the
   ///   log is unchanged); `.storeFailed` when the directory cannot be synced after the swap;
-  ///   `.readOnly`.
+  ///   `.readOnly`; `.closed`.
   /// - Complexity: O(*n*) in the live records' bytes.
   public func compact() throws {
     try _state.withLock { try $0.compact() }
@@ -333,6 +349,8 @@ public final class LogStore<Element: Record>: RecordStore {
   ///
   /// A read-only store first picks up what its writer committed since the last look
   /// (see ``commits(polling:)``).
+  /// - Throws: ``RequestSetError`` `.closed` after ``close()``; `.storeFailed` after a failure
+  ///   that stopped the store.
   /// - Complexity: O(1) (a new mapping of the file when it has grown past the last one);
   ///   for a read-only store whose writer has committed since, O(*n*) to replay the file.
   public func snapshot() throws -> StoreSnapshot<Element> {
