@@ -345,6 +345,13 @@ public final class LogStore<Element: Record>: RecordStore {
     if _state.withLock({ $0.close() }) { _feed.finish() }
   }
 
+  deinit {
+    // Release the write locks now: the log's descriptor outlives the store in the mappings
+    // of snapshots, and a child process forked meanwhile holds a copy of it until its exec;
+    // either would keep the lock on the log file, refusing the next writer.
+    _ = _state.withLock { $0.close() }
+  }
+
   /// The store's current contents, for a query to evaluate.
   ///
   /// A read-only store first picks up what its writer committed since the last look
