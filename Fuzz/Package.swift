@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// A libFuzzer target for the format-string parser, in its own package so `swift test`
+// libFuzzer targets for the format-string parser and for opening log files, in its own package so `swift test`
 // and CI never build it. See README.md beside this file for the commands.
 import PackageDescription
 
@@ -12,6 +12,11 @@ let package = Package(
       name: "FormatFuzzer",
       dependencies: [.product(name: "RequestSet", package: "RequestSet")],
       path: "Sources/FormatFuzzer",
+      swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+    .executableTarget(
+      name: "LogFuzzer",
+      dependencies: [.product(name: "RequestSet", package: "RequestSet")],
+      path: "Sources/LogFuzzer",
       swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
   ],
   swiftLanguageModes: [.v6]

@@ -71,6 +71,22 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// it with ``RequestFilter/substituting(_:)`` or the `variables:` argument of
     /// `filter(_:_:variables:mode:)`. The message names the variable.
     public static let unboundVariable = Code("unboundVariable")
+    /// The store was closed with `close()`: it reads and writes nothing any more. Request
+    /// sets evaluated before it closed keep their records; open the store again to go on.
+    public static let closed = Code("closed")
+    /// A log's records were written with another record type: a frame is intact (its
+    /// checksum holds) but its value does not decode as the store's `Element`. The message
+    /// names the field and both types; no recovery mode applies, because nothing is damaged.
+    public static let schemaMismatch = Code("schemaMismatch")
+    /// A file a store reads was changed underneath it by someone else (another process
+    /// truncated or replaced it): the bytes a snapshot refers to are gone. Reopen the store.
+    public static let fileChanged = Code("fileChanged")
+    /// A store's options are out of range (a ratio outside 0...1, a negative size); the
+    /// message names the option, its value and the allowed range.
+    public static let invalidOptions = Code("invalidOptions")
+    /// A path is not usable for a store: empty, holding a NUL byte, or naming something that
+    /// is not a regular file (a directory, a device, a FIFO, a socket).
+    public static let invalidPath = Code("invalidPath")
 
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }

@@ -4,7 +4,8 @@
 // `swift test`) puts it next to the test binary, where the tests find it.
 //
 //   LogCrashWorker crash <log> <seed>   writes random operations until it is killed
-//   LogCrashWorker hold <log>           opens the log for writing, says "ready", waits
+//   LogCrashWorker hold <log> [compact] opens the log for writing (and compacts it, which swaps
+//                                       the file), says "ready", waits
 //   LogCrashWorker lock <log>           tries to open the log for writing, says what happened
 //
 // `crash` prints "begin <op>" before each operation and "ack" after it returns, with
@@ -69,6 +70,10 @@ case "lock":
 
 case "hold":
   let store = try LogStore<CrashRecord>(path: path)
+  if args.count > 3 && args[3] == "compact" {
+    try store.save(CrashRecord(id: 1, name: "held", n: 1))
+    try store.compact()
+  }
   say("ready")
   while true { sleep(60) }
   withExtendedLifetime(store) {}

@@ -81,8 +81,12 @@ final class _LiveSubscription<Element: Record>: Sendable {
   init(_ store: any RecordStore<Element>) {
     let inbox = self.inbox
     if let feed = (store as? any _CommitPublishing)?._liveFeed as? _CommitFeed<Element> {
-      let id = feed.add { inbox.receive($0) }
-      end = { [weak feed] in feed?.remove(id) }
+      if let id = feed.add({ inbox.receive($0) }) {
+        end = { [weak feed] in feed?.remove(id) }
+      } else {
+        inbox.finish()  // the store has closed: the set ends after its current state
+        end = {}
+      }
     } else {
       let commits = store.commits(polling: .milliseconds(50))
       let task = Task {

@@ -27,6 +27,7 @@ extension RecordStore {
   /// `interval` and reports a commit, without its changes, whenever the version moves.
   ///
   /// Built-in stores override this to report every commit as it happens, with its changes.
+  /// The stream ends when ``snapshot()`` throws `.closed` (the store was closed).
   ///
   /// ```swift
   /// for await commit in store.commits() { … }
@@ -40,7 +41,14 @@ extension RecordStore {
         var last = start
         while !Task.isCancelled {
           try? await Task.sleep(for: interval)
-          guard let version = try? snapshot().version else { continue }
+          let version: UInt64
+          do {
+            version = try snapshot().version
+          } catch let error as RequestSetError where error.code == .closed {
+            break  // the store was closed: the stream ends
+          } catch {
+            continue
+          }
           if version != last {
             last = version
             continuation.yield(StoreCommit(version: version, changes: nil))
@@ -59,19 +67,26 @@ extension RecordStore {
 /// never run under the store's lock. Two writers may publish in the other order than they
 /// committed; observers that care compare ``StoreCommit/version``s.
 final class _CommitFeed<Element: Record>: Sendable {
-  private let observers = _Lock<[UInt64: @Sendable (StoreCommit<Element>?) -> Void]>([:])
+  /// The handlers by id; nil once the store has closed, so later observers end at once.
+  private let observers = _Lock<[UInt64: @Sendable (StoreCommit<Element>?) -> Void]?>([:])
   private let nextID = Atomic<UInt64>(0)
 
   /// Whether anyone is listening: stores skip building notices otherwise.
-  var isObserved: Bool { observers.withLock { !$0.isEmpty } }
+  var isObserved: Bool { observers.withLock { !($0?.isEmpty ?? true) } }
 
   /// Every commit from now on, through a stream that keeps each one until it is read
-  /// (what ``RecordStore/commits(polling:)`` promises its reader).
+  /// (what ``RecordStore/commits(polling:)`` promises its reader). After the store has
+  /// closed, the stream is already finished.
   func subscribe() -> AsyncStream<StoreCommit<Element>> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: StoreCommit<Element>.self, bufferingPolicy: .unbounded)
-    let id = add { commit in
-      if let commit { continuation.yield(commit) } else { continuation.finish() }
+    guard
+      let id = add({ commit in
+        if let commit { continuation.yield(commit) } else { continuation.finish() }
+      })
+    else {
+      continuation.finish()  // the store is closed: nothing will ever come
+      return stream
     }
     continuation.onTermination = { [weak self] _ in self?.remove(id) }
     return stream
@@ -80,29 +95,35 @@ final class _CommitFeed<Element: Record>: Sendable {
   /// Calls `receive` with every commit from now on, on the writing thread just after the
   /// write, and with nil if the feed ends; until ``remove(_:)``. `receive` must be quick.
   ///
-  /// - Returns: The id to remove the handler with.
-  func add(_ receive: @escaping @Sendable (StoreCommit<Element>?) -> Void) -> UInt64 {
+  /// - Returns: The id to remove the handler with, or nil when the store has closed (the
+  ///   handler is not kept and will never be called).
+  func add(_ receive: @escaping @Sendable (StoreCommit<Element>?) -> Void) -> UInt64? {
     let id = nextID.add(1, ordering: .relaxed).newValue
-    observers.withLock { $0[id] = receive }
-    return id
+    let open = observers.withLock { table in
+      if table == nil { return false }
+      table?[id] = receive
+      return true
+    }
+    return open ? id : nil
   }
 
   /// Stops calling a handler that ``add(_:)`` registered.
   func remove(_ id: UInt64) {
-    _ = observers.withLock { $0.removeValue(forKey: id) }
+    _ = observers.withLock { $0?.removeValue(forKey: id) }
   }
 
   func publish(_ commit: StoreCommit<Element>) {
-    for receive in observers.withLock({ Array($0.values) }) { receive(commit) }
+    for receive in observers.withLock({ Array($0?.values ?? [:].values) }) { receive(commit) }
   }
 
-  /// Ends every observer's sequence (a store that closes calls this): streams finish and
-  /// live request sets end after the last state they were told of.
+  /// Ends every observer's sequence, now and later (a store that closes calls this):
+  /// streams finish and live request sets end after the last state they were told of.
   func finish() {
-    for receive in observers.withLock({ o in
-      defer { o.removeAll() }
-      return Array(o.values)
-    }) { receive(nil) }
+    let all = observers.withLock { table in
+      defer { table = nil }
+      return Array(table?.values ?? [:].values)
+    }
+    for receive in all { receive(nil) }
   }
 }
 

@@ -63,6 +63,24 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
   /// The store's commits from now on, in order, each with the changes it applied: what
   /// live request sets (``RequestSet/changes``) follow. A default polls ``snapshot()``.
   func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>>
+
+  /// Closes the store: it releases what it holds (a file, its lock, its records), and
+  /// reads and writes afterwards throw `.closed`.
+  ///
+  /// Request sets evaluated before keep their records. Closing twice does nothing. The
+  /// default does nothing, so stores written before `close()` existed keep compiling; a
+  /// store that holds a resource implements it.
+  ///
+  /// ```swift
+  /// let store = try LogStore<Animal>(path: "animals.rslog")
+  /// defer { store.close() }   // releases the write lock at once, whoever still holds the store
+  /// ```
+  func close()
+}
+
+extension RecordStore {
+  /// Does nothing: a store with nothing to release need not implement ``close()``.
+  public func close() {}
 }
 
 extension RecordStore {

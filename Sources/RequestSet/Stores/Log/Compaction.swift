@@ -21,6 +21,12 @@ extension _LogState {
       tmp, O_RDWR | O_CREAT | O_TRUNC, hint: "Compaction needs to create a file next to the log; check the directory.")
     var swapped = false
     defer { if !swapped { _FileIO.remove(tmp) } }
+    // Lock the new file before it takes the log's place, so the log file is locked at every
+    // moment: a second writer that opens the path after the rename finds it locked.
+    let locked = _FileIO.lockExclusive(target)
+    if locked != 0 {
+      throw _FileIO.failure("lock", tmp, locked, "The log itself is unchanged; compact again.")
+    }
 
     let newHeader = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: header.generation &+ 1)
     let salt = _LogFormat.saltState(newHeader.salt)
@@ -30,10 +36,10 @@ extension _LogState {
     var sequence: UInt64 = 0
 
     func flush() throws {
-      let code = _FileIO.pwriteAll(target.fd, buffer.bytes, at: flushed)
+      let code = _FileIO.pwriteAll(target, buffer.bytes, at: flushed)
       if code != 0 {
         throw _FileIO.failure(
-          "write the compacted log", tmp, code, "The log itself is unchanged; free disk space and compact again.")
+          "write the compacted log", tmp, code, "The log itself is unchanged. " + _FileIO.writeHint(code))
       }
       flushed += buffer.count
       buffer.count = 0
@@ -88,7 +94,7 @@ extension _LogState {
     zero.appendVarint(0)
     _LogFormat.appendFrame(.commit, sequence: sequence, payload: zero.bytes, saltState: salt, to: buffer)
     try flush()
-    let synced = _FileIO.sync(target.fd)
+    let synced = _FileIO.sync(target)
     if synced != 0 {
       throw _FileIO.failure("fsync the compacted log", tmp, synced, "The log itself is unchanged; compact again later.")
     }
@@ -108,7 +114,7 @@ extension _LogState {
     index.liveBytes = liveBytes
     index.sequence = sequence
     index.end = flushed
-    file = target
+    file = target.renamed(to: path)
     header = newHeader
     saltState = salt
     mapping = nil
@@ -123,25 +129,118 @@ extension _LogState {
   }
 }
 
-/// Creating a log file: written beside the path, forced to disk and renamed into place,
-/// so no one ever sees a log without its header.
+/// Creating and opening log files.
 enum _LogFiles {
+  /// Creates a log file: written beside the path, forced to disk and linked into place,
+  /// so no one ever sees a log without its header. A hard link, not a rename, so that a
+  /// log another writer created meanwhile is never replaced (the link fails with `EEXIST`,
+  /// and that log is used).
   static func create(_ path: String) throws {
     let tmp = path + ".creating"
     _FileIO.remove(tmp)
     let fd = try _FileIO.open(
       tmp, O_WRONLY | O_CREAT | O_TRUNC,
       hint: "Check that the directory exists and is writable, or open an existing log with readOnly: true.")
-    var done = false
-    defer { if !done { _FileIO.remove(tmp) } }
+    defer { _FileIO.remove(tmp) }
     let header = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: 1).encoded()
-    let code = header.withUnsafeBytes { _FileIO.pwriteAll(fd.fd, $0, at: 0) }
-    if code != 0 { throw _FileIO.failure("write the header of", tmp, code, "Check free disk space.") }
-    let synced = _FileIO.sync(fd.fd)
-    if synced != 0 { throw _FileIO.failure("fsync", tmp, synced, "Check the disk.") }
-    let renamed = _FileIO.rename(tmp, to: path)
-    if renamed != 0 { throw _FileIO.failure("rename a new log to", path, renamed, "Check the directory.") }
-    done = true
+    let code = header.withUnsafeBytes { _FileIO.pwriteAll(fd, $0, at: 0) }
+    if code != 0 { throw _FileIO.failure("write the header of", tmp, code, _FileIO.writeHint(code)) }
+    let synced = _FileIO.sync(fd)
+    if synced != 0 { throw _FileIO.failure("fsync", tmp, synced, _FileIO.writeHint(synced)) }
+    if link(tmp, path) != 0 {
+      let code = errno
+      switch code {
+      case EEXIST:
+        return  // another writer created it first: open that one
+      case EPERM, EOPNOTSUPP, ENOSYS, EMLINK:
+        // A file system without hard links: rename, which replaces, is the best it allows.
+        let renamed = _FileIO.rename(tmp, to: path)
+        if renamed != 0 { throw _FileIO.failure("rename a new log to", path, renamed, "Check the directory.") }
+      default:
+        throw _FileIO.failure("link a new log to", path, code, "Check the directory.")
+      }
+    }
     try _FileIO.syncDirectory(_FileIO.directory(of: path))
   }
+
+  /// Copies bytes that recovery is about to cut or leave out to `<path>.damaged-<offset>`,
+  /// forced to disk, and returns the side file's path. A side file of that name that holds
+  /// the same bytes is reused; when it holds other bytes, the name gets the bytes'
+  /// checksum (`<path>.damaged-<offset>-<crc>`), then a random suffix.
+  static func preserve(_ bytes: UnsafeRawBufferPointer, of path: String, offset: Int) throws -> String {
+    let base = "\(path).damaged-\(offset)"
+    let crc = String(_CRC32C.checksum(bytes), radix: 16)
+    var candidates = [base, "\(base)-\(crc)"]
+    for _ in 0..<8 { candidates.append("\(base)-\(crc)-\(String(UInt32.random(in: .min ... .max), radix: 16))") }
+    for name in candidates {
+      var fd: Int32
+      repeat { fd = name.withCString { Glibc_or_Darwin_openExclusive($0) } } while fd < 0 && errno == EINTR
+      if fd < 0 {
+        let code = errno
+        if code == EEXIST {
+          if sameContents(name, bytes) { return name }
+          continue
+        }
+        throw _FileIO.failure(
+          "create", name, code,
+          "Recovery keeps the bytes it cuts in this side file, and cut nothing; make the directory writable, or "
+            + "open the log with readOnly: true.")
+      }
+      let file = _FileDescriptor(fd: fd, path: name)
+      var code = _FileIO.pwriteAll(file, bytes, at: 0)
+      if code == 0 { code = _FileIO.sync(file) }
+      if code != 0 {
+        _FileIO.remove(name)
+        throw _FileIO.failure(
+          "write", name, code, "Recovery keeps the bytes it cuts in this side file, and cut nothing. " + _FileIO.writeHint(code))
+      }
+      try _FileIO.syncDirectory(_FileIO.directory(of: path))
+      return name
+    }
+    throw RequestSetError(
+      .ioFailure,
+      "Recovery could not name a side file for the bytes it cuts (\(base) and its variants exist), and cut nothing. "
+        + "Move the side files away and open the log again.")
+  }
+
+  private static func sameContents(_ name: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard let file = try? _FileIO.open(name, O_RDONLY | O_NONBLOCK, hint: ""), (try? _FileIO.size(file)) == bytes.count
+    else { return false }
+    var buffer = [UInt8](repeating: 0, count: bytes.count)
+    let code = buffer.withUnsafeMutableBytes { _FileIO.preadAll(file.fd, $0.baseAddress!, bytes.count, at: 0) }
+    return code == 0 && buffer.elementsEqual(bytes)
+  }
+
+  /// Opens the log for writing and takes the exclusive `flock` on the log file itself (the
+  /// side lock `<path>.lock` is taken before). Because the lock is on the file, deleting
+  /// `<path>.lock` lets no second writer in: it still finds the log locked.
+  ///
+  /// A compaction renames a new file over the path, so the file opened may stop being the
+  /// log between the open and the lock; the path is then opened again.
+  static func openLocked(_ path: String) throws -> _FileDescriptor {
+    for _ in 0..<16 {
+      if !_FileIO.exists(path) { try create(path) }
+      let file = try _FileIO.open(
+        path, O_RDWR | O_NONBLOCK, hint: "Check the path and its permissions, or open with readOnly: true.")
+      try _FileIO.checkRegular(file)
+      let code = _FileIO.lockExclusive(file)
+      if code == EWOULDBLOCK {
+        throw RequestSetError(
+          .locked,
+          "The log \(path) is locked for writing by another LogStore (in this or another process), which holds "
+            + "a lock on the log file itself. Close that store first, or open this one with readOnly: true.")
+      }
+      if code != 0 { throw _FileIO.failure("lock", path, code, "Check that the file system supports flock.") }
+      if _FileIO.sameFile(file, path) { return file }
+    }
+    throw RequestSetError(
+      .fileChanged,
+      "The log \(path) was replaced 16 times while this store tried to open it: another program keeps renaming "
+        + "files over it. Stop that program and open the store again.")
+  }
+}
+
+@inline(__always)
+private func Glibc_or_Darwin_openExclusive(_ path: UnsafePointer<CChar>) -> Int32 {
+  open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
 }

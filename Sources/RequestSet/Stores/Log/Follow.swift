@@ -21,7 +21,10 @@ extension _LogState {
     guard stat(path, &pathInfo) == 0, fstat(file.fd, &fileInfo) == 0 else { return false }
     var replaced = false
     if pathInfo.st_ino != fileInfo.st_ino || pathInfo.st_dev != fileInfo.st_dev {
-      file = try _FileIO.open(path, O_RDONLY, hint: "Check the path and its permissions.")
+      // Non-blocking and checked: whatever now stands at the path may be a FIFO.
+      let next = try _FileIO.open(path, O_RDONLY | O_NONBLOCK, hint: "Check the path and its permissions.")
+      try _FileIO.checkRegular(next)
+      file = next
       replaced = true
     }
     let size = try _FileIO.size(file)

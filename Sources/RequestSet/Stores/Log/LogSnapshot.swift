@@ -10,6 +10,8 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   let path: String
   let mapping: _Mapping?
   let locations: [_RecordLocation]
+  /// The end of the last indexed frame when the snapshot was taken.
+  let end: Int
   let names: [String?]
   let ids: [String: UInt32]
   let probedKinds: [String: _KindSet]
@@ -23,6 +25,8 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   }
 
   func record(at slot: Int) throws -> Element {
+    let location = locations[slot]
+    try mapping?.check(covers: location.offset + Int(location.length))
     let r = try recordReader(slot)
     let bytes = UnsafeRawBufferPointer(start: r.base + r.position, count: r.end - r.position)
     do {
@@ -40,6 +44,8 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   }
 
   func fields() throws -> any _FieldAccess {
+    // Once per evaluation, before its readers walk the records (see `_Mapping`).
+    try mapping?.check(covers: end)
     var kinds = try openKinds.value()
     kinds.formUnion(writtenKinds)
     return _LogFieldAccess(
@@ -77,8 +83,9 @@ func _keyIDs(_ key: String, _ ids: [String: UInt32]) -> [Int]? {
 func _damagedRecord(_ path: String, _ location: _RecordLocation, _ error: _CodecError) -> RequestSetError {
   RequestSetError(
     .corruptLog,
-    "The record at offset \(location.offset) of \(path) is damaged (\(error.reason) at byte \(error.offset) of it) "
-      + "although its frame checksum holds. Reopen the log with recovery: .skipDamagedFrames after backing it up.",
+    "The record at offset \(location.offset) of \(path) does not parse (\(error.reason) at byte \(error.offset) of "
+      + "it) although its frame checksum holds, so it was written that way: by another program, or by a newer "
+      + "version of RequestSet. Open the log with the version that wrote it; no recovery mode changes such a record.",
     underlying: error)
 }
 

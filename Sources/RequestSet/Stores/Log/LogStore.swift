@@ -31,11 +31,17 @@ import Synchronization
 ///
 /// **Recovery.** An interrupted last write (a *torn tail*) is cut off on open and shown in
 /// ``recoveryReport``; damage elsewhere fails the open with `.corruptLog` naming the offset,
-/// unless ``LogStoreOptions/recovery`` chooses a salvage mode.
+/// unless ``LogStoreOptions/recovery`` chooses a salvage mode. Whatever recovery cuts off or
+/// leaves out is first kept in `<path>.damaged-<offset>` (see
+/// ``LogRecoveryReport/preserved``). A log written with another record type is no damage:
+/// it fails with `.schemaMismatch`, in every mode.
 ///
 /// **Concurrency.** One writer per log: a second store opening the same path for writing,
-/// in any process, gets `.locked` at once. Read-only stores may open alongside it. Within a
-/// process the store is safe to share between tasks and threads.
+/// in any process, gets `.locked` at once (the writer locks the log file itself and
+/// `<path>.lock`, so deleting the lock file changes nothing). Read-only stores may open
+/// alongside it. Within a process the store is safe to share between tasks and threads.
+/// ``close()`` releases the lock at once. A program that ignores the lock and cuts the file
+/// short makes later reads and writes throw `.fileChanged`.
 ///
 /// The file format is specified in `docs/LOG-FORMAT.md`.
 public final class LogStore<Element: Record>: RecordStore {
@@ -57,17 +63,26 @@ public final class LogStore<Element: Record>: RecordStore {
   /// let reader = try LogStore<Animal>(path: "animals.rslog", options: .init(readOnly: true))
   /// ```
   /// - Parameters:
-  ///   - path: The log file. Beside it the store keeps `<path>.lock` (the write lock) and,
-  ///     briefly, `<path>.compacting` and `<path>.creating`.
+  ///   - path: The log file, a regular file. Beside it the store keeps `<path>.lock` (the
+  ///     write lock), briefly `<path>.compacting` and `<path>.creating`, and, when recovery
+  ///     cuts bytes off, `<path>.damaged-<offset>` with those bytes.
   ///   - options: Durability, recovery mode, read-only, automatic compaction.
-  /// - Throws: ``RequestSetError`` `.locked` when another store holds the log for writing;
-  ///   `.corruptLog` when the file is no RequestSet log, or is damaged in a way the
-  ///   recovery mode does not accept (the message names the offset); `.ioFailure` when the
-  ///   file cannot be created, opened, read or cut; `.decodingFailed` never (records are
-  ///   decoded on demand).
+  /// - Throws: ``RequestSetError`` `.invalidPath` for an empty path, a path holding a NUL
+  ///   byte, or one that names a directory, a device, a FIFO or a socket;
+  ///   `.invalidOptions` for options out of range; `.locked` when another store holds the
+  ///   log for writing; `.corruptLog` when the file is no RequestSet log, or is damaged in a
+  ///   way the recovery mode does not accept (the message names the offset);
+  ///   `.schemaMismatch` when intact records have an id of another type than
+  ///   `Element.ID`; `.ioFailure` when the file cannot be created, opened, read or cut (or
+  ///   the side file for cut bytes cannot be written); `.decodingFailed` never (records
+  ///   are decoded on demand).
   /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once.
   public init(path: String, options: Options = .init()) throws {
     self.path = path
+    try _FileIO.checkPath(path)
+    try options.validate(path: path)
+    // Before any open: a FIFO must not be opened (it could block), /dev/null not mapped.
+    try _FileIO.checkNotSpecial(path)
     let lock: _WriteLock?
     let file: _FileDescriptor
     if options.readOnly {
@@ -78,20 +93,21 @@ public final class LogStore<Element: Record>: RecordStore {
           "There is no log at \(path), and a read-only store cannot create one. Check the path, or open it "
             + "for writing once to create it.")
       }
-      file = try _FileIO.open(path, O_RDONLY, hint: "Check the path and its permissions.")
+      file = try _FileIO.open(path, O_RDONLY | O_NONBLOCK, hint: "Check the path and its permissions.")
+      try _FileIO.checkRegular(file)
     } else {
       lock = try _WriteLock(logPath: path)
-      _FileIO.remove(path + ".compacting")  // a compaction that never got to its rename
-      if !_FileIO.exists(path) { try _LogFiles.create(path) }
-      file = try _FileIO.open(path, O_RDWR, hint: "Check the path and its permissions, or open with readOnly: true.")
+      file = try _LogFiles.openLocked(path)
+      // Only now, holding the log file's lock: a compaction that never got to its rename.
+      _FileIO.remove(path + ".compacting")
     }
 
     var size = try _FileIO.size(file)
     if size == 0 && !options.readOnly {
       // An empty file (made by `touch`, say): start a log in it.
       let header = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: 1).encoded()
-      let code = header.withUnsafeBytes { _FileIO.pwriteAll(file.fd, $0, at: 0) }
-      if code != 0 { throw _FileIO.failure("write a log header to", path, code, "Check free disk space.") }
+      let code = header.withUnsafeBytes { _FileIO.pwriteAll(file, $0, at: 0) }
+      if code != 0 { throw _FileIO.failure("write a log header to", path, code, _FileIO.writeHint(code)) }
       size = header.count
     }
     let mapping = size > 0 ? try _Mapping(file, length: size) : nil
@@ -105,15 +121,27 @@ public final class LogStore<Element: Record>: RecordStore {
         "\(path) is not a readable RequestSet log: \(reason.reason). Check the path; LogStore never "
           + "overwrites a file it does not recognise.")
     }
-    let outcome = try _Recovery.replay(bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+    var outcome = try _Recovery.replay(
+      bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+    let rewrite =
+      !options.readOnly && options.recovery == .skipDamagedFrames
+      && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
+
+    // Nothing is destroyed that a person could still want: before recovery cuts bytes off
+    // or rewrites the file without some of them, they go to a side file beside the log.
+    if !options.readOnly, rewrite || outcome.cutAt != nil {
+      let from = rewrite ? 0 : outcome.cutAt!
+      let kept = try _LogFiles.preserve(UnsafeRawBufferPointer(rebasing: bytes[from..<size]), of: path, offset: from)
+      outcome.report.preserved = .init(path: kept, offset: from, byteCount: size - from)
+    }
 
     if !options.readOnly, let cut = outcome.cutAt {
-      let code = _FileIO.truncate(file.fd, to: cut)
+      let code = _FileIO.truncate(file, to: cut)
       if code != 0 {
         throw _FileIO.failure("cut the damaged or interrupted end off", path, code, "Check the file's permissions.")
       }
       if options.durability == .fsync {
-        let synced = _FileIO.sync(file.fd)
+        let synced = _FileIO.sync(file)
         if synced != 0 { throw _FileIO.failure("fsync", path, synced, "Check the disk.") }
       }
     }
@@ -125,9 +153,7 @@ public final class LogStore<Element: Record>: RecordStore {
       saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
       openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
       probedKinds: _probeKinds(Element.self), report: outcome.report)
-    if !options.readOnly && options.recovery == .skipDamagedFrames
-      && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
-    {
+    if rewrite {
       // Salvaged: rewrite the log without the damage, so the next open is clean.
       try state.compact()
       state.report.rewritten = true
@@ -162,7 +188,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` when a record with the same id is
   ///   stored; `.encodingFailed` when the record cannot be encoded; `.ioFailure` when the
-  ///   write fails (nothing is written); `.readOnly`; `.storeFailed`.
+  ///   write fails (nothing is written); `.readOnly`; `.storeFailed`; `.fileChanged` when
+  ///   another program cut the file short; `.closed` after ``close()``.
   /// - Complexity: O(*r*) for a record of *r* encoded bytes, plus one `write(2)` (and an
   ///   fsync with ``LogDurability/fsync``).
   public func insert(_ record: Element) throws {
@@ -182,7 +209,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// try store.insert(contentsOf: herd)   // one write, one commit frame
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored already or occurs
-  ///   twice in `records`; `.encodingFailed`; `.ioFailure`; `.readOnly`; `.storeFailed`.
+  ///   twice in `records`; `.encodingFailed`; `.ioFailure`; `.readOnly`; `.storeFailed`;
+  ///   `.fileChanged`; `.closed`.
   ///   Nothing is inserted then.
   /// - Complexity: O(*b*) for *b* encoded bytes, in one `write(2)`.
   public func insert(contentsOf records: some Sequence<Element>) throws {
@@ -209,7 +237,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// try store.save(micky)
   /// ```
   /// - Throws: ``RequestSetError`` `.encodingFailed`, `.ioFailure`, `.readOnly`,
-  ///   `.storeFailed`.
+  ///   `.storeFailed`, `.fileChanged`, `.closed`.
   public func save(_ record: Element) throws {
     let version = try _state.withLock { state in
       try state.write([.save(record)], asBatch: false)
@@ -226,7 +254,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// try store.delete(id: 3)   // false: nothing to delete, nothing written
   /// ```
   /// - Returns: Whether a record was deleted.
-  /// - Throws: ``RequestSetError`` `.ioFailure`, `.readOnly`, `.storeFailed`.
+  /// - Throws: ``RequestSetError`` `.ioFailure`, `.readOnly`, `.storeFailed`, `.fileChanged`,
+  ///   `.closed`.
   @discardableResult
   public func delete(id: Element.ID) throws -> Bool {
     let (deleted, version) = try _state.withLock { state in
@@ -247,7 +276,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Parameter expectedVersion: When not nil, nothing is applied and `.conflict` is
   ///   thrown unless the store's version is still this one.
   /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
-  ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`; nothing
+  ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`,
+  ///   `.fileChanged`, `.closed`; nothing
   ///   is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     let version: UInt64? = try _state.withLock { state in
@@ -269,7 +299,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```swift
   /// let rex = try store.fetch(id: 3)
   /// ```
-  /// - Throws: ``RequestSetError`` `.decodingFailed` when the stored record does not decode.
+  /// - Throws: ``RequestSetError`` `.decodingFailed` when the stored record does not decode;
+  ///   `.fileChanged` when another program cut the file short; `.closed` after ``close()``.
   /// - Complexity: O(1) to find it, plus decoding one record.
   public func fetch(id: Element.ID) throws -> Element? {
     try _state.withLock { try $0.fetch(id: id) }
@@ -286,16 +317,47 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.ioFailure` when the new file cannot be written (the
   ///   log is unchanged); `.storeFailed` when the directory cannot be synced after the swap;
-  ///   `.readOnly`.
+  ///   `.readOnly`; `.closed`.
   /// - Complexity: O(*n*) in the live records' bytes.
   public func compact() throws {
     try _state.withLock { try $0.compact() }
+  }
+
+  /// Closes the store: releases the write lock (another store may open the log for
+  /// writing at once) and the store's mapping of the file, and ends every
+  /// ``commits(polling:)`` stream, so live request sets end too.
+  ///
+  /// Request sets evaluated before keep their records: each snapshot holds its own mapping
+  /// of the file, unmapped when the last of them goes. Reads and writes afterwards,
+  /// including evaluating a request set that was not evaluated yet, throw `.closed`;
+  /// ``count``, ``fileSize`` and ``recoveryReport`` keep their last values. Closing twice
+  /// does nothing. The file descriptor itself is closed when the store is released.
+  ///
+  /// ```swift
+  /// let old = try RequestSet(store).fetch()
+  /// store.close()
+  /// try store.insert(calf)                  // throws .closed
+  /// try RequestSet(store).fetch()           // throws .closed
+  /// old.count                               // still readable
+  /// let next = try LogStore<Animal>(path: "animals.rslog")   // the lock is free
+  /// ```
+  public func close() {
+    if _state.withLock({ $0.close() }) { _feed.finish() }
+  }
+
+  deinit {
+    // Release the write locks now: the log's descriptor outlives the store in the mappings
+    // of snapshots, and a child process forked meanwhile holds a copy of it until its exec;
+    // either would keep the lock on the log file, refusing the next writer.
+    _ = _state.withLock { $0.close() }
   }
 
   /// The store's current contents, for a query to evaluate.
   ///
   /// A read-only store first picks up what its writer committed since the last look
   /// (see ``commits(polling:)``).
+  /// - Throws: ``RequestSetError`` `.closed` after ``close()``; `.storeFailed` after a failure
+  ///   that stopped the store.
   /// - Complexity: O(1) (a new mapping of the file when it has grown past the last one);
   ///   for a read-only store whose writer has committed since, O(*n*) to replay the file.
   public func snapshot() throws -> StoreSnapshot<Element> {
@@ -390,6 +452,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// let reader = try LogStore<Animal>(path: "animals.rslog", options: .init(readOnly: true))
   /// for try await snapshot in RequestSet(reader).changes { … }   // follows the writer
   /// ```
+  ///
+  /// The stream ends when the store is closed.
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
     guard _state.withLock({ $0.isReadOnly }) else { return _feed.subscribe() }
     return AsyncStream { continuation in
@@ -398,7 +462,7 @@ public final class LogStore<Element: Record>: RecordStore {
       let start = _state.withLock { $0.version }
       let task = Task { [self] in
         var last = start
-        while !Task.isCancelled {
+        while !Task.isCancelled && !_state.withLock({ $0.closed }) {
           try? await Task.sleep(for: interval)
           guard let version = try? snapshot().version, version != last else { continue }
           last = version

@@ -72,22 +72,45 @@ public struct LogStoreOptions: Sendable, Equatable {
   public var readOnly: Bool
   /// Compacts by itself after a write once dead bytes (replaced and deleted records)
   /// exceed this fraction of the file; nil turns automatic compaction off. 0.5 by default.
+  /// A value outside `0...1` (or NaN) makes ``LogStore/init(path:options:)`` throw
+  /// `.invalidOptions`.
   public var autoCompactDeadRatio: Double?
-  /// Files smaller than this are never compacted automatically. 1 MiB by default.
+  /// Files smaller than this are never compacted automatically. 1 MiB by default. A
+  /// negative value makes ``LogStore/init(path:options:)`` throw `.invalidOptions`.
   public var autoCompactMinimumBytes: Int
 
   /// Options with the given values; every argument has the default described on its
   /// property.
+  ///
+  /// Values are checked when a store opens with them, not here, so options built step by
+  /// step (setting properties) are checked the same way.
   public init(
     durability: LogDurability = .flush, recovery: LogRecoveryMode = .truncateTornTail, readOnly: Bool = false,
     autoCompactDeadRatio: Double? = 0.5, autoCompactMinimumBytes: Int = 1 << 20
   ) {
-    precondition(autoCompactDeadRatio.map { $0 > 0 && $0 < 1 } ?? true, "autoCompactDeadRatio must lie in (0, 1)")
     self.durability = durability
     self.recovery = recovery
     self.readOnly = readOnly
     self.autoCompactDeadRatio = autoCompactDeadRatio
     self.autoCompactMinimumBytes = autoCompactMinimumBytes
+  }
+}
+
+extension LogStoreOptions {
+  /// Throws `.invalidOptions` for a value no store can work with.
+  func validate(path: String) throws {
+    if let ratio = autoCompactDeadRatio, !(0...1).contains(ratio) {
+      throw RequestSetError(
+        .invalidOptions,
+        "LogStoreOptions.autoCompactDeadRatio is \(ratio) for the log \(path); it must lie in 0...1 (the fraction of "
+          + "the file that is dead space before the store compacts), or be nil to turn automatic compaction off.")
+    }
+    if autoCompactMinimumBytes < 0 {
+      throw RequestSetError(
+        .invalidOptions,
+        "LogStoreOptions.autoCompactMinimumBytes is \(autoCompactMinimumBytes) for the log \(path); it must be 0 or "
+          + "more (files smaller than this are never compacted automatically).")
+    }
   }
 }
 
@@ -118,6 +141,19 @@ public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
     public var reason: String
   }
 
+  /// A side file that holds bytes recovery cut off or left out.
+  public struct Preserved: Sendable, Equatable {
+    /// The side file: `<log>.damaged-<offset>` (with `.1`, `.2`, … when a file of that
+    /// name holds other bytes already).
+    public var path: String
+    /// Where the kept bytes started in the log: the cut for a torn tail or
+    /// ``LogRecoveryMode/stopAtFirstDamage``; 0 for ``LogRecoveryMode/skipDamagedFrames``,
+    /// which keeps the whole file as it was before the rewrite.
+    public var offset: Int
+    /// How many bytes the side file holds.
+    public var byteCount: Int
+  }
+
   /// The mode the store was opened with.
   public var mode: LogRecoveryMode
   /// The size of the file before recovery.
@@ -137,6 +173,10 @@ public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
   public var droppedRecords = 0
   /// Whether opening rewrote the file (``LogRecoveryMode/skipDamagedFrames`` after damage).
   public var rewritten = false
+  /// Where the bytes that opening cut off or left out were kept, if it cut or rewrote
+  /// anything: recovery never destroys bytes without keeping them first. Nil when nothing
+  /// was cut, and for a read-only store (which changes nothing).
+  public var preserved: Preserved?
 
   /// True when the file was intact: nothing cut, skipped or dropped.
   public var isClean: Bool { tornTail == nil && damage.isEmpty && discardedFrom == nil && droppedRecords == 0 }
@@ -149,6 +189,7 @@ public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
     if let d = discardedFrom { parts.append("everything from offset \(d) dropped") }
     if droppedRecords > 0 { parts.append("\(droppedRecords) records of incomplete batches dropped") }
     if rewritten { parts.append("file rewritten") }
+    if let p = preserved { parts.append("\(p.byteCount) bytes from offset \(p.offset) kept in \(p.path)") }
     return parts.joined(separator: "; ")
   }
 }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 import Synchronization
 
 /// What a ``LogStore`` holds; only touched under its lock.
@@ -5,8 +10,9 @@ struct _LogState<Element: Record> {
   let path: String
   let options: LogStoreOptions
   var file: _FileDescriptor
-  /// The write lock; nil for a read-only store.
-  let lock: _WriteLock?
+  /// The side lock on `<path>.lock` (the log file itself is locked through `file`); nil
+  /// for a read-only store, and after `close()`.
+  var lock: _WriteLock?
   var header: _LogFormat.Header
   var saltState: UInt32
   var index: _LogIndex<Element.ID>
@@ -28,9 +34,13 @@ struct _LogState<Element: Record> {
   /// Secondary indexes, kept current by every write (see LogIndexes.swift).
   var indexes = _IndexCatalog()
 
+  /// Set by `close()`: every call throws `.closed`.
+  var closed = false
+
   var isReadOnly: Bool { options.readOnly }
 
   func checkUsable() throws {
+    if closed { throw _closedError("LogStore<\(Element.self)> at \(path)") }
     if let failure {
       throw RequestSetError(
         .storeFailed,
@@ -48,6 +58,22 @@ struct _LogState<Element: Record> {
         "The LogStore at \(path) was opened read-only and cannot write. Open it with readOnly: false "
           + "(only one writer may hold a log at a time).")
     }
+  }
+
+  /// Releases the write locks and the store's mapping; snapshots keep their own mapping.
+  /// Returns false when the store was closed already.
+  mutating func close() -> Bool {
+    guard !closed else { return false }
+    closed = true
+    mapping = nil
+    openKinds = .empty
+    indexes = _IndexCatalog()
+    if lock != nil {
+      // The log file's own lock belongs to this descriptor, which snapshots may keep open.
+      _ = flock(file.fd, LOCK_UN)
+      lock = nil
+    }
+    return true
   }
 
   // MARK: Encoding frames
@@ -78,12 +104,20 @@ struct _LogState<Element: Record> {
   /// the kernel may have dropped the dirty pages, so neither retrying nor trusting the
   /// file is safe), the store enters the failed state.
   mutating func writeOut() throws {
-    let code = _FileIO.pwriteAll(file.fd, out.bytes, at: index.end)
+    // Appending to a file someone else cut short would leave a hole: stop instead.
+    do {
+      try file.checkCovers(index.end)
+    } catch let error as RequestSetError where error.code == .fileChanged {
+      failure = error
+      throw error
+    }
+    let code = _FileIO.pwriteAll(file, out.bytes, at: index.end)
+    if code == 0 { file.noteSize(atLeast: index.end + out.count) }
     if code != 0 {
       let error = _FileIO.failure(
-        "append to", path, code, "Nothing was written (the file was cut back to its last complete write); "
-          + "free disk space or fix permissions and retry.")
-      let cut = _FileIO.truncate(file.fd, to: index.end)
+        "append to", path, code, "Nothing was written (the file was cut back to its last complete write). "
+          + _FileIO.writeHint(code))
+      let cut = _FileIO.truncate(file, to: index.end)
       if cut != 0 {
         failure = _FileIO.failure(
           "cut back a failed write to", path, cut, "The file may end in a partial write, which reopening cuts off.")
@@ -92,7 +126,7 @@ struct _LogState<Element: Record> {
       throw error
     }
     if options.durability == .fsync {
-      let s = _FileIO.sync(file.fd)
+      let s = _FileIO.sync(file)
       if s != 0 {
         failure = _FileIO.failure(
           "fsync", path, s, "The write may or may not be on disk; an fsync failure is not retried.")
@@ -271,7 +305,7 @@ struct _LogState<Element: Record> {
   /// The records as a snapshot sees them now.
   mutating func records() throws -> _LogRecords<Element> {
     _LogRecords<Element>(
-      path: path, mapping: try currentMapping(), locations: index.locations,
+      path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
       names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
       writtenKinds: writtenKinds, openKinds: openKinds)
   }

@@ -125,12 +125,26 @@ enum _Recovery {
       do {
         id = try _readID(UnsafeRawBufferPointer(rebasing: bytes[..<r.position]), names: index.keys.names)
       } catch {
-        throw BadPayload(reason: "the record id does not decode as \(ID.self) (\(error))")
+        // The frame is intact and its id is a well-formed value: it was written with
+        // another record type. That is no damage, and no recovery mode may touch it.
+        throw schemaMismatch(f, bytes, error)
       }
       return (
         id,
         _RecordLocation(offset: f.payloadStart, length: UInt32(f.payloadLength), frameLength: UInt32(f.end - f.start))
       )
+    }
+
+    func schemaMismatch(_ f: _LogFormat.Frame, _ bytes: UnsafeRawBufferPointer, _ error: any Error) -> RequestSetError {
+      var r = _ByteReader(bytes)
+      let value = (try? _BinaryValue.read(&r, names: index.keys.names)).map { "\($0)" } ?? "?"
+      return RequestSetError(
+        .schemaMismatch,
+        "The log \(path) is intact, but its records were written with another record type: the field \"id\" of the "
+          + "record at offset \(f.start) holds \(_describeTag(bytes.first)) (\(value)), and this store reads it as "
+          + "\(ID.self). Open the log with the record type that wrote it. Nothing was changed; no recovery mode "
+          + "applies, because nothing is damaged.",
+        underlying: error)
     }
 
     func dropPending() {
@@ -305,5 +319,20 @@ enum _Recovery {
     index.sequence = committedSequence
     report.recordCount = index.liveCount
     return Outcome(index: index, report: report, cutAt: cutAt)
+  }
+}
+
+/// What a value's tag byte says it is, for messages.
+func _describeTag(_ tag: UInt8?) -> String {
+  guard let tag else { return "nothing" }
+  switch tag {
+  case _Tag.null: return "null"
+  case _Tag.false, _Tag.true: return "a Boolean"
+  case _Tag.int, _Tag.uint: return "an integer"
+  case _Tag.double: return "a floating-point number"
+  case _Tag.string: return "a string"
+  case _Tag.array: return "an array"
+  case _Tag.object: return "an object"
+  default: return tag >= _Tag.smallInt ? "an integer" : "an unknown value (tag \(tag))"
   }
 }

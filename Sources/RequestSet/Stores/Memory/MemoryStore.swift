@@ -49,6 +49,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   public func insert(_ record: Element) throws {
     let fields = try _FieldEncoder.encodeRow(record)
     let version = try _state.withLock { state in
+      try state.checkOpen()
       guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
       try state.checkUnique([.insert(record)], [fields])
       state.append(record, fields: fields)
@@ -79,7 +80,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///   `.conflict` when `expectedVersion` is stale, `.encodingFailed` for a record that
   ///   cannot be encoded; nothing is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
-    guard !changes.isEmpty else { return }
+    guard !changes.isEmpty else { return try _state.withLock { try $0.checkOpen() } }
     // Encode outside the lock: it is the expensive part, and it can fail.
     let fields: [_EncodedRow?] = try changes.map { change in
       switch change {
@@ -88,6 +89,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
       }
     }
     let version = try _state.withLock { state in
+      try state.checkOpen()
       if let expectedVersion, expectedVersion != state.version {
         throw _conflict(expected: expectedVersion, found: state.version)
       }
@@ -115,7 +117,10 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// ```
   /// - Complexity: O(1).
   public func fetch(id: Element.ID) throws -> Element? {
-    _state.withLock { state in state.slots[id].map { state.records[$0] } }
+    try _state.withLock { state in
+      try state.checkOpen()
+      return state.slots[id].map { state.records[$0] }
+    }
   }
 
   // MARK: Indexes
@@ -138,7 +143,10 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///   when an index on the key exists with the other `unique` setting.
   /// - Complexity: O(*n* log *n*).
   public func createIndex(_ key: String, unique: Bool = false) throws {
-    try _state.withLock { try $0.createIndex(key, unique: unique) }
+    try _state.withLock { state in
+      try state.checkOpen()
+      try state.createIndex(key, unique: unique)
+    }
   }
 
   /// Creates a secondary index on the field a key path names.
@@ -162,7 +170,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// - Returns: Whether there was one.
   @discardableResult
   public func dropIndex(_ key: String) -> Bool {
-    _state.withLock { $0.indexes.remove(key: key) }
+    _state.withLock { $0.closed ? false : $0.indexes.remove(key: key) }
   }
 
   /// The store's secondary indexes, in the order they were created.
@@ -192,6 +200,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   public func save(_ record: Element) throws {
     let fields = try _FieldEncoder.encodeRow(record)
     let version = try _state.withLock { state in
+      try state.checkOpen()
       try state.checkUnique([.save(record)], [fields])
       if let slot = state.slots[record.id] {
         state.replace(slot: slot, with: record, fields: fields)
@@ -210,7 +219,8 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// - Complexity: Amortized O(1).
   @discardableResult
   public func delete(id: Element.ID) throws -> Bool {
-    let (deleted, version) = _state.withLock { state in
+    let (deleted, version) = try _state.withLock { state in
+      try state.checkOpen()
       guard state.delete(id: id) else { return (false, state.version) }
       state.version &+= 1
       return (true, state.version)
@@ -233,11 +243,36 @@ public final class MemoryStore<Element: Record>: RecordStore {
     if _feed.isObserved { _feed.publish(StoreCommit(version: version, changes: changes)) }
   }
 
+  /// Closes the store: it lets go of its records, reads and writes nothing more, and ends
+  /// every ``commits(polling:)`` stream (so live request sets end too).
+  ///
+  /// Request sets evaluated before keep their records: a snapshot shares the records, it
+  /// does not borrow them. Reads and writes afterwards, including evaluating a request set
+  /// that was not evaluated yet, throw `.closed`. Closing twice does nothing.
+  ///
+  /// ```swift
+  /// let all = try RequestSet(store).fetch()
+  /// store.close()
+  /// try store.insert(calf)           // throws .closed
+  /// all.count                        // still there
+  /// ```
+  public func close() {
+    let wasOpen = _state.withLock { state in
+      guard !state.closed else { return false }
+      state = _MemoryState(probedKinds: [:])
+      state.closed = true
+      return true
+    }
+    if wasOpen { _feed.finish() }
+  }
+
   /// The store's current contents.
   ///
+  /// - Throws: ``RequestSetError`` `.closed` after ``close()``.
   /// - Complexity: O(1): the snapshot shares storage with the store until the next write.
   public func snapshot() throws -> StoreSnapshot<Element> {
-    var snapshot = _state.withLock { state in
+    var snapshot = try _state.withLock { state in
+      try state.checkOpen()
       var snapshot = StoreSnapshot(
         records: state.records,
         live: state.liveCount == state.records.count ? nil : state.live,
@@ -250,6 +285,14 @@ public final class MemoryStore<Element: Record>: RecordStore {
     snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
     return snapshot
   }
+}
+
+/// The error of a read or write on a closed store.
+func _closedError(_ store: String) -> RequestSetError {
+  RequestSetError(
+    .closed,
+    "The \(store) was closed and reads and writes nothing any more. Request sets evaluated before close() keep "
+      + "their records; open a new store to go on.")
 }
 
 func _duplicate(_ id: some Hashable, inBatch: Bool = false) -> RequestSetError {
@@ -271,6 +314,12 @@ struct _MemoryState<Element: Record>: Sendable {
   var version: UInt64 = 0
   /// Secondary indexes, kept current by every write below.
   var indexes = _IndexCatalog()
+  /// Set by `close()`: every read and write throws `.closed`.
+  var closed = false
+
+  func checkOpen() throws {
+    if closed { throw _closedError("MemoryStore<\(Element.self)>") }
+  }
 
   init(probedKinds: [String: _KindSet]) {
     fields = _FieldTable(probedKinds: probedKinds)
