@@ -15,7 +15,9 @@ public struct RequestAggregate: Sendable, Hashable, CustomStringConvertible {
 
   /// The number of records in the group.
   public static let count = RequestAggregate(function: .count, key: nil)
-  /// The sum of a numeric key's non-nil values (0 for none).
+  /// The sum of a numeric key's non-nil values (0 for none): an integer when every value
+  /// is one, and the group's ``RequestSetError`` `.overflow` when that integer does not
+  /// fit in `Int`; a Double as soon as one value is a Double.
   public static func sum(_ key: String) -> RequestAggregate { RequestAggregate(function: .sum, key: key) }
   /// The smallest non-nil value of a key (nil for none).
   public static func min(_ key: String) -> RequestAggregate { RequestAggregate(function: .min, key: key) }
@@ -37,10 +39,10 @@ public struct RequestAggregate: Sendable, Hashable, CustomStringConvertible {
 struct _Accumulator {
   let function: RequestAggregate.Function
   private var count = 0
-  private var intSum = 0
+  /// Exact for any 2⁶⁴ `Int`s: a sum that leaves `Int`'s range and comes back is right.
+  private var intSum: Int128 = 0
   private var doubleSum = 0.0
   private var sawDouble = false
-  private var overflowed = false
   private var best: FieldValue?
 
   init(_ function: RequestAggregate.Function) { self.function = function }
@@ -54,9 +56,7 @@ struct _Accumulator {
     case .null: return
     case .int(let i):
       count += 1
-      let (s, o) = intSum.addingReportingOverflow(i)
-      if o { overflowed = true }
-      intSum = s
+      intSum += Int128(i)
       doubleSum += Double(i)
     case .double(let d):
       count += 1
@@ -73,10 +73,17 @@ struct _Accumulator {
     }
   }
 
-  var result: FieldValue {
+  /// The aggregate's value.
+  /// - Throws: `.overflow` for an integer sum that does not fit in `Int`.
+  func result(type: Any.Type, key: String? = nil) throws -> FieldValue {
     switch function {
     case .count: return .int(count)
-    case .sum: return sawDouble || overflowed ? .double(doubleSum) : .int(intSum)
+    case .sum:
+      if sawDouble { return .double(doubleSum) }
+      guard let exact = Int(exactly: intSum) else {
+        throw RequestSetError.sumOverflow("\(type)'s \"\(key ?? "?")\" values", Int.self)
+      }
+      return .int(exact)
     case .avg: return count == 0 ? .null : .double(doubleSum / Double(count))
     case .min, .max: return best ?? .null
     }

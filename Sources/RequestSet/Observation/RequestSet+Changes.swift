@@ -32,9 +32,14 @@ extension RequestSet where Element: Record {
   /// The stream reads the set's snapshot (evaluating it first if needed), so it sees one
   /// consistent state however long the walk takes; a store that reads records from disk
   /// decodes one batch at a time, which is how to walk a result larger than memory.
-  /// - Precondition: `batchSize > 0`.
+  /// A `batchSize` below 1 gives a stream whose first `next()` throws
+  /// ``RequestSetError`` `.invalidWindow`.
+  /// - Parameter batchSize: Records read at a time, 1 or more.
   public func stream(batchSize: Int = 1_024) -> RequestSetStream<Element> {
-    precondition(batchSize > 0, "stream(batchSize: \(batchSize)) needs a batch size of 1 or more.")
+    guard batchSize > 0 else {
+      let error = RequestSetError.invalidWindow("stream(batchSize: \(batchSize))", batchSize, allowed: "a batch size of 1 or more")
+      return RequestSetStream(set: _with { $0.invalidate(error) }, batchSize: 1)
+    }
     return RequestSetStream(set: self, batchSize: batchSize)
   }
 }
@@ -199,7 +204,7 @@ public struct RequestSetStream<Element: Record>: AsyncSequence, Sendable {
       let e = try evaluation ?? set._cache.evaluation(set._source, set._query)
       evaluation = e
       guard position < e.count else { return nil }
-      let end = Swift.min(position + batchSize, e.count)
+      let end = position + Swift.min(batchSize, e.count - position)  // no overflow at Int.max
       batch = try (position..<end).map { try e.element($0) }
       position = end
       batchIndex = 1
