@@ -44,7 +44,8 @@ extension RequestSet {
   /// ```swift
   /// if animals.filter("name", value: "Rex").exists { … }
   /// ```
-  /// A bad query stops the program; ``fetchExists()`` throws instead.
+  /// A bad query stops the program; ``fetchExists()`` throws instead, and a set returned
+  /// by ``validated()`` never stops.
   public var exists: Bool {
     do {
       return try fetchExists()
