@@ -15,6 +15,14 @@
 import Foundation
 import RequestSet
 
+/// A record with the values that break arithmetic and comparisons.
+struct Measure: Record {
+  var id: Int
+  var w: Double
+  var text: String
+  var n: Int
+}
+
 /// The record the input scenarios query.
 struct Item: Record, Hashable {
   var id: Int
@@ -30,6 +38,7 @@ extension Scenarios {
     "input.windows": { arguments in try InputScenarios.windows(try InputScenarios.makeSet(arguments.first ?? "memory")) },
     "input.sums": { arguments in try InputScenarios.sums(arguments.first ?? "memory") },
     "input.validated": { arguments in try InputScenarios.validated(arguments.first ?? "memory") },
+    "input.odd": { arguments in try InputScenarios.odd(arguments.first ?? "memory") },
     "input.filterChain": { arguments in
       guard arguments.count >= 3, let terms = Int(arguments[1]) else {
         say("usage: input.filterChain <shape> <terms> <store> [smallStack]")
@@ -230,6 +239,67 @@ enum InputScenarios {
     say(
       "valid: \(page.count) \(iterated) \(page[0].id) \(page.first?.id ?? -1) \(page.last?.id ?? -1) \(page.exists) "
         + "\(page.isEmpty)")
+  }
+
+  /// Odd values where numbers and text come in: NaN, infinities, Int.min and Int.max as
+  /// filter values, empty and odd keys, Unicode twins, a huge IN list.
+  static func odd(_ store: String) throws {
+    let items = [
+      Measure(id: 1, w: .nan, text: "é", n: .min),
+      Measure(id: 2, w: .nan, text: "e\u{301}", n: .max),
+      Measure(id: 3, w: .infinity, text: "", n: 0),
+      Measure(id: 4, w: -.infinity, text: "a", n: -1),
+      Measure(id: 5, w: 1, text: "ß", n: 1),
+    ]
+    let all: RequestSet<Measure>
+    switch store {
+    case "array": all = RequestSet(items)
+    case "log":
+      let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("adversary-odd-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).rslog").path
+      let log = try LogStore<Measure>(path: path)
+      try log.insert(contentsOf: items)
+      all = RequestSet(log)
+    default:
+      let memory = MemoryStore<Measure>()
+      try memory.insert(contentsOf: items)
+      all = RequestSet(memory)
+    }
+    func report(_ name: String, _ body: () throws -> String) {
+      do { say("\(name): \(try body())") } catch let error as RequestSetError { say("\(name): \(error.code)") } catch {
+        say("\(name): \(error)")
+      }
+    }
+    report("distinct typed NaN") { "\(try all.distinct(\.w).fetch().map(\.id))" }
+    report("distinct key NaN") { "\(try all.distinct("w").fetch().map(\.id))" }
+    report("sort typed NaN") { "\(try all.sortBy(\.w).fetch().count)" }
+    report("sort key NaN") { "\(try all.sortBy("w").fetch().count)" }
+    report("sort key NaN limit") { "\(try all.sortBy("w", order: .descending).limit(2).fetch().count)" }
+    report("== NaN typed") { "\(try all.filter(\.w == .nan).fetchCount())" }
+    report("== NaN key") { "\(try all.filter("w", value: Double.nan).fetchCount())" }
+    report("> -inf key") { "\(try all.filter("w", .greaterThan, -Double.infinity).fetchCount())" }
+    report("min/max key NaN") { "\(try all.min("w")) \(try all.max("w"))" }
+    report("min/max typed NaN") { "\(try all.min(\.w).map { "\($0)" } ?? "nil")" }
+    report("sum typed w") { "\(try all.sum(\.w))" }
+    report("sum key w") { "\(try all.sum("w"))" }
+    report("average typed w") { "\(try all.average(\.w).map { "\($0)" } ?? "nil")" }
+    report("average typed n") { "\(try all.average(\.n).map { "\($0)" } ?? "nil")" }
+    report("average key n") { "\(try all.average("n").map { "\($0)" } ?? "nil")" }
+    report("sum key n") { "\(try all.sum("n"))" }
+    report("group w") { "\(try all.groupBy("w").aggregate(.count).fetch().count)" }
+    report("Int.min key") { "\(try all.filter("n", value: Int.min).fetchCount())" }
+    report("Int.max >=") { "\(try all.filter("n", .greaterThanOrEqual, Int.max).fetchCount())" }
+    report("UInt64.max") { "\(try all.filter("n", .lessThan, UInt64.max).fetchCount())" }
+    report("empty key") { "\(try all.filter("", value: 1).fetchCount())" }
+    report("dots key") { "\(try all.filter("..", value: 1).fetchCount())" }
+    report("empty sort key") { "\(try all.sortBy("").fetchCount())" }
+    report("empty text") { "\(try all.filter("text", value: "").fetchCount())" }
+    report("unicode twins typed") { "\(try all.filter(\.text == "é").fetchCount())" }
+    report("unicode twins key") { "\(try all.filter("text", value: "é").fetchCount())" }
+    report("unicode twins IN") { "\(try all.filter(\.text, in: ["e\u{301}"]).fetchCount())" }
+    report("huge IN") { "\(try all.filter(\.id, in: Array(-500_000..<500_000)).fetchCount())" }
+    report("huge IN key") { "\(try all.filter("id IN %@", Array(-200_000..<200_000)).fetchCount())" }
+    report("sortBy prefix") { "\(try all.sortBy("-").fetchCount())" }
   }
 
   /// Runs `work` on a thread with a 512 KiB stack and waits for it; its error is rethrown.

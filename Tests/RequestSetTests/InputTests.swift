@@ -250,6 +250,52 @@ import Testing
     #expect(try big.sum("weight") == .double(20))
   }
 
+  // MARK: Odd values
+
+  /// NaN, infinities, `Int.min`/`Int.max` as values, empty and odd keys, Unicode twins
+  /// and huge IN lists: none stops the program, and the answers are pinned. Integer
+  /// averages come from the exact sum (`Int.min`, `Int.max`, 0, -1 and 1 average to
+  /// -0.2, not 0.0); NaNs are distinct from each other and from everything, as in Swift.
+  @Test(arguments: ["memory", "log", "array"])
+  func oddValuesNeverStopTheProgram(store: String) throws {
+    let result = try AdversaryChild.run("input.odd", store)
+    #expect(result.exitedNormally, "\(result)")
+    #expect(
+      result.lines == [
+        "distinct typed NaN: [1, 2, 3, 4, 5]",
+        "distinct key NaN: [1, 2, 3, 4, 5]",
+        "sort typed NaN: 5",
+        "sort key NaN: 5",
+        "sort key NaN limit: 2",
+        "== NaN typed: 0",
+        "== NaN key: 0",
+        "> -inf key: 2",
+        "min/max key NaN: nan inf",
+        "min/max typed NaN: nan",
+        "sum typed w: nan",
+        "sum key w: nan",
+        "average typed w: nan",
+        "average typed n: -0.2",
+        "average key n: -0.2",
+        "sum key n: -1",
+        "group w: 5",
+        "Int.min key: 1",
+        "Int.max >=: 1",
+        "UInt64.max: 5",
+        "empty key: unknownKey",
+        "dots key: unknownKey",
+        "empty sort key: unknownKey",
+        "empty text: 1",
+        "unicode twins typed: 2",
+        "unicode twins key: 2",
+        "unicode twins IN: 2",
+        "huge IN: 5",
+        "huge IN key: 5",
+        "sortBy prefix: unknownKey",
+        "done"
+      ])
+  }
+
   // MARK: validated()
 
   /// Every kind of set that would stop the program is caught by `validated()`, with the

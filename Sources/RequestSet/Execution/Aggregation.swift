@@ -84,7 +84,8 @@ struct _Accumulator {
         throw RequestSetError.sumOverflow("\(type)'s \"\(key ?? "?")\" values", Int.self)
       }
       return .int(exact)
-    case .avg: return count == 0 ? .null : .double(doubleSum / Double(count))
+    // Integers average from their exact sum: Int.min and Int.max must not round to 0.
+    case .avg: return count == 0 ? .null : .double((sawDouble ? doubleSum : Double(intSum)) / Double(count))
     case .min, .max: return best ?? .null
     }
   }

@@ -85,13 +85,25 @@ extension RequestSet {
   /// ```swift
   /// let meanAge = try animals.average(\.age)   // Double?
   /// ```
+  ///
+  /// The mean is taken from the exact sum of values of up to 64 bits (`Int.min` and
+  /// `Int.max` average to -0.5, not to a rounding error), then divided as a Double.
   public func average<Value: BinaryInteger>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Double? {
+    var exact: Int128 = 0
     var total = 0.0, n = 0
+    var isExact = true
     try _forEachRecord {
-      total += Double($0.pointee[keyPath: keyPath])
+      let v = $0.pointee[keyPath: keyPath]
+      if isExact, let wide = Int128(exactly: v) {
+        let (sum, overflow) = exact.addingReportingOverflow(wide)
+        if overflow { isExact = false } else { exact = sum }
+      } else {
+        isExact = false
+      }
+      total += Double(v)
       n += 1
     }
-    return n == 0 ? nil : total / Double(n)
+    return n == 0 ? nil : (isExact ? Double(exact) : total) / Double(n)
   }
 
   /// The mean of a floating-point key path over the set, or nil for an empty set.
