@@ -117,6 +117,14 @@ enum InputScenarios {
       for (i, id) in ids.enumerated() { f = i % 2 == 0 ? f || (\.id == id) : f && (\.group >= 0) }
       chained = all.filter(f)
       expected = all.filter(\.id, in: [0] + ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+    case "format":
+      // The deepest a format string may nest: each parenthesis holds an OR of an AND.
+      let levels = min(terms, 63)
+      var text = ""
+      for i in 0..<levels { text += "id == \(ids[i]) OR group >= 0 AND (" }
+      text += "id == 0" + String(repeating: ")", count: levels)
+      chained = all.filter(try RequestFilter<Item>(format: text, arguments: []))
+      expected = all.filter(\.id, in: [0] + ids.prefix(levels))
     case "alternatingChain":
       var s = all.filter("id", value: 0)
       for (i, id) in ids.enumerated() {

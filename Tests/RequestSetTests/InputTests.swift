@@ -18,6 +18,7 @@ import Testing
     ("keyPathAnd", "2000", "read 2000 1 true 2000"),
     ("exclude", "2000", "read 2000 1 true 2000"),
     ("not", "1", "read 1 3 true 1"),
+    ("format", "63", "read 63 0 true 63"),
   ])
   func filtersChainedInALoopRunOnASmallStack(shape: String, count: String, read: String) throws {
     let result = try AdversaryChild.run("input.filterChain", shape, "100000", "memory", "smallStack")
@@ -74,6 +75,27 @@ import Testing
     #expect(base.description == #"\Animal.age == 1 OR \Animal.age == 2"#)
     #expect(a.description == #"\Animal.age == 1 OR \Animal.age == 2 OR \Animal.age == 3"#)
     #expect(b.description == #"\Animal.age == 1 OR \Animal.age == 2 OR \Animal.age == 4"#)
+  }
+
+  /// Threads appending to one shared filter at once each get exactly their own operands.
+  @Test func concurrentAppendsToOneFilterKeepEachResultApart() async {
+    let base: RequestFilter<Animal> = \.age == -1 || \.age == -2
+    let descriptions = await withTaskGroup(of: (Int, String).self) { group in
+      for i in 0..<64 {
+        group.addTask {
+          var f = base
+          for j in 0..<20 { f = f || (\.age == i * 100 + j) }
+          return (i, f.description)
+        }
+      }
+      var all: [Int: String] = [:]
+      for await (i, text) in group { all[i] = text }
+      return all
+    }
+    for i in 0..<64 {
+      let expected = ([-1, -2] + (0..<20).map { i * 100 + $0 }).map { "\\Animal.age == \($0)" }.joined(separator: " OR ")
+      #expect(descriptions[i] == expected)
+    }
   }
 
   @Test(arguments: StoreKind.allCases)
