@@ -287,7 +287,11 @@ enum InputScenarios {
     report("== NaN key") { "\(try all.filter("w", value: Double.nan).fetchCount())" }
     report("> -inf key") { "\(try all.filter("w", .greaterThan, -Double.infinity).fetchCount())" }
     report("min/max key NaN") { "\(try all.min("w")) \(try all.max("w"))" }
-    report("min/max typed NaN") { "\(try all.min(\.w).map { "\($0)" } ?? "nil")" }
+    report("min/max typed NaN") { "\(try all.min(\.w).map { "\($0)" } ?? "nil") \(try all.max(\.w).map { "\($0)" } ?? "nil")" }
+    report("min/max NaN last") {
+      let sorted = all.sortBy(\.id, order: .descending)
+      return "\(try sorted.min("w")) \(try sorted.min(\.w).map { "\($0)" } ?? "nil")"
+    }
     report("sum typed w") { "\(try all.sum(\.w))" }
     report("sum key w") { "\(try all.sum("w"))" }
     report("average typed w") { "\(try all.average(\.w).map { "\($0)" } ?? "nil")" }

@@ -65,6 +65,9 @@ struct _Accumulator {
     default:
       count += 1
     }
+    // NaN orders with nothing: as a minimum or maximum it would win or lose by where it
+    // stands, so min and max skip it, as they skip nil.
+    if function == .min || function == .max, case .double(let d) = value, d.isNaN { return }
     if function == .min || function == .max, let current = best {
       let order = FieldValue._order(value, current, .binary)
       if (function == .min && order < 0) || (function == .max && order > 0) { best = value }

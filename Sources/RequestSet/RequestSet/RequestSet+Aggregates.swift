@@ -80,6 +80,39 @@ extension RequestSet {
     return best
   }
 
+  /// The smallest value of a floating-point key path over the set, skipping NaN; nil
+  /// when the set is empty or holds only NaN.
+  ///
+  /// ```swift
+  /// let lightest = try animals.min(\.weight)
+  /// ```
+  /// NaN compares with nothing, so a minimum that kept it would depend on where it stands;
+  /// `min("weight")` skips it too.
+  public func min<Value: BinaryFloatingPoint>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    var best: Value?
+    try _forEachRecord { p in
+      let v = p.pointee[keyPath: keyPath]
+      if !v.isNaN, best.map({ v < $0 }) ?? true { best = v }
+    }
+    return best
+  }
+
+  /// The largest value of a floating-point key path over the set, skipping NaN; nil when
+  /// the set is empty or holds only NaN.
+  ///
+  /// ```swift
+  /// let heaviest = try animals.max(\.weight)
+  /// ```
+  /// Like the floating-point `min`, it skips NaN, as `max("weight")` does.
+  public func max<Value: BinaryFloatingPoint>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    var best: Value?
+    try _forEachRecord { p in
+      let v = p.pointee[keyPath: keyPath]
+      if !v.isNaN, best.map({ v > $0 }) ?? true { best = v }
+    }
+    return best
+  }
+
   /// The mean of an integer key path over the set, or nil for an empty set.
   ///
   /// ```swift
