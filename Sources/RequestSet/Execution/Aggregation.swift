@@ -19,9 +19,9 @@ public struct RequestAggregate: Sendable, Hashable, CustomStringConvertible {
   /// is one, and the group's ``RequestSetError`` `.overflow` when that integer does not
   /// fit in `Int`; a Double as soon as one value is a Double.
   public static func sum(_ key: String) -> RequestAggregate { RequestAggregate(function: .sum, key: key) }
-  /// The smallest non-nil value of a key (nil for none).
+  /// The smallest non-nil value of a key, skipping NaN (nil for none).
   public static func min(_ key: String) -> RequestAggregate { RequestAggregate(function: .min, key: key) }
-  /// The largest non-nil value of a key (nil for none).
+  /// The largest non-nil value of a key, skipping NaN (nil for none).
   public static func max(_ key: String) -> RequestAggregate { RequestAggregate(function: .max, key: key) }
   /// The mean of a numeric key's non-nil values, as a Double (nil for none).
   public static func average(_ key: String) -> RequestAggregate { RequestAggregate(function: .avg, key: key) }

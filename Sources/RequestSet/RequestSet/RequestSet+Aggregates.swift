@@ -183,7 +183,7 @@ extension RequestSet where Element: Encodable {
   ///   not hold numbers, or `.overflow` when an integer total passes `Int.max` or `Int.min`.
   public func sum(_ key: String) throws -> FieldValue { try _aggregate(.sum, key) }
 
-  /// The smallest non-nil value of a key, or `.null` when there is none.
+  /// The smallest non-nil value of a key (NaN is skipped), or `.null` when there is none.
   ///
   /// ```swift
   /// try animals.min("age")        // .int(2)
@@ -192,7 +192,7 @@ extension RequestSet where Element: Encodable {
   ///   values of several kinds.
   public func min(_ key: String) throws -> FieldValue { try _aggregate(.min, key) }
 
-  /// The largest non-nil value of a key, or `.null` when there is none.
+  /// The largest non-nil value of a key (NaN is skipped), or `.null` when there is none.
   ///
   /// ```swift
   /// try animals.max("name")       // .string("alice")
