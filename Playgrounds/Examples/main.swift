@@ -47,10 +47,12 @@ print(try animals.filter("name", value: "Rex").get().age)   // 5
 
 // BEGIN README: format strings
 let userText = "species == 'Dog' AND age >= 5"                                // say, typed by a user
+let requestLimit = 20                                                         // say, from a request
 let young = animals.filter("age > %@ AND name BEGINSWITH[c] %@", 2, "mi")     // [Micky]
 let alices = animals.filter("%K == %@", "name", "Alice", mode: .or)
 let farmNorth = animals.filter("ANY tags == 'farm' AND owner.city IN {'Oslo', 'Bergen'}")
 let userFilter = try RequestFilter<Animal>(format: userText, arguments: [])   // throws on bad input
+let page = try animals.filter(userFilter).limit(requestLimit).validated()     // reading it cannot trap
 let triplets = animals.filter(where: ["name", "contains[c]", "Micky", "and not", "species", "in", ["Cow", "Dog"]])
 let typed = animals.filter([\Animal.age: 1...3, \Animal.weight: lt(100)])
 let ordered = animals.sortBy("species", "desc:age", "-weight")
@@ -61,6 +63,13 @@ print("format strings:", young.map(\.name), alices.map(\.name), farmNorth.map(\.
 precondition(young.map(\.name) == ["Micky"] && alices.isEmpty && farmNorth.map(\.name) == ["Daisy"])
 precondition(animals.filter(userFilter).map(\.name) == ["Rex", "Zed"] && triplets.map(\.name) == ["Micky"])
 precondition(typed.map(\.name) == ["Micky"] && ordered.first?.name == "alice")
+precondition(page.map(\.name) == ["Rex", "Zed"])
+do {
+  _ = try animals.filter(userFilter).limit(-requestLimit).validated()
+  preconditionFailure("validated() let a negative limit through")
+} catch let error as RequestSetError where error.code == .invalidWindow {
+  print("validated:", error.message)
+}
 
 // BEGIN README: format expressions
 let heavy = animals.filter("weight > age * 10")                              // key against key, arithmetic

@@ -87,6 +87,13 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// A path is not usable for a store: empty, holding a NUL byte, or naming something that
     /// is not a regular file (a directory, a device, a FIFO, a socket).
     public static let invalidPath = Code("invalidPath")
+    /// A window's count is out of range: a negative `limit`, `offset`, `first(_:)` or
+    /// `last(_:)`, or a `stream(batchSize:)` below 1. The set is built, and evaluating it
+    /// (or ``RequestSet/validated()``) throws this; the message names the call and value.
+    public static let invalidWindow = Code("invalidWindow")
+    /// An integer aggregate does not fit its type: `sum(\.count)` or `sum("count")` past
+    /// `Int.max` (or below `Int.min`). Sum a `Double` key path, or narrow the set.
+    public static let overflow = Code("overflow")
 
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
@@ -137,6 +144,23 @@ extension RequestSetError {
       "Key \"\(key)\" of \(type) holds \(held) values, so it can never match \(value), "
         + "which is \(_withArticle(value._kind.description)). "
         + "Pass \(_withArticle(kinds.nonNull.first?.description ?? "value")) or nil.")
+  }
+
+  /// A window count a caller passed that is out of range; `written` is the call as
+  /// written, `limit(-1)`.
+  static func invalidWindow(_ written: String, _ value: Int, allowed: String) -> RequestSetError {
+    RequestSetError(
+      .invalidWindow,
+      "\(written) needs \(allowed), but \(value) was given. A count from a request or a user must be "
+        + "checked first: reject it, or clamp it (max(0, n)) before building the set.")
+  }
+
+  /// An integer sum that passed the bounds of its type.
+  static func sumOverflow(_ what: String, _ type: Any.Type) -> RequestSetError {
+    RequestSetError(
+      .overflow,
+      "The sum of \(what) does not fit in \(type) (it passes \(type)'s largest or smallest value). "
+        + "Sum a Double key path or convert to Double first, or narrow the set.")
   }
 
   /// An operator that cannot apply to what a key holds: a text operator on a number, `ANY`

@@ -3,7 +3,7 @@
 import Dispatch
 import RequestSet
 
-private struct Item: Record {
+private struct StreamedItem: Record {
   var id: Int
 }
 
@@ -21,7 +21,7 @@ extension Scenarios {
     // streamBatchSize <n>: streams six records with `stream(batchSize: n)`.
     "streamBatchSize": { arguments in
       let batchSize = Int(arguments.first ?? "") ?? 0
-      let stream = RequestSet((1...6).map { Item(id: $0) }).stream(batchSize: batchSize)
+      let stream = RequestSet((1...6).map { StreamedItem(id: $0) }).stream(batchSize: batchSize)
       let streamed = Streamed()
       Task {
         do {

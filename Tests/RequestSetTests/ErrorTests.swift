@@ -55,10 +55,12 @@ import Testing
     #expect(iterationOutput.contains(#"RequestSetError.typeMismatch: Key "age" of Animal holds number values"#))
   }
 
-  @Test func misuseIsAPreconditionFailure() async {
-    await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo).limit(-1) }
-    await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo).offset(-1) }
+  /// An index out of range is a programming error; a negative limit or offset is input,
+  /// which makes the set invalid instead (see `InputTests`).
+  @Test func misuseIsAPreconditionFailure() async throws {
     await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo)[6] }
+    let negative = RequestSet(Animal.zoo).limit(-1).offset(-1)
+    #expect(try #require(throws: RequestSetError.self) { try negative.fetch() }.code == .invalidWindow)
   }
 }
 

@@ -420,14 +420,16 @@ extension LiveTests {
     #expect(commit?.changes == nil)
   }
 
-  /// `stream(batchSize:)` with a batch size below 1 reads one record at a time instead of
-  /// stopping the program (in a child process, so a regression fails only this test).
-  @Test func aStreamWithABatchSizeBelowOneReadsOneAtATime() throws {
-    let result = try AdversaryChild.run("streamBatchSize", "0")
-    #expect(result.exitedNormally, "\(result)")
-    #expect(result.lines == ["streamed 1, 2, 3, 4, 5, 6", "done"])
-    let negative = try AdversaryChild.run("streamBatchSize", "-3")
-    #expect(negative.lines == ["streamed 1, 2, 3, 4, 5, 6", "done"])
+  /// `stream(batchSize:)` with a batch size below 1 throws `.invalidWindow` from the first
+  /// `next()` instead of stopping the program (in a child process, so a regression fails
+  /// only this test).
+  @Test func aStreamWithABatchSizeBelowOneThrowsInsteadOfTrapping() throws {
+    for size in ["0", "-3"] {
+      let result = try AdversaryChild.run("streamBatchSize", size)
+      #expect(result.exitedNormally, "\(result)")
+      #expect(result.lines.first?.hasPrefix("error: RequestSetError.invalidWindow: stream(batchSize: \(size))") == true)
+    }
+    #expect(try AdversaryChild.run("streamBatchSize", "2").lines == ["streamed 1, 2, 3, 4, 5, 6", "done"])
   }
 }
 

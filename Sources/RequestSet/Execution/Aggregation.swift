@@ -15,11 +15,13 @@ public struct RequestAggregate: Sendable, Hashable, CustomStringConvertible {
 
   /// The number of records in the group.
   public static let count = RequestAggregate(function: .count, key: nil)
-  /// The sum of a numeric key's non-nil values (0 for none).
+  /// The sum of a numeric key's non-nil values (0 for none): an integer when every value
+  /// is one, and the group's ``RequestSetError`` `.overflow` when that integer does not
+  /// fit in `Int`; a Double as soon as one value is a Double.
   public static func sum(_ key: String) -> RequestAggregate { RequestAggregate(function: .sum, key: key) }
-  /// The smallest non-nil value of a key (nil for none).
+  /// The smallest non-nil value of a key, skipping NaN (nil for none).
   public static func min(_ key: String) -> RequestAggregate { RequestAggregate(function: .min, key: key) }
-  /// The largest non-nil value of a key (nil for none).
+  /// The largest non-nil value of a key, skipping NaN (nil for none).
   public static func max(_ key: String) -> RequestAggregate { RequestAggregate(function: .max, key: key) }
   /// The mean of a numeric key's non-nil values, as a Double (nil for none).
   public static func average(_ key: String) -> RequestAggregate { RequestAggregate(function: .avg, key: key) }
@@ -37,10 +39,10 @@ public struct RequestAggregate: Sendable, Hashable, CustomStringConvertible {
 struct _Accumulator {
   let function: RequestAggregate.Function
   private var count = 0
-  private var intSum = 0
+  /// Exact for any 2⁶⁴ `Int`s: a sum that leaves `Int`'s range and comes back is right.
+  private var intSum: Int128 = 0
   private var doubleSum = 0.0
   private var sawDouble = false
-  private var overflowed = false
   private var best: FieldValue?
 
   init(_ function: RequestAggregate.Function) { self.function = function }
@@ -54,9 +56,7 @@ struct _Accumulator {
     case .null: return
     case .int(let i):
       count += 1
-      let (s, o) = intSum.addingReportingOverflow(i)
-      if o { overflowed = true }
-      intSum = s
+      intSum += Int128(i)
       doubleSum += Double(i)
     case .double(let d):
       count += 1
@@ -65,6 +65,9 @@ struct _Accumulator {
     default:
       count += 1
     }
+    // NaN orders with nothing: as a minimum or maximum it would win or lose by where it
+    // stands, so min and max skip it, as they skip nil.
+    if function == .min || function == .max, case .double(let d) = value, d.isNaN { return }
     if function == .min || function == .max, let current = best {
       let order = FieldValue._order(value, current, .binary)
       if (function == .min && order < 0) || (function == .max && order > 0) { best = value }
@@ -73,11 +76,19 @@ struct _Accumulator {
     }
   }
 
-  var result: FieldValue {
+  /// The aggregate's value.
+  /// - Throws: `.overflow` for an integer sum that does not fit in `Int`.
+  func result(type: Any.Type, key: String? = nil) throws -> FieldValue {
     switch function {
     case .count: return .int(count)
-    case .sum: return sawDouble || overflowed ? .double(doubleSum) : .int(intSum)
-    case .avg: return count == 0 ? .null : .double(doubleSum / Double(count))
+    case .sum:
+      if sawDouble { return .double(doubleSum) }
+      guard let exact = Int(exactly: intSum) else {
+        throw RequestSetError.sumOverflow("\(type)'s \"\(key ?? "?")\" values", Int.self)
+      }
+      return .int(exact)
+    // Integers average from their exact sum: Int.min and Int.max must not round to 0.
+    case .avg: return count == 0 ? .null : .double((sawDouble ? doubleSum : Double(intSum)) / Double(count))
     case .min, .max: return best ?? .null
     }
   }

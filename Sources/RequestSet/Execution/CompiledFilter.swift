@@ -46,16 +46,16 @@ struct _FilterCompiler<Element: Sendable> {
   }
 
   mutating func compile(_ node: _FilterNode<Element>?) throws -> _Matcher<Element> {
-    guard let node else { return .constant(true) }
+    guard let node = node.map(Self._mergingEqualities) else { return .constant(true) }
     switch node {
     case .constant(let b): return .constant(b)
     case .typed(let c): return _twin(c) ?? .typed(c.test)
-    case .and(let parts) where cursor.base != nil && parts.count > 1:
+    case .and(let j) where cursor.base != nil && j.count > 1:
       // Typed conditions AND-ed in memory stay one typed test: the scan's fast path
       // passes each the record's address, with no per-slot closure in between.
       var tests: [@Sendable (UnsafePointer<Element>) -> Bool] = []
-      for part in parts {
-        guard case .typed(let c) = part else { return try _general(node) }
+      for part in j.terms {
+        guard case .typed(let c) = part else { return try _general(node, merged: true) }
         tests.append(c.test)
       }
       if tests.count == 2 {
@@ -67,7 +67,7 @@ struct _FilterCompiler<Element: Sendable> {
         for t in all where !t(p) { return false }
         return true
       }
-    default: return try _general(node)
+    default: return try _general(node, merged: true)
     }
   }
 
@@ -92,9 +92,11 @@ struct _FilterCompiler<Element: Sendable> {
     return .general { twin.matches(try read($0)) }
   }
 
-  private mutating func _general(_ node: _FilterNode<Element>) throws -> _Matcher<Element> {
+  /// - Parameter merged: The node's equalities are merged already (see
+  ///   ``_mergingEqualities(_:)``).
+  private mutating func _general(_ node: _FilterNode<Element>, merged: Bool = false) throws -> _Matcher<Element> {
     let cursor = self.cursor
-    switch node {
+    switch merged ? node : Self._mergingEqualities(node) {
     case .constant(let b):
       return .constant(b)
     case .typed(let c):
@@ -149,9 +151,10 @@ struct _FilterCompiler<Element: Sendable> {
       case .typed(let t): return .general { !t(try cursor.pointer($0)) }
       case .general(let g): return .general { try !g($0) }
       }
-    case .and(let parts), .or(let parts):
+    case .and(let j), .or(let j):
       let isAnd: Bool
       if case .and = node { isAnd = true } else { isAnd = false }
+      let parts = j.terms
       var tests: [(Int) throws -> Bool] = []
       for part in parts {
         switch try _general(part) {
@@ -176,6 +179,103 @@ struct _FilterCompiler<Element: Sendable> {
     }
   }
 
+  /// The node with an OR's equalities on one key (`id == 1 OR id == 2 OR …`) merged into
+  /// one `IN`, and an AND's inequalities on one key (`NOT id == 1 AND id != 2 AND …`) into
+  /// one `NOT IN`: a set lookup per record instead of a test per value. Other operands
+  /// keep their order; the merged one takes its first member's place. Only the node's own
+  /// operands are looked at (the walk of the tree merges each level as it reaches it).
+  static func _mergingEqualities(_ node: _FilterNode<Element>) -> _FilterNode<Element> {
+    let isAnd: Bool
+    let parts: [_FilterNode<Element>]
+    switch node {
+    case .and(let j) where j.count >= _mergeThreshold: (isAnd, parts) = (true, j.terms)
+    case .or(let j) where j.count >= _mergeThreshold: (isAnd, parts) = (false, j.terms)
+    default: return node
+    }
+    var slots: [_MergeSlot] = []
+    var fields: [String: [(node: _FilterNode<Element>, value: FieldValue)]] = [:]
+    var typed: [_KeyPathKey: [(node: _FilterNode<Element>, condition: _TypedCondition<Element>)]] = [:]
+    for part in parts {
+      // In an OR, `key == v`; in an AND, `key != v` or `NOT key == v`.
+      var subject = part
+      var positive = true
+      if case .not(let inner) = part {
+        subject = inner
+        positive = false
+      }
+      switch subject {
+      case .field(let c) where c.collation == .binary
+        && (c.comparison == .equal && positive == !isAnd || c.comparison == .notEqual && positive && isAnd):
+        if fields[c.key] == nil { slots.append(.field(c.key)) }
+        fields[c.key, default: []].append((part, c.value))
+      case .typed(let t) where t.equality.map({ ($0.isEqual == positive) != isAnd }) ?? false:
+        let key = t.equality!.key
+        if typed[key] == nil { slots.append(.typed(key)) }
+        typed[key, default: []].append((part, t))
+      default:
+        slots.append(.node(part))
+      }
+    }
+    guard slots.count < parts.count else { return node }
+    var merged: [_FilterNode<Element>] = []
+    merged.reserveCapacity(slots.count)
+    for slot in slots {
+      switch slot {
+      case .node(let n): merged.append(n)
+      case .field(let key):
+        let group = fields[key]!
+        guard group.count > 1,
+          let c = try? _FieldCondition(key: key, op: .in, value: .array(group.map(\.value)))
+        else {
+          merged += group.map(\.node)
+          continue
+        }
+        merged.append(isAnd ? .not(.field(c)) : .field(c))
+      case .typed(let key):
+        let group = typed[key]!
+        guard group.count > 1 else {
+          merged += group.map(\.node)
+          continue
+        }
+        let read = group[0].condition.equality!.read
+        let values = Set(group.map { $0.condition.equality!.value })
+        let members = group.map(\.condition)
+        let inCondition = _TypedCondition<Element>(
+          describe: { "(" + members.map(\.description).joined(separator: isAnd ? " AND " : " OR ") + ")" },
+          field: _inTwin(members.map(\.field)),
+          test: { values.contains(read($0)) })
+        merged.append(isAnd ? .not(.typed(inCondition)) : .typed(inCondition))
+      }
+    }
+    return merged.count == 1 ? merged[0] : (isAnd ? .and(merged) : .or(merged))
+  }
+
+  /// Where an operand, or a merged group, goes in the merged junction.
+  private enum _MergeSlot {
+    case node(_FilterNode<Element>)
+    case field(String)
+    case typed(_KeyPathKey)
+  }
+
+  /// Operands below this many are tested one by one.
+  private static var _mergeThreshold: Int { 8 }
+
+  /// `key IN {…}` for the field twins of merged typed equalities, when every one has a
+  /// twin on the same key (`==` or `!=`, it is the values that matter).
+  private static func _inTwin(_ twins: [_FieldCondition?]) -> _FieldCondition? {
+    guard let first = twins.first ?? nil else { return nil }
+    var values: [FieldValue] = []
+    for twin in twins {
+      guard let twin, twin.key == first.key, twin.idOnly == first.idOnly,
+        twin.comparison == .equal || twin.comparison == .notEqual
+      else { return nil }
+      values.append(twin.value)
+    }
+    guard var merged = try? _FieldCondition(key: first.key, op: .in, value: .array(values)) else { return nil }
+    merged.idOnly = first.idOnly
+    return merged
+  }
+
   /// Whether the store's fields can stand in for a condition built from a typed one (a
   /// key path's twin, a translated predicate): every key it names is known, with kinds
   /// recorded, and holds the kind of each value it is compared with (or the value is nil).
@@ -185,7 +285,7 @@ struct _FilterCompiler<Element: Sendable> {
   static func holdsKinds(of node: _FilterNode<Element>, in fields: any _FieldAccess) -> Bool {
     switch node {
     case .constant: return true
-    case .and(let parts), .or(let parts): return parts.allSatisfy { holdsKinds(of: $0, in: fields) }
+    case .and(let j), .or(let j): return j.terms.allSatisfy { holdsKinds(of: $0, in: fields) }
     case .not(let inner): return holdsKinds(of: inner, in: fields)
     case .field(let c):
       guard c.quantifier == nil, !c.countsElements, let kinds = fields.kinds[c.key], !kinds.isUnknown

@@ -2,7 +2,8 @@
 enum _Executor {
   /// The slots of the result, in result order.
   static func slots<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> [Int] {
-    try _RecordCursor.with(snapshot) { cursor in
+    if let invalid = query.invalid { throw invalid }
+    return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       var current: [Int]? = nil  // nil: every live slot of the snapshot
       for (i, stage) in query.stages.enumerated() {
@@ -107,6 +108,7 @@ enum _Executor {
 
   /// The number of results, without building the result when one stage suffices.
   static func count<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int {
+    if let invalid = query.invalid { throw invalid }
     guard query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil else {
       return try slots(query, in: snapshot).count
     }
@@ -164,7 +166,8 @@ enum _Executor {
     if let compare, let limit = stage.window.limit, distinct == nil {
       // A sort plus a limit keeps the best k in a heap; reversed, the worst k.
       let reversed = stage.reversed
-      var heap = _TopK(k: stage.window.offset + limit) { a, b in
+      // `needed` is offset + limit, saturating: `offset(Int.max).limit(1)` must not trap.
+      var heap = _TopK(k: stage.window.needed ?? limit) { a, b in
         reversed ? try _less(b, a, compare) : try _less(a, b, compare)
       }
       var rank = 0

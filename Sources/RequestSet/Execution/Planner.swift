@@ -17,7 +17,7 @@ enum _Planner {
     // The best lookup among the filter's AND-ed parts.
     var parts: [_FilterNode<Element>] = []
     if let filter = stage.filter {
-      if case .and(let p) = filter { parts = p } else { parts = [filter] }
+      if case .and(let j) = filter { parts = j.terms } else { parts = [filter] }
     }
     var best: (parts: [Int], lookup: _Lookup)? = nil
     for (i, part) in parts.enumerated() {
@@ -117,11 +117,17 @@ enum _Planner {
     let slots: () -> [Int]
   }
 
-  /// - Parameter twins: The node is a translated predicate, whose fields are key paths'
-  ///   twins (looked up as typed conditions are).
+  /// - Parameters:
+  ///   - twins: The node is a translated predicate, whose fields are key paths' twins
+  ///     (looked up as typed conditions are).
+  ///   - depth: Levels of AND and OR above the node. Below ``_maxLookupDepth`` the node
+  ///     is scanned instead: a lookup that deep would rarely pay, and the walk's frames
+  ///     stay few on a small thread stack.
   private static func _lookup<Element>(
-    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>, twins: Bool = false
+    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>, twins: Bool = false,
+    depth: Int = 0
   ) -> _Lookup? {
+    guard depth < _maxLookupDepth else { return nil }
     switch node {
     case .field(let c):
       return twins ? _twinLookup(c, access, snapshot) : _lookup(c, exact: true, access, snapshot)
@@ -133,16 +139,22 @@ enum _Planner {
       // predicate runs on each candidate unless every lookup it used is exact.
       guard let translated = p.translated else { return nil }
       return _lookup(translated, access, snapshot, twins: true)
-    case .or(let branches):
+    case .or(let j):
+      // Many equalities on one key are one IN: one lookup, not one per value.
+      let merged = _FilterCompiler<Element>._mergingEqualities(node)
+      if case .or(let m) = merged, m.count == j.count {
+      } else {
+        return _lookup(merged, access, snapshot, twins: twins, depth: depth)
+      }
       var lookups: [_Lookup] = []
-      for branch in branches {
-        guard let l = _lookup(branch, access, snapshot, twins: twins) else { return nil }
+      for branch in j.terms {
+        guard let l = _lookup(branch, access, snapshot, twins: twins, depth: depth + 1) else { return nil }
         lookups.append(l)
       }
       return _union(lookups, exact: lookups.allSatisfy(\.exact))
-    case .and(let parts):
+    case .and(let j):
       // The most selective part; never exact, since the other parts are not looked at.
-      return parts.compactMap { _lookup($0, access, snapshot, twins: twins) }.min { $0.estimate < $1.estimate }.map {
+      return j.terms.compactMap { _lookup($0, access, snapshot, twins: twins, depth: depth + 1) }.min { $0.estimate < $1.estimate }.map {
         _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
       }
     default:
@@ -164,9 +176,11 @@ enum _Planner {
     if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
       return _Lookup(name: "id lookup", estimate: found.count, exact: true, inStoreOrder: true, slots: { found })
     }
-    guard !twin.idOnly, let index = access.catalog.index(for: twin.key),
-      twin.value == .null || index.entries.kinds.contains(twin.value._kind)
-    else { return nil }
+    guard !twin.idOnly, let index = access.catalog.index(for: twin.key) else { return nil }
+    // Every value compared must be of a kind the index holds (an IN compares each item).
+    var values = [twin.value]
+    if case .in = twin.op, case .array(let items) = twin.value { values = items }
+    guard values.allSatisfy({ $0 == .null || index.entries.kinds.contains($0._kind) }) else { return nil }
     var exact = false
     if case .external = snapshot._storage, let fields = try? snapshot._fields() {
       exact = _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)
@@ -251,6 +265,9 @@ enum _Planner {
     }
     return (index.entries, key, descending)
   }
+
+  /// How deep in ANDs and ORs the planner looks for lookups.
+  private static var _maxLookupDepth: Int { 8 }
 
   /// The lookup for an OR of lookups: every branch's slots.
   private static func _union(_ lookups: [_Lookup], exact: Bool) -> _Lookup? {

@@ -5,12 +5,22 @@ import Foundation
 /// It knows nothing of stores. Typed conditions carry their own test (built where the
 /// key path was written, so it is specialized for the field's type); string-key conditions
 /// carry the key and an encoded value, checked against the store's fields at evaluation.
+///
+/// A filter built in a loop must not exhaust a thread's stack, neither when it is built,
+/// walked nor released, so the tree stays shallow by construction:
+/// - `&&` and `||` flatten (`a || b || c` is one OR of three) and append to a shared
+///   buffer (see ``_Junction``), so `f = f || x` repeated n times costs O(n) in all;
+/// - `!` cancels a double negation;
+/// - a combination nesting deeper than ``maxDepth`` levels (ANDs inside ORs inside NOTs…)
+///   becomes `.invalid` with a `.tooComplex` error, and its operands are released.
+/// Every walk may therefore recurse: no tree is deeper than ``maxDepth``, plus the 64
+/// levels a format string may nest.
 @usableFromInline
 indirect enum _FilterNode<Element: Sendable>: Sendable {
   /// Matches everything (`true`) or nothing (`false`).
   case constant(Bool)
-  case and([_FilterNode])
-  case or([_FilterNode])
+  case and(_Junction<Element>)
+  case or(_Junction<Element>)
   case not(_FilterNode)
   /// A string key compared with a value: `filter("age", value: 3)`.
   case field(_FieldCondition)
@@ -23,36 +33,102 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
   /// A format-string comparison computed on each record: two keys, arithmetic, functions,
   /// SELF, SUBQUERY, or a variable not bound yet.
   case expression(_ExpressionCondition)
-  /// A filter that could not be built (its value failed to encode); evaluating it throws.
+  /// A filter that could not be built (its value failed to encode, or it nests too
+  /// deeply); evaluating it throws.
   case invalid(RequestSetError)
 
-  /// Joins two filters with AND, flattening nested ANDs.
-  static func && (lhs: _FilterNode, rhs: _FilterNode) -> _FilterNode {
-    switch (lhs, rhs) {
-    case (.and(let a), .and(let b)): return .and(a + b)
-    case (.and(let a), _): return .and(a + [rhs])
-    case (_, .and(let b)): return .and([lhs] + b)
-    default: return .and([lhs, rhs])
+  /// The deepest nesting of ANDs, ORs and NOTs that combining filters may build. Walks of
+  /// a tree recurse once per level; at this depth they fit in a 512 KiB thread's stack.
+  static var maxDepth: Int { 100 }
+
+  /// An AND of `parts` (not flattened: the parts are taken as they are).
+  static func and(_ parts: [_FilterNode]) -> _FilterNode { .and(_Junction(parts)) }
+
+  /// An OR of `parts` (not flattened: the parts are taken as they are).
+  static func or(_ parts: [_FilterNode]) -> _FilterNode { .or(_Junction(parts)) }
+
+  /// Levels of AND, OR and NOT from this node down to its deepest condition (0 for a
+  /// condition); O(1) for a tree built by the operators below.
+  var depth: Int {
+    var node = self
+    var nots = 0
+    while case .not(let inner) = node {
+      nots += 1
+      node = inner
+    }
+    switch node {
+    case .and(let j), .or(let j): return nots + j.depth
+    case .predicate(let p): return nots + (p.translated?.depth ?? 0)
+    default: return nots
     }
   }
 
-  /// Joins two filters with OR, flattening nested ORs.
+  /// Joins two filters with AND, flattening nested ANDs; `TRUEPREDICATE` drops out, an
+  /// invalid operand makes the whole invalid.
+  static func && (lhs: _FilterNode, rhs: _FilterNode) -> _FilterNode {
+    switch (lhs, rhs) {
+    case (.invalid, _), (.constant(true), _): return rhs._keepingInvalid(lhs)
+    case (_, .invalid), (_, .constant(true)): return lhs._keepingInvalid(rhs)
+    case (.and(let a), .and(let b)): return _capped(.and(a.appending(contentsOf: b)))
+    case (.and(let a), _): return _capped(.and(a.appending(rhs)))
+    case (_, .and(let b)): return _capped(.and(_Junction([lhs] + b.terms)))
+    default: return _capped(.and(_Junction([lhs, rhs])))
+    }
+  }
+
+  /// Joins two filters with OR, flattening nested ORs; `FALSEPREDICATE` drops out, an
+  /// invalid operand makes the whole invalid.
   static func || (lhs: _FilterNode, rhs: _FilterNode) -> _FilterNode {
     switch (lhs, rhs) {
-    case (.or(let a), .or(let b)): return .or(a + b)
-    case (.or(let a), _): return .or(a + [rhs])
-    case (_, .or(let b)): return .or([lhs] + b)
-    default: return .or([lhs, rhs])
+    case (.invalid, _), (.constant(false), _): return rhs._keepingInvalid(lhs)
+    case (_, .invalid), (_, .constant(false)): return lhs._keepingInvalid(rhs)
+    case (.or(let a), .or(let b)): return _capped(.or(a.appending(contentsOf: b)))
+    case (.or(let a), _): return _capped(.or(a.appending(rhs)))
+    case (_, .or(let b)): return _capped(.or(_Junction([lhs] + b.terms)))
+    default: return _capped(.or(_Junction([lhs, rhs])))
     }
+  }
+
+  /// The negation; `NOT NOT x` is `x`.
+  static prefix func ! (node: _FilterNode) -> _FilterNode {
+    switch node {
+    case .invalid: return node
+    case .not(let inner): return inner
+    default: return _capped(.not(node))
+    }
+  }
+
+  /// `other` when it is invalid (the first invalid operand wins), else self.
+  private func _keepingInvalid(_ other: _FilterNode) -> _FilterNode {
+    if case .invalid = other { return other }
+    return self
+  }
+
+  /// The node, or `.invalid` when it nests deeper than ``maxDepth``.
+  private static func _capped(_ node: _FilterNode) -> _FilterNode {
+    let depth = node.depth
+    guard depth > maxDepth else { return node }
+    return .invalid(
+      RequestSetError(
+        .tooComplex,
+        "The filter nests ANDs, ORs and NOTs \(depth) levels deep; at most \(maxDepth) are allowed. "
+          + "Join conditions of one kind in one list (a || b || c, or filter(\\.key, in: values)) "
+          + "instead of nesting each new condition inside the last."))
   }
 
   /// Text for `explain()` and descriptions, fully parenthesized where it matters.
-  var description: String {
+  var description: String { _describe(maxTerms: nil) }
+
+  /// The description with each AND and OR cut to its first few operands, for error
+  /// messages, which must stay readable (and cheap) however large the filter.
+  var summary: String { _describe(maxTerms: 6) }
+
+  private func _describe(maxTerms: Int?) -> String {
     switch self {
     case .constant(let b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
-    case .and(let parts): return parts.map { $0._operandDescription }.joined(separator: " AND ")
-    case .or(let parts): return parts.map { $0._operandDescription }.joined(separator: " OR ")
-    case .not(let inner): return "NOT " + inner._operandDescription
+    case .and(let j): return Self._describe(j, " AND ", maxTerms)
+    case .or(let j): return Self._describe(j, " OR ", maxTerms)
+    case .not(let inner): return "NOT " + inner._operandDescription(maxTerms)
     case .field(let c): return c.description
     case .typed(let c): return c.description
     case .predicate(let p): return p.description
@@ -62,12 +138,85 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
     }
   }
 
-  private var _operandDescription: String {
+  private func _operandDescription(_ maxTerms: Int?) -> String {
     switch self {
-    case .and, .or: return "(" + description + ")"
-    default: return description
+    case .and, .or: return "(" + _describe(maxTerms: maxTerms) + ")"
+    default: return _describe(maxTerms: maxTerms)
     }
   }
+
+  private static func _describe(_ j: _Junction<Element>, _ separator: String, _ maxTerms: Int?) -> String {
+    let terms = j.terms
+    guard let maxTerms, terms.count > maxTerms else {
+      return terms.map { $0._operandDescription(maxTerms) }.joined(separator: separator)
+    }
+    return terms.prefix(maxTerms).map { $0._operandDescription(maxTerms) }.joined(separator: separator)
+      + separator + "… (\(terms.count - maxTerms) more)"
+  }
+}
+
+/// The operands of an AND or an OR, in an append-only buffer that every junction built
+/// from it shares.
+///
+/// Each junction sees the first `count` operands of its buffer. Appending to a junction
+/// that sees the whole buffer appends in place, so `f = f || x` in a loop costs O(1) per
+/// step even though the old `f` is still alive while the new one is built; appending to
+/// one that sees a prefix (another junction appended first) copies the prefix. What a
+/// junction sees never changes, so junctions are values like arrays.
+@usableFromInline
+struct _Junction<Element: Sendable>: Sendable {
+  private let _buffer: _JunctionBuffer<Element>
+  /// How many of the buffer's operands this junction holds.
+  let count: Int
+  /// 1 + the depth of the deepest operand.
+  let depth: Int
+
+  init(_ terms: [_FilterNode<Element>]) {
+    _buffer = _JunctionBuffer(terms)
+    count = terms.count
+    depth = 1 + terms.reduce(0) { Swift.max($0, $1.depth) }
+  }
+
+  private init(buffer: _JunctionBuffer<Element>, count: Int, depth: Int) {
+    _buffer = buffer
+    self.count = count
+    self.depth = depth
+  }
+
+  /// The operands, in order.
+  /// - Complexity: O(1) when no other junction appended to the buffer, else O(count).
+  var terms: [_FilterNode<Element>] {
+    _buffer.terms.withLock { $0.count == count ? $0 : Array($0[..<count]) }
+  }
+
+  /// This junction with `node` added at the end.
+  /// - Complexity: amortized O(1) when this junction sees the whole buffer.
+  func appending(_ node: _FilterNode<Element>) -> _Junction {
+    appending(contentsOf: CollectionOfOne(node), depth: node.depth + 1)
+  }
+
+  /// This junction with `other`'s operands added at the end.
+  func appending(contentsOf other: _Junction) -> _Junction {
+    appending(contentsOf: other.terms, depth: other.depth)
+  }
+
+  private func appending<C: Collection>(contentsOf nodes: C, depth added: Int) -> _Junction
+  where C.Element == _FilterNode<Element> {
+    let depth = Swift.max(depth, added)
+    let inPlace = _buffer.terms.withLock { terms in
+      guard terms.count == count else { return false }
+      terms.append(contentsOf: nodes)
+      return true
+    }
+    if inPlace { return _Junction(buffer: _buffer, count: count + nodes.count, depth: depth) }
+    return _Junction(buffer: _JunctionBuffer(terms + nodes), count: count + nodes.count, depth: depth)
+  }
+}
+
+/// The storage of ``_Junction``s: operands are only ever appended, under the lock.
+final class _JunctionBuffer<Element: Sendable>: Sendable {
+  let terms: _Lock<[_FilterNode<Element>]>
+  init(_ terms: [_FilterNode<Element>]) { self.terms = _Lock(terms) }
 }
 
 /// A comparison operator for string-key filters.
@@ -243,18 +392,93 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   /// store that would otherwise decode every record reads one field instead (see
   /// `TypedFieldTwin.swift`).
   @usableFromInline let field: _FieldCondition?
+  /// For `==` with a `Hashable` value: the key path and value, so that an OR of many
+  /// equalities on one key path runs as one set lookup (see `_FilterCompiler`).
+  @usableFromInline let equality: _TypedEquality<Element>?
 
   @inlinable
   init(
     describe: @escaping @Sendable () -> String, field: _FieldCondition? = nil,
-    assign: (@Sendable (inout Element) -> Void)? = nil,
+    assign: (@Sendable (inout Element) -> Void)? = nil, equality: _TypedEquality<Element>? = nil,
     test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
   ) {
     self.describe = describe
     self.field = field
     self.assign = assign
+    self.equality = equality
     self.test = test
   }
+}
+
+/// `keyPath == value` for a `Hashable` value, in a form that ORs of equalities on the same
+/// key path merge into one set lookup.
+@usableFromInline
+struct _TypedEquality<Element>: Sendable {
+  /// The key path, as a dictionary key.
+  @usableFromInline let key: _KeyPathKey
+  @usableFromInline let value: _SendableHashable
+  /// True for `==`, false for `!=`.
+  @usableFromInline let isEqual: Bool
+  /// Reads the field from a record, as an `AnyHashable` of the key path's value type.
+  @usableFromInline let read: @Sendable (UnsafePointer<Element>) -> _SendableHashable
+
+  @inlinable
+  init(
+    key: _KeyPathKey, value: _SendableHashable, isEqual: Bool,
+    read: @escaping @Sendable (UnsafePointer<Element>) -> _SendableHashable
+  ) {
+    self.key = key
+    self.value = value
+    self.isEqual = isEqual
+    self.read = read
+  }
+
+  /// The descriptor of `keyPath == value` (or `!=` when `isEqual` is false), or nil when
+  /// `Value` is not `Hashable`.
+  @inlinable
+  static func make<Value: Sendable>(
+    _ keyPath: KeyPath<Element, Value> & Sendable, _ value: Value, isEqual: Bool = true
+  ) -> _TypedEquality? {
+    guard let hash = _hashing(Value.self) else { return nil }
+    return _TypedEquality(key: _KeyPathKey(keyPath: keyPath), value: hash(value), isEqual: isEqual) {
+      hash($0.pointee[keyPath: keyPath])
+    }
+  }
+}
+
+/// An `AnyHashable` made from a `Sendable` value.
+///
+/// `@unchecked Sendable` because `AnyHashable` is not declared `Sendable`; every instance
+/// wraps a value whose type is `Sendable` (``_hashing(_:)`` takes only those), so sharing
+/// the box shares only that value.
+@usableFromInline
+struct _SendableHashable: Hashable, @unchecked Sendable {
+  let base: AnyHashable
+}
+
+/// Wraps values of `type` for hashing when the type is `Hashable`, else nil.
+///
+/// The wrapper casts to the type's own `Hashable` conformance, never through `Any`, so an
+/// optional stays an optional (`Int?.none` is a value here, not a failed cast).
+@usableFromInline
+func _hashing<V: Sendable>(_ type: V.Type) -> (@Sendable (V) -> _SendableHashable)? {
+  guard let hashable = type as? any Hashable.Type else { return nil }
+  let box = _HashableType(type: hashable)
+  return { value in
+    func wrap<H: Hashable>(_: H.Type) -> _SendableHashable {
+      // V is H: the cast only names the conformance.
+      _SendableHashable(base: AnyHashable(value as! H))
+    }
+    return wrap(box.type)
+  }
+}
+
+/// A `Hashable` metatype captured by ``_hashing(_:)``'s closure.
+///
+/// `@unchecked Sendable` because existential metatypes are not declared `Sendable`, yet a
+/// metatype is an immutable runtime record: the closure only reads it to open it.
+private struct _HashableType: @unchecked Sendable {
+  let type: any Hashable.Type
 }
 
 extension _TypedCondition {

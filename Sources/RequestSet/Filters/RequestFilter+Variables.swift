@@ -51,10 +51,10 @@ extension _FilterNode {
         switch node {
         case .and(let parts):
           work.append(.and(parts.count))
-          work.append(contentsOf: parts.reversed().map(_SubstitutionStep.visit))
+          work.append(contentsOf: parts.terms.reversed().map(_SubstitutionStep.visit))
         case .or(let parts):
           work.append(.or(parts.count))
-          work.append(contentsOf: parts.reversed().map(_SubstitutionStep.visit))
+          work.append(contentsOf: parts.terms.reversed().map(_SubstitutionStep.visit))
         case .not(let inner):
           work.append(.not)
           work.append(.visit(inner))

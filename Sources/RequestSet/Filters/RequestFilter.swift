@@ -59,7 +59,7 @@ public struct RequestFilter<Element: Sendable>: Sendable, CustomStringConvertibl
 
   /// Records that do not match the filter.
   public static prefix func ! (filter: RequestFilter) -> RequestFilter {
-    RequestFilter(_node: .not(filter._node))
+    RequestFilter(_node: !filter._node)
   }
 
   /// The filter in the text form ``RequestSet/explain()`` prints.

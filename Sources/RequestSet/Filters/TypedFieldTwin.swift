@@ -36,8 +36,10 @@ private let _fieldKeys = _Lock<[_KeyPathKey: String?]>([:])
 /// `@unchecked Sendable` because `AnyKeyPath` is not declared `Sendable`, yet a key path
 /// object is immutable once created: equality and hashing read only its fixed component
 /// buffer, so sharing one between threads cannot race.
-private struct _KeyPathKey: Hashable, @unchecked Sendable {
-  let keyPath: AnyKeyPath
+@usableFromInline
+struct _KeyPathKey: Hashable, @unchecked Sendable {
+  @usableFromInline let keyPath: AnyKeyPath
+  @inlinable init(keyPath: AnyKeyPath) { self.keyPath = keyPath }
 }
 
 /// The Codable key a key path names, when it is a plain chain of stored properties.
@@ -79,6 +81,25 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ compari
   // `\.id` whose Codable key is another: still the record's id, for a lookup by id.
   guard comparison == .equal, _describedFieldKey(keyPath, root: Root.self) == "id" else { return nil }
   var twin = _FieldCondition(key: "id", comparison: comparison, value: encoded, collation: .binary)
+  twin.idOnly = true
+  return twin
+}
+
+/// The field condition that agrees with "the value at `keyPath` is one of `values`", or
+/// nil: `key IN {…}` when every value has a twin (see ``_twinValue(_:ordered:)``).
+func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, in values: [Value]) -> _FieldCondition? {
+  var encoded: [FieldValue] = []
+  encoded.reserveCapacity(values.count)
+  for value in values {
+    guard let e = _twinValue(value, ordered: false) else { return nil }
+    encoded.append(e)
+  }
+  if let key = _fieldKey(keyPath, root: Root.self) {
+    return try? _FieldCondition(key: key, op: .in, value: .array(encoded))
+  }
+  guard _describedFieldKey(keyPath, root: Root.self) == "id",
+    var twin = try? _FieldCondition(key: "id", op: .in, value: .array(encoded))
+  else { return nil }
   twin.idOnly = true
   return twin
 }

@@ -40,9 +40,15 @@ extension RequestSet where Element: Record {
   /// consistent state however long the walk takes; a store that reads records from disk
   /// decodes one batch at a time, which is how to walk a result larger than memory. It
   /// reads only as the consumer asks, so a slow consumer holds one batch, never a backlog.
-  /// - Parameter batchSize: The records read at a time; below 1 it reads one at a time.
+  /// A `batchSize` below 1 gives a stream whose first `next()` throws
+  /// ``RequestSetError`` `.invalidWindow`.
+  /// - Parameter batchSize: Records read at a time, 1 or more.
   public func stream(batchSize: Int = 1_024) -> RequestSetStream<Element> {
-    RequestSetStream(set: self, batchSize: Swift.max(batchSize, 1))
+    guard batchSize > 0 else {
+      let error = RequestSetError.invalidWindow("stream(batchSize: \(batchSize))", batchSize, allowed: "a batch size of 1 or more")
+      return RequestSetStream(set: _with { $0.invalidate(error) }, batchSize: 1)
+    }
+    return RequestSetStream(set: self, batchSize: batchSize)
   }
 }
 
@@ -251,7 +257,7 @@ public struct RequestSetStream<Element: Record>: AsyncSequence, Sendable {
       let e = try evaluation ?? set._cache.evaluation(set._source, set._query)
       evaluation = e
       guard position < e.count else { return nil }
-      let end = Swift.min(position + batchSize, e.count)
+      let end = position + Swift.min(batchSize, e.count - position)  // no overflow at Int.max
       batch = try (position..<end).map { try e.element($0) }
       position = end
       batchIndex = 1

@@ -9,6 +9,14 @@
 @usableFromInline
 struct _Query<Element: Sendable>: Sendable {
   var stages: [_Stage<Element>] = [_Stage()]
+  /// The first error a builder met (a negative limit, say): evaluating the query throws
+  /// it, and `validated()` reports it.
+  var invalid: RequestSetError?
+
+  /// Marks the query invalid; the first error is the one reported.
+  mutating func invalidate(_ error: RequestSetError) {
+    if invalid == nil { invalid = error }
+  }
 
   /// The stage new clauses join, opening a fresh one when the last has a window.
   private mutating func _openStage() -> Int {
@@ -24,8 +32,9 @@ struct _Query<Element: Sendable>: Sendable {
     }
     switch mode {
     case .and: stages[i].filter = existing && node
-    // Everything before is one operand, as if in parentheses.
-    case .or: stages[i].filter = .or([existing, node])
+    // Everything before is one operand, as if in parentheses; an OR before flattens into
+    // the new one, which means the same and keeps a chain built in a loop flat.
+    case .or: stages[i].filter = existing || node
     }
   }
 
@@ -46,14 +55,18 @@ struct _Query<Element: Sendable>: Sendable {
     stages[i].distinct = key
   }
 
+  /// - Precondition: `n >= 0` (the builders check it).
   mutating func limit(_ n: Int) {
     let i = stages.count - 1
     stages[i].window.limit = min(stages[i].window.limit ?? n, n)
   }
 
+  /// Offsets add up and saturate at `Int.max`, which skips everything.
+  /// - Precondition: `n >= 0` (the builders check it).
   mutating func offset(_ n: Int) {
     let i = stages.count - 1
-    stages[i].window.offset += n
+    let (sum, overflow) = stages[i].window.offset.addingReportingOverflow(n)
+    stages[i].window.offset = overflow ? Int.max : sum
     if let limit = stages[i].window.limit { stages[i].window.limit = max(0, limit - n) }
   }
 }

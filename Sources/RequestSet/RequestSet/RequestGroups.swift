@@ -119,10 +119,10 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
       }
     }
 
-    var rows: [[String: FieldValue]] = zip(groupKeys, accumulators).map { key, accs in
+    var rows: [[String: FieldValue]] = try zip(groupKeys, accumulators).map { key, accs in
       var row: [String: FieldValue] = [:]
       for (name, value) in zip(keys, key) { row[name] = value }
-      for (aggregate, acc) in zip(aggregates, accs) { row[aggregate.name] = acc.result }
+      for (aggregate, acc) in zip(aggregates, accs) { row[aggregate.name] = try acc.result(type: Element.self, key: aggregate.key) }
       return row
     }
 

@@ -12,10 +12,43 @@ extension RequestSet {
   /// ```swift
   /// let total = try animals.filter("species", value: "Cow").sum(\.weight)
   /// ```
+  /// Floating-point sums follow IEEE 754 (a sum past the largest value is infinity);
+  /// integer key paths use the `FixedWidthInteger` overload, which throws instead of
+  /// overflowing.
   /// - Complexity: O(*m*) over the *m* records of the set, which are never materialized.
   public func sum<Value: AdditiveArithmetic>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value {
     var total = Value.zero
     try _forEachRecord { total += $0.pointee[keyPath: keyPath] }
+    return total
+  }
+
+  /// The exact sum of an integer key path over the set (0 for an empty set), or an error
+  /// when it does not fit in `Value`.
+  ///
+  /// ```swift
+  /// let totalAge = try animals.sum(\.age)      // Int
+  /// try RequestSet([Int.max, 1]).sum(\.self)   // throws .overflow
+  /// ```
+  /// Only the total must fit: values of up to 64 bits add up exactly whatever their order
+  /// (`[Int.max, 1, -1]` sums to `Int.max`). `sum("key")` on the same field returns the
+  /// same total, or throws the same error.
+  /// - Throws: ``RequestSetError`` `.overflow` when the total passes `Value.max` or
+  ///   `Value.min` (for wider types than 64 bits, when a running total does).
+  /// - Complexity: O(*m*) over the *m* records of the set, which are never materialized.
+  public func sum<Value: FixedWidthInteger>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value {
+    let overflow = { RequestSetError.sumOverflow("\(keyPath)", Value.self) }
+    if Value.bitWidth <= 64 {
+      var total: Int128 = 0
+      try _forEachRecord { total += Int128($0.pointee[keyPath: keyPath]) }
+      guard let exact = Value(exactly: total) else { throw overflow() }
+      return exact
+    }
+    var total = Value.zero
+    try _forEachRecord {
+      let (s, o) = total.addingReportingOverflow($0.pointee[keyPath: keyPath])
+      if o { throw overflow() }
+      total = s
+    }
     return total
   }
 
@@ -47,18 +80,63 @@ extension RequestSet {
     return best
   }
 
+  /// The smallest value of a floating-point key path over the set, skipping NaN; nil
+  /// when the set is empty or holds only NaN.
+  ///
+  /// ```swift
+  /// let lightest = try animals.min(\.weight)
+  /// ```
+  /// NaN compares with nothing, so a minimum that kept it would depend on where it stands;
+  /// `min("weight")` skips it too.
+  public func min<Value: BinaryFloatingPoint>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    var best: Value?
+    try _forEachRecord { p in
+      let v = p.pointee[keyPath: keyPath]
+      if !v.isNaN, best.map({ v < $0 }) ?? true { best = v }
+    }
+    return best
+  }
+
+  /// The largest value of a floating-point key path over the set, skipping NaN; nil when
+  /// the set is empty or holds only NaN.
+  ///
+  /// ```swift
+  /// let heaviest = try animals.max(\.weight)
+  /// ```
+  /// Like the floating-point `min`, it skips NaN, as `max("weight")` does.
+  public func max<Value: BinaryFloatingPoint>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    var best: Value?
+    try _forEachRecord { p in
+      let v = p.pointee[keyPath: keyPath]
+      if !v.isNaN, best.map({ v > $0 }) ?? true { best = v }
+    }
+    return best
+  }
+
   /// The mean of an integer key path over the set, or nil for an empty set.
   ///
   /// ```swift
   /// let meanAge = try animals.average(\.age)   // Double?
   /// ```
+  ///
+  /// The mean is taken from the exact sum of values of up to 64 bits (`Int.min` and
+  /// `Int.max` average to -0.5, not to a rounding error), then divided as a Double.
   public func average<Value: BinaryInteger>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Double? {
+    var exact: Int128 = 0
     var total = 0.0, n = 0
+    var isExact = true
     try _forEachRecord {
-      total += Double($0.pointee[keyPath: keyPath])
+      let v = $0.pointee[keyPath: keyPath]
+      if isExact, let wide = Int128(exactly: v) {
+        let (sum, overflow) = exact.addingReportingOverflow(wide)
+        if overflow { isExact = false } else { exact = sum }
+      } else {
+        isExact = false
+      }
+      total += Double(v)
       n += 1
     }
-    return n == 0 ? nil : total / Double(n)
+    return n == 0 ? nil : (isExact ? Double(exact) : total) / Double(n)
   }
 
   /// The mean of a floating-point key path over the set, or nil for an empty set.
@@ -88,20 +166,24 @@ extension RequestSet where Element: Encodable {
     if let read = fields.reader(for: key) {
       for slot in e.slots { acc.add(try read(slot)) }
     }
-    return acc.result
+    return try acc.result(type: Element.self, key: key)
   }
 
-  /// The sum of a numeric key's non-nil values: `.int` when every value is an integer
-  /// (and the sum fits), `.double` otherwise.
+  /// The sum of a numeric key's non-nil values: `.int` when every value is an integer,
+  /// `.double` as soon as one is a Double.
   ///
   /// ```swift
   /// try animals.sum("weight")     // .double(1109.6)
+  /// try animals.sum("age")        // .int(34)
   /// ```
-  /// - Throws: ``RequestSetError`` `.unknownKey`, or `.typeMismatch` for a key that does
-  ///   not hold numbers.
+  /// An integer total is exact and must fit in `Int`, as with the typed
+  /// `sum(\.key)`: both return the same value or throw
+  /// the same `.overflow`, never a wrapped or rounded number.
+  /// - Throws: ``RequestSetError`` `.unknownKey`, `.typeMismatch` for a key that does
+  ///   not hold numbers, or `.overflow` when an integer total passes `Int.max` or `Int.min`.
   public func sum(_ key: String) throws -> FieldValue { try _aggregate(.sum, key) }
 
-  /// The smallest non-nil value of a key, or `.null` when there is none.
+  /// The smallest non-nil value of a key (NaN is skipped), or `.null` when there is none.
   ///
   /// ```swift
   /// try animals.min("age")        // .int(2)
@@ -110,7 +192,7 @@ extension RequestSet where Element: Encodable {
   ///   values of several kinds.
   public func min(_ key: String) throws -> FieldValue { try _aggregate(.min, key) }
 
-  /// The largest non-nil value of a key, or `.null` when there is none.
+  /// The largest non-nil value of a key (NaN is skipped), or `.null` when there is none.
   ///
   /// ```swift
   /// try animals.max("name")       // .string("alice")

@@ -16,7 +16,8 @@ extension RequestSet: RandomAccessCollection {
   /// animals.filter(\.age > 3).count
   /// ```
   /// Counting an unevaluated set neither copies nor materializes the matching records.
-  /// A bad query stops the program; ``fetchCount()`` throws instead.
+  /// A bad query stops the program; ``fetchCount()`` throws instead, and a set returned
+  /// by ``validated()`` never stops.
   /// - Complexity: O(*n*) the first time, O(1) after.
   public var count: Int {
     do {

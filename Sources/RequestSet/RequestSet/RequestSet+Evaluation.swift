@@ -48,8 +48,45 @@ extension RequestSet {
     try _cache.count(_source, _query)
   }
 
+  /// The same set, evaluated and checked, so that reading it can never stop the program.
+  ///
+  /// The collection members (`count`, subscripts, `for`-`in`, `first`, `last`, `exists`)
+  /// cannot throw, so on a set that cannot run they stop the program with the error's
+  /// message. That is right for a query written in code, and wrong for one built from
+  /// input: a format string a user typed, a key from a request, a limit from a URL.
+  /// `validated()` runs the set once and throws what any read would meet; the set it
+  /// returns holds that result, so its reads cannot fail.
+  ///
+  /// ```swift
+  /// let userFilter = try RequestFilter<Animal>(format: userText, arguments: [])
+  /// let page = try animals.filter(userFilter).offset(requestOffset).limit(requestLimit).validated()
+  /// for animal in page { print(animal.name) }   // cannot trap: every check ran above
+  /// ```
+  /// It checks everything evaluation checks: keys (`.unknownKey`), values and operators
+  /// against what each key holds (`.typeMismatch`), windows (`.invalidWindow` for a
+  /// negative `limit`, `offset`, `first(_:)` or `last(_:)`), filters that could not be
+  /// built (a value that failed to encode, `.encodingFailed`; nesting too deep,
+  /// `.tooComplex`), a `#Predicate` that throws (`.predicateFailed`), and the store (it
+  /// must be readable, and a `LogStore` must decode every record of the result).
+  ///
+  /// The guarantee is for this set and its copies. A set derived from it (another
+  /// `filter`, `limit`…) is a new query: validate that one too.
+  /// - Returns: This set, evaluated: its reads use the result `validated()` computed.
+  /// - Throws: ``RequestSetError``, as ``fetch()`` would.
+  /// - Complexity: One evaluation (what the first read would cost), plus decoding each
+  ///   record of the result once on a store that keeps records encoded.
+  public func validated() throws -> RequestSet {
+    let e = try _cache.evaluation(_source, _query)
+    if case .external = e.snapshot._storage {
+      // Records are decoded on each read: decode them once here, so a record its type can
+      // no longer decode throws now rather than stopping a later read.
+      for i in 0..<e.count { _ = try e.element(i) }
+    }
+    return self
+  }
+
   var _filterText: String {
-    let parts = _query.stages.compactMap { $0.filter?.description }
+    let parts = _query.stages.compactMap { $0.filter?.summary }
     return parts.isEmpty ? "(no filter)" : parts.joined(separator: " THEN ")
   }
 

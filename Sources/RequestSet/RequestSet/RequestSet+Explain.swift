@@ -17,6 +17,7 @@ extension RequestSet {
   /// ```
   public func explain() -> String {
     var lines = ["RequestSet<\(Element.self)> over \(_source.name)"]
+    if let invalid = _query.invalid { lines.append("invalid: \(invalid.message)") }
     for (i, stage) in _query.stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil
@@ -55,7 +56,7 @@ extension RequestSet {
         let strategy =
           sortStrategy
           ?? (stage.distinct == nil
-            ? stage.window.limit.map { "top-k heap, k = \(stage.window.offset + $0)" } ?? "stable sort" : "stable sort")
+            ? stage.window.needed.map { "top-k heap, k = \($0)" } ?? "stable sort" : "stable sort")
         lines.append("  sort: \(keys) (\(strategy))")
       }
       if stage.reversed {

@@ -45,6 +45,29 @@ extension RequestSet {
     filter(RequestFilter(isIncluded), mode: mode)
   }
 
+  /// Keeps records whose field at `keyPath` equals one of `values`: SQL's `IN`.
+  ///
+  /// The typed form of `filter("key IN %@", values)`: each record costs one set lookup
+  /// however many values there are, and with an index on the field (or on the `id`) the
+  /// planner looks each value up instead of scanning. An empty list keeps no record.
+  ///
+  /// ```swift
+  /// let picked = animals.filter(\.id, in: [1, 3, 7])
+  /// // explain(): stage 1: id lookup (~2 of 6 records)
+  /// //              index answers: \Animal.id IN {1, 3, 7}
+  /// ```
+  /// - Parameters:
+  ///   - keyPath: The field to test.
+  ///   - values: The values to keep; duplicates do not matter.
+  ///   - mode: How the new filter joins the filters before it.
+  /// - Returns: A new set; the receiver is unchanged.
+  /// - Complexity: O(*v*) to build for *v* values; evaluation tests each candidate once.
+  public func filter<Value: Hashable & Sendable>(
+    _ keyPath: KeyPath<Element, Value> & Sendable, in values: some Sequence<Value>, mode: RequestFilterMode = .and
+  ) -> RequestSet {
+    filter(RequestFilter(keyPath, in: values), mode: mode)
+  }
+
   /// Drops the records that match `filter`: a negated filter joined with AND.
   ///
   /// ```swift

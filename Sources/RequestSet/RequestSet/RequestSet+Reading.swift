@@ -4,9 +4,10 @@ extension RequestSet {
   /// ```swift
   /// animals.sortBy(\.age).first(3)    // the three youngest
   /// ```
-  /// - Precondition: `n >= 0`.
+  /// A negative `n` makes the set invalid (see ``limit(_:)``).
+  /// - Returns: A new set; the receiver is unchanged.
   public func first(_ n: Int) -> RequestSet {
-    limit(n)
+    _window("first", n) { $0.limit(n) }
   }
 
   /// The last `n` records, in the set's order, as a lazy request set.
@@ -14,10 +15,11 @@ extension RequestSet {
   /// ```swift
   /// animals.sortBy(\.age).last(3)     // the three oldest, oldest last
   /// ```
-  /// - Precondition: `n >= 0`.
+  /// A negative `n` makes the set invalid (see ``limit(_:)``).
+  /// - Returns: A new set; the receiver is unchanged.
   /// - Complexity: Evaluation keeps the last *n* in a heap when the set is sorted.
   public func last(_ n: Int) -> RequestSet {
-    precondition(n >= 0, "last(\(n)) needs a count of 0 or more.")
+    guard n >= 0 else { return _window("last", n) { _ in } }
     return reversed().limit(n).reversed()
   }
 
@@ -42,7 +44,8 @@ extension RequestSet {
   /// ```swift
   /// if animals.filter("name", value: "Rex").exists { … }
   /// ```
-  /// A bad query stops the program; ``fetchExists()`` throws instead.
+  /// A bad query stops the program; ``fetchExists()`` throws instead, and a set returned
+  /// by ``validated()`` never stops.
   public var exists: Bool {
     do {
       return try fetchExists()

@@ -193,7 +193,7 @@ extension RequestSet where Element: Record {
       else {
         throw RequestSetError(
           .tooComplex,
-          "firstOrInsert built a record the query would not find (the conditions \(stage.filter?.description ?? "") "
+          "firstOrInsert built a record the query would not find (the conditions \(stage.filter?.summary ?? "") "
             + "contradict each other or the record's other fields). Adjust the conditions.")
       }
       do {
@@ -213,7 +213,7 @@ extension RequestSet where Element: Record {
     guard let node else { return }
     switch node {
     case .constant(true): return
-    case .and(let parts): for p in parts { try _collectAssignments(p, &fields, &setters) }
+    case .and(let j): for p in j.terms { try _collectAssignments(p, &fields, &setters) }
     case .field(let c) where c.comparison == .equal && c.collation == .binary:
       fields.append((c.key, c.value))
     case .typed(let c) where c.assign != nil:
@@ -223,7 +223,7 @@ extension RequestSet where Element: Record {
     default:
       throw RequestSetError(
         .tooComplex,
-        "firstOrInsert cannot tell a new record's fields from \(node.description): only equality conditions "
+        "firstOrInsert cannot tell a new record's fields from \(node.summary): only equality conditions "
           + "joined with AND (on string keys or writable key paths) determine them.")
     }
   }
