@@ -14,16 +14,18 @@ import Foundation
 //   and swapped keys get no twin. The compiler uses a twin only when that key exists and
 //   holds the value's kind, and otherwise decodes records as before;
 // - the value is of a type whose encoded form orders and compares as the Swift value does:
-//   integers up to 64 bits (not UInt64), Double, Float, String, Date, and for == and !=
-//   also Bool and UUID, or an optional of one of these.
+//   integers up to 64 bits, signed and unsigned (compared exactly, see `_Numbers`), Double,
+//   Float, Decimal, String, Date, and for == and != also Bool and UUID, or an optional of
+//   one of these. (Not URL: `URL ==` compares a relative URL and its base, not the
+//   absolute string the field holds.)
 // A translated `#Predicate` (see `PredicateTranslation.swift`) holds its constants to the
 // same list.
 
 private let _orderedTypes: [Any.Type] = [
-  Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt8.self, UInt16.self, UInt32.self,
-  Double.self, Float.self, String.self, Date.self,
-  Int?.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self, UInt8?.self, UInt16?.self, UInt32?.self,
-  Double?.self, Float?.self, String?.self, Date?.self,
+  Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self,
+  UInt64.self, Double.self, Float.self, Decimal.self, String.self, Date.self,
+  Int?.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self, UInt?.self, UInt8?.self, UInt16?.self,
+  UInt32?.self, UInt64?.self, Double?.self, Float?.self, Decimal?.self, String?.self, Date?.self,
 ]
 private let _equatableTypes: [Any.Type] = _orderedTypes + [Bool.self, UUID.self, Bool?.self, UUID?.self]
 
@@ -104,6 +106,6 @@ func _twinValue<Value>(_ value: Value, ordered: Bool) -> FieldValue? {
   guard _isTwinType(Value.self, ordered: ordered), let encodable = value as? any Encodable,
     let encoded = try? _FieldEncoder.encode(encodable)
   else { return nil }
-  if case .double(let d) = encoded, d.isNaN { return nil }
+  if _Numbers.isNaN(encoded) { return nil }
   return encoded
 }

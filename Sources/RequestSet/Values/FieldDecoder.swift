@@ -39,7 +39,9 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
   func int<I: FixedWidthInteger>(_: I.Type) throws -> I {
     switch value {
     case .int(let i): if let v = I(exactly: i) { return v }
+    case .uint(let u): if let v = I(exactly: u) { return v }
     case .double(let d): if let v = I(exactly: d) { return v }
+    case .decimal(let d): if let v = I(d.description) { return v }  // integral decimals print as integers
     default: break
     }
     throw _mismatch(I.self, value, path)
@@ -54,15 +56,31 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
   case is Double.Type:
     switch value {
     case .double(let d): return (d as! T)
-    case .int(let i): return (Double(i) as! T)
+    case .int, .uint, .decimal: return (value._doubleValue as! T)
     default: throw _mismatch(Double.self, value, path)
     }
   case is Float.Type:
     switch value {
     case .double(let d): return (Float(d) as! T)
-    case .int(let i): return (Float(i) as! T)
+    case .int, .uint, .decimal: return (Float(value._doubleValue) as! T)
     default: throw _mismatch(Float.self, value, path)
     }
+  case is Decimal.Type:
+    switch value {
+    case .decimal(let d): return (d as! T)
+    case .int(let i): return (Decimal(i) as! T)
+    case .uint(let u): return (Decimal(u) as! T)
+    case .double(let d):
+      guard let decimal = _Numbers.decimal(d) else { throw _mismatch(Decimal.self, value, path) }
+      return (decimal as! T)
+    default: return nil  // written by Decimal's own encode(to:): let it read its object
+    }
+  case is URL.Type:
+    guard case .string(let s) = value else { return nil }
+    guard let url = URL(string: s) else {
+      throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Invalid URL string \"\(s)\"."))
+    }
+    return (url as! T)
   case is Int.Type: return (try int(Int.self) as! T)
   case is Int8.Type: return (try int(Int8.self) as! T)
   case is Int16.Type: return (try int(Int16.self) as! T)

@@ -109,6 +109,9 @@ private func _placeholder<T: Decodable>(_ type: T.Type, recorder: _ProbeRecorder
   case is UInt64.Type: return scalar(.number, 0 as UInt64)
   case is UUID.Type: return scalar(.string, UUID())
   case is Date.Type: return scalar(.number, Date(timeIntervalSinceReferenceDate: 0))
+  // Encoded as JSONEncoder writes them, not as their own Codable containers (see _FieldEncoder).
+  case is Decimal.Type: return scalar(.number, Decimal(0))
+  case is URL.Type: return scalar(.string, URL(string: "https://example.com")!)
   default:
     do {
       return try T(from: _ProbeDecoder(recorder: recorder, path: path))
@@ -137,6 +140,9 @@ private func _tagged<T>(_ type: T.Type, _ n: Int) -> (value: T, field: FieldValu
   case is UInt8.Type: return pair(UInt8(small), .int(small))
   case is UInt16.Type: return pair(UInt16(small), .int(small))
   case is UInt32.Type: return pair(UInt32(small), .int(small))
+  case is UInt64.Type: return pair(UInt64(small), .int(small))
+  case is UInt.Type: return pair(UInt(small), .int(small))
+  case is Decimal.Type: return pair(Decimal(small) + Decimal(string: "0.25")!, .decimal(Decimal(small) + Decimal(string: "0.25")!))
   case is Double.Type: return pair(Double(small) + 0.5, .double(Double(small) + 0.5))
   case is Float.Type: return pair(Float(small) + 0.5, .double(Double(small) + 0.5))
   case is Date.Type:

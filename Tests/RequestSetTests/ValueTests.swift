@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+
+@testable import RequestSet
+
+/// A record of the value types whose encoded form used to compare wrongly: `Decimal`,
+/// integers past 2^53 and past `Int.max`, `URL`.
+struct Ledger: Record, Equatable {
+  var id: Int
+  var price: Decimal
+  var big: UInt64
+  var exact: Int64
+  var ratio: Double
+  var link: URL
+
+  init(id: Int, price: String = "0", big: UInt64 = 0, exact: Int64 = 0, ratio: Double = 0, link: URL? = nil) {
+    self.id = id
+    self.price = Decimal(string: price)!
+    self.big = big
+    self.exact = exact
+    self.ratio = ratio
+    self.link = link ?? URL(string: "https://example.com/\(id)")!
+  }
+}
+
+extension StoreKind {
+  /// A request set over any record type on this kind of backend.
+  func makeSet<R: Record>(of records: [R]) throws -> RequestSet<R> {
+    if self == .array { return RequestSet(records) }
+    let store = try makeStore(of: R.self)
+    try store.insert(contentsOf: records)
+    return RequestSet(store)
+  }
+}
+
+@Suite struct ValueTests {
+  static let twoToThe53: Int64 = 1 << 53
+
+  static let ledger: [Ledger] = [
+    Ledger(id: 1, price: "5.34", big: UInt64.max, exact: twoToThe53 + 1, ratio: 1),
+    Ledger(id: 2, price: "5.35", big: UInt64.max - 1, exact: twoToThe53, ratio: .nan),
+    Ledger(id: 3, price: "5.36", big: 1 << 63, exact: -twoToThe53 - 1, ratio: -1),
+    Ledger(id: 4, price: "10", big: 0, exact: 3, ratio: .infinity),
+    Ledger(id: 5, price: "-1.5", big: UInt64(Int64.max), exact: 0, ratio: .nan),
+  ]
+
+  func ids(_ s: RequestSet<Ledger>) throws -> [Int] { try s.fetch().map(\.id) }
+
+  @Test(arguments: StoreKind.allCases)
+  func decimalIsANumber(kind: StoreKind) throws {
+    let all = try kind.makeSet(of: Self.ledger)
+    let cut = Decimal(string: "5.35")!
+    #expect(try ids(all.filter("price", .greaterThan, cut)) == [3, 4])
+    #expect(try ids(all.filter("price", .greaterThanOrEqual, cut)) == [2, 3, 4])
+    #expect(try ids(all.filter("price", value: cut)) == [2])
+    // Against a Double, as the double prints (5.35), and against integers, exactly.
+    #expect(try ids(all.filter("price", .greaterThan, 5.35)) == [3, 4])
+    #expect(try ids(all.filter("price", value: 5.35)) == [2])
+    #expect(try ids(all.filter("price", .greaterThan, 5)) == [1, 2, 3, 4])
+    #expect(try ids(all.filter("price", value: 10)) == [4])
+    #expect(try ids(all.filter(\.price > cut)) == [3, 4])
+    #expect(try ids(all.sortBy("price")) == [5, 1, 2, 3, 4])
+    #expect(try ids(all.sortBy(\.price, order: .descending)) == [4, 3, 2, 1, 5])
+    #expect(try ids(all.sortBy("price").limit(2)) == [5, 1])
+    #expect(try all.max("price") == .decimal(Decimal(10)))
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func decimalInAFormatStringAndAnIndexRange(kind: StoreKind) throws {
+    let all = try kind.makeSet(of: Self.ledger)
+    #expect(try ids(all.filter("price BETWEEN %@", [Decimal(string: "5.35")!, 10])) == [2, 3, 4])
+    #expect(try ids(all.filter("price IN %@", [Decimal(string: "5.36")!, 5.34])) == [1, 3])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func unsignedIntegersAreExactPastIntMax(kind: StoreKind) throws {
+    let all = try kind.makeSet(of: Self.ledger)
+    #expect(try ids(all.filter("big", value: UInt64.max - 1)) == [2])
+    #expect(try ids(all.filter("big", value: UInt64.max)) == [1])
+    #expect(try ids(all.filter("big", .greaterThan, UInt64.max - 1)) == [1])
+    #expect(try ids(all.filter("big", .greaterThan, Int.max)) == [1, 2, 3])
+    #expect(try ids(all.filter("big", value: Int.max)) == [5])
+    #expect(try ids(all.filter(\.big == UInt64.max - 1)) == [2])
+    #expect(try ids(all.sortBy("big")) == [4, 5, 3, 2, 1])
+    #expect(try ids(all.sortBy("big", order: .descending).limit(2)) == [1, 2])
+    #expect(try all.max("big") == .uint(UInt64.max))
+    #expect(try FieldValue(encoding: UInt64.max) == .uint(UInt64.max))
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func integersCompareWithDoublesExactly(kind: StoreKind) throws {
+    let all = try kind.makeSet(of: Self.ledger)
+    let d53 = Double(Self.twoToThe53)
+    // 2^53 + 1 rounds to the Double 2^53, but is not equal to it.
+    #expect(try ids(all.filter("exact", value: d53)) == [2])
+    #expect(try ids(all.filter("exact", .greaterThan, d53)) == [1])
+    #expect(try ids(all.filter("exact", .lessThan, -d53)) == [3])
+    #expect(try ids(all.filter("exact", .lessThanOrEqual, -d53)) == [3])
+    #expect(try ids(all.filter("exact", .greaterThan, 2.5).sortBy("exact")) == [4, 2, 1])
+    #expect(FieldValue.int(Int(Self.twoToThe53) + 1) != .double(d53))
+    #expect(FieldValue.int(Int(Self.twoToThe53)) == .double(d53))
+  }
+
+  @Test func numbersHashAsTheyCompare() throws {
+    let equalPairs: [(FieldValue, FieldValue)] = [
+      (.int(3), .double(3)), (.decimal(Decimal(3)), .int(3)),
+      (.decimal(Decimal(string: "5.35")!), .double(5.35)),
+      (.uint(1 << 63), .double(9_223_372_036_854_775_808.0)),
+      (.decimal(Decimal(UInt64.max)), .uint(UInt64.max)),
+    ]
+    for (a, b) in equalPairs {
+      #expect(a == b)
+      #expect(a.hashValue == b.hashValue)
+      #expect(Set([a, b]).count == 1)
+    }
+    #expect(FieldValue.uint(UInt64.max) != .double(18_446_744_073_709_551_616.0))
+    #expect(FieldValue.decimal(.nan) != .decimal(.nan))
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func urlIsItsAbsoluteString(kind: StoreKind) throws {
+    let base = URL(string: "https://example.com/docs/")!
+    let records = [
+      Ledger(id: 1, link: URL(string: "guide.html", relativeTo: base)!),
+      Ledger(id: 2, link: URL(string: "https://example.com/other")!),
+    ]
+    let all = try kind.makeSet(of: records)
+    #expect(try FieldValue(encoding: records[0].link) == .string("https://example.com/docs/guide.html"))
+    #expect(try ids(all.filter("link", value: "https://example.com/docs/guide.html")) == [1])
+    #expect(try ids(all.filter("link BEGINSWITH 'https://example.com/d'")) == [1])
+    #expect(
+      try all.values("link").map { $0["link"] } == [
+        .string("https://example.com/docs/guide.html"), .string("https://example.com/other"),
+      ])
+    // A record comes back with the URL its string names.
+    #expect(try all.fetch().map(\.link.absoluteString) == records.map(\.link.absoluteString))
+  }
+
+  @Test func logStoreKeepsDecimalsAndBigIntegersAcrossReopening() throws {
+    let path = TemporaryLogDirectory.freshPath()
+    do {
+      let log = try LogStore<Ledger>(path: path)
+      try log.insert(contentsOf: Self.ledger)
+    }
+    let reopened = try LogStore<Ledger>(path: path)
+    let back = try RequestSet(reopened).fetch()
+    #expect(back.map(\.price) == Self.ledger.map(\.price))
+    #expect(back.map(\.big) == Self.ledger.map(\.big))
+    #expect(try ids(RequestSet(reopened).filter("price", .lessThan, 5.35)) == [1, 5])
+  }
+
+  /// A file written before decimals had a tag of their own holds them (and URLs) as the
+  /// objects their own `encode(to:)` writes; those still decode.
+  @Test func decimalsAndURLsInTheOlderObjectFormStillDecode() throws {
+    struct OldDecimal: Encodable {
+      let value: Decimal
+      func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+    struct OldURL: Encodable {
+      let value: URL
+      func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+    struct Old: Encodable {
+      var price: OldDecimal
+      var link: OldURL
+    }
+    struct New: Decodable, Equatable {
+      var price: Decimal
+      var link: URL
+    }
+    var codec = BinaryRecordCodec()
+    let bytes = try codec.encode(
+      Old(
+        price: OldDecimal(value: Decimal(string: "12.25")!),
+        link: OldURL(value: URL(string: "https://a.example/b")!)))
+    guard case .object(let fields) = try codec.fieldValue(from: bytes) else {
+      Issue.record("not an object")
+      return
+    }
+    #expect(fields["price"]?._kind == .object)
+    let back = try codec.decode(New.self, from: bytes)
+    #expect(back == New(price: Decimal(string: "12.25")!, link: URL(string: "https://a.example/b")!))
+  }
+
+  @Test func binaryCodecWritesDecimalsAsNumbers() throws {
+    var codec = BinaryRecordCodec()
+    let bytes = try codec.encode(Self.ledger[0])
+    guard case .object(let fields) = try codec.fieldValue(from: bytes) else {
+      Issue.record("not an object")
+      return
+    }
+    #expect(fields["price"] == .decimal(Decimal(string: "5.34")!))
+    #expect(fields["big"] == .uint(UInt64.max))
+    #expect(fields["link"] == .string("https://example.com/1"))
+    #expect(try codec.decode(Ledger.self, from: bytes) == Self.ledger[0])
+  }
+}
