@@ -194,4 +194,52 @@ extension StoreKind {
     #expect(fields["link"] == .string("https://example.com/1"))
     #expect(try codec.decode(Ledger.self, from: bytes) == Self.ledger[0])
   }
+
+  /// NaN sorts after every number and ties with NaN, whether the sort is full, keeps the
+  /// top k, walks an index or feeds `distinct`, by string key or key path.
+  @Test(arguments: StoreKind.allCases)
+  func nanHasOnePlaceInEverySort(kind: StoreKind) throws {
+    // ratios: 1 (1), NaN (2), -1 (3), inf (4), NaN (5)
+    let all = try kind.makeSet(of: Self.ledger)
+    let ascending = [3, 1, 4, 2, 5]
+    let descending = [2, 5, 4, 1, 3]
+    #expect(try ids(all.sortBy("ratio")) == ascending)
+    #expect(try ids(all.sortBy(\.ratio)) == ascending)
+    #expect(try ids(all.sortBy("ratio", order: .descending)) == descending)
+    #expect(try ids(all.sortBy(\.ratio, order: .descending)) == descending)
+    for k in 1...5 {
+      #expect(try ids(all.sortBy("ratio").limit(k)) == Array(ascending.prefix(k)))
+      #expect(try ids(all.sortBy(\.ratio).limit(k)) == Array(ascending.prefix(k)))
+      #expect(try ids(all.sortBy("ratio", order: .descending).limit(k)) == Array(descending.prefix(k)))
+      #expect(try ids(all.sortBy(\.ratio, order: .descending).limit(k)) == Array(descending.prefix(k)))
+    }
+    #expect(try ids(all.sortBy("ratio").distinct("ratio")) == [3, 1, 4, 2])
+    #expect(try ids(all.sortBy(\.ratio).distinct(\.ratio)) == [3, 1, 4, 2])
+    // NaN still equals nothing in a filter, and orders with nothing.
+    #expect(try ids(all.filter("ratio", value: Double.nan)) == [])
+    #expect(try ids(all.filter("ratio", .greaterThan, 0.5)) == [1, 4])
+  }
+
+  @Test(arguments: [StoreKind.indexedMemory, .indexedLog])
+  func nanSortsTheSameWithAnIndex(kind: StoreKind) throws {
+    let all: RequestSet<Ledger>
+    if kind == .indexedMemory {
+      let store = MemoryStore<Ledger>()
+      try store.createIndex("ratio")
+      try store.createIndex(\.price)
+      try store.insert(contentsOf: Self.ledger)
+      all = RequestSet(store)
+    } else {
+      let store = try LogStore<Ledger>(path: TemporaryLogDirectory.freshPath())
+      try store.createIndex("ratio")
+      try store.createIndex(\.price)
+      try store.insert(contentsOf: Self.ledger)
+      all = RequestSet(store)
+    }
+    #expect(try ids(all.sortBy("ratio").limit(3)) == [3, 1, 4])
+    #expect(try ids(all.sortBy("ratio", order: .descending).limit(3)) == [2, 5, 4])
+    #expect(try ids(all.filter("ratio", .lessThan, 2.0)) == [1, 3])
+    #expect(try ids(all.sortBy(\.price).limit(2)) == [5, 1])
+    #expect(try ids(all.filter(\.price >= Decimal(string: "5.35")!)) == [2, 3, 4])
+  }
 }
