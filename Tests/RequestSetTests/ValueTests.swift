@@ -243,3 +243,18 @@ extension StoreKind {
     #expect(try ids(all.filter(\.price >= Decimal(string: "5.35")!)) == [2, 3, 4])
   }
 }
+
+/// Record types whose decoders trap on made-up input, run in a child process
+/// (`Tests/AdversaryWorker/Scenarios+Values.swift`) so that a trap fails the test.
+@Suite struct ValidatingDecoderTests {
+  @Test(arguments: ["memory", "log", "array"])
+  func learningKeysNeverFeedsTheDecoderMadeUpValues(kind: String) throws {
+    let result = try AdversaryChild.run("validatingDecoder", kind)
+    #expect(result.exitedNormally, "\(result)")
+    let expected =
+      (kind == "array" ? [] : ["empty 0"]) + [
+        "guests [2, 3]", "bo [2]", "sorted [3, 2]", "no nickname 3", "done",
+      ]
+    #expect(result.lines == expected)
+  }
+}

@@ -26,6 +26,12 @@ struct _FieldTable: Sendable {
     kinds = probedKinds
   }
 
+  /// Adds what decoding a record revealed (see `_SchemaProbe.learn`): keys no record
+  /// encodes, such as optionals that are nil in every record so far.
+  mutating func addProbed(_ probed: [String: _KindSet]) {
+    for (key, set) in probed { kinds[key, default: _KindSet()].formUnion(set) }
+  }
+
   /// Every key a string filter may name, sorted.
   var knownKeys: [String] { kinds.keys.sorted() }
 

@@ -124,7 +124,7 @@ public final class LogStore<Element: Record>: RecordStore {
       path: path, options: options, file: file, lock: lock, header: header,
       saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
       openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
-      probedKinds: _probeKinds(Element.self), report: outcome.report)
+      probedKinds: [:], report: outcome.report)
     if !options.readOnly && options.recovery == .skipDamagedFrames
       && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
     {
