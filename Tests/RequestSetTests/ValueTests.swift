@@ -258,3 +258,118 @@ extension StoreKind {
     #expect(result.lines == expected)
   }
 }
+
+/// A record with fields no placeholder could stand for (an enum with a payload, a nested
+/// class) beside ordinary ones.
+struct Shipment: Record {
+  enum Shape: Codable, Sendable, Equatable {
+    case box(width: Int)
+    case tube(length: Double)
+  }
+  final class Carrier: Codable, Sendable {
+    let code: String
+    init(code: String) { self.code = code }
+  }
+  var id: Int
+  var name: String
+  var shape: Shape
+  var link: URL
+  var price: Decimal
+  var carrier: Carrier
+}
+
+@Suite struct AwkwardFieldTests {
+  static let shipments = [
+    Shipment(
+      id: 1, name: "a", shape: .box(width: 2), link: URL(string: "https://x.example/1")!, price: 1,
+      carrier: .init(code: "UPS")),
+    Shipment(
+      id: 2, name: "b", shape: .tube(length: 1.5), link: URL(string: "https://x.example/2")!, price: 2,
+      carrier: .init(code: "DHL")),
+    Shipment(
+      id: 3, name: "c", shape: .box(width: 2), link: URL(string: "https://x.example/3")!, price: 3,
+      carrier: .init(code: "UPS")),
+  ]
+
+  /// One field the fast path cannot read costs only the conditions on that field: a key
+  /// path to an ordinary field still reads its field, and can be indexed.
+  @Test func oneUnreadableFieldLeavesTheOthersTheirFields() throws {
+    let store = try LogStore<Shipment>(path: TemporaryLogDirectory.freshPath())
+    try store.createIndex(\.name)
+    try store.insert(contentsOf: Self.shipments)
+    try store.createIndex(\.price)
+    let all = RequestSet(store)
+    #expect(try all.filter(\.name == "b").fetch().map(\.id) == [2])
+    #expect(
+      all.filter(\.name == "b").explain() == """
+        RequestSet<Shipment> over LogStore<Shipment>
+        stage 1: index lookup on name (~1 of 3 records)
+          index answers: \\Shipment.name == "b"
+        """)
+    #expect(try all.filter(\.price >= Decimal(2)).fetch().map(\.id) == [2, 3])
+    let shaped = all.filter(\.shape == .box(width: 2)).filter(\.name != "a")
+    #expect(try shaped.fetch().map(\.id) == [3])
+    #expect(
+      shaped.explain() == """
+        RequestSet<Shipment> over LogStore<Shipment>
+        stage 1: scan all records (~3 records)
+          filter: \\Shipment.shape == box(width: 2) AND \\Shipment.name != "a"
+          decodes each record for: \\Shipment.shape == box(width: 2)
+        """)
+    #expect(try all.filter("carrier.code", value: "UPS").fetch().map(\.id) == [1, 3])
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func awkwardFieldsAnswerAlikeOnEveryStore(kind: StoreKind) throws {
+    let all = try kind.makeSet(of: Self.shipments)
+    #expect(try all.filter(\.name == "c").fetch().map(\.id) == [3])
+    #expect(try all.filter(\.shape == .box(width: 2)).fetch().map(\.id) == [1, 3])
+    #expect(try all.filter("link", value: "https://x.example/2").fetch().map(\.id) == [2])
+    #expect(try all.filter("price", .greaterThan, 1.5).fetch().map(\.id) == [2, 3])
+    #expect(try all.sortBy(\.price, order: .descending).limit(1).fetch().map(\.id) == [3])
+    #expect(try all.filter("carrier.code", value: "DHL").fetch().map(\.id) == [2])
+  }
+}
+
+/// Key paths are confirmed as Codable keys on stored records, even when every stored record
+/// holds one value under two keys, and renamed keys are still caught.
+@Suite struct KeyPathConfirmationTests {
+  struct Pair: Record {
+    var id: Int
+    var age: Int
+  }
+  struct Swapped: Record {
+    var id: Int
+    var left: Int
+    var right: Int
+    enum CodingKeys: String, CodingKey {
+      case id
+      case left = "right"
+      case right = "left"
+    }
+  }
+
+  @Test func equalValuesUnderTwoKeysDoNotHideTheKey() throws {
+    let store = try LogStore<Pair>(path: TemporaryLogDirectory.freshPath())
+    try store.insert(contentsOf: (1...10).map { Pair(id: $0, age: $0) })
+    try store.createIndex(\.age)
+    let all = RequestSet(store)
+    #expect(try all.filter(\.age == 3).fetch().map(\.id) == [3])
+    #expect(
+      all.filter(\.age == 3).explain() == """
+        RequestSet<Pair> over LogStore<Pair>
+        stage 1: index lookup on age (~1 of 10 records)
+          index answers: \\Pair.age == 3
+        """)
+  }
+
+  @Test func swappedKeysHaveNoTwinEvenWhenTheValuesAgree() throws {
+    let store = try LogStore<Swapped>(path: TemporaryLogDirectory.freshPath())
+    try store.insert(contentsOf: (1...4).map { Swapped(id: $0, left: $0, right: $0) })
+    try store.insert(Swapped(id: 5, left: 1, right: 2))
+    let all = RequestSet(store)
+    #expect(try all.filter(\.left == 1).fetch().map(\.id) == [1, 5])
+    #expect(try all.filter("left", value: 1).fetch().map(\.id) == [1])
+    #expect(all.filter(\.left == 1).explain().contains("decodes each record for: \\Swapped.left == 1"))
+  }
+}

@@ -60,6 +60,7 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   /// - Complexity: O(*n*) to copy the records.
   public init(records: some Sequence<Element>) where Element: Encodable {
     let array = ContiguousArray(records)
+    _SchemaProbe.witness(contentsOf: array)
     self.init(
       records: array, live: nil, liveCount: array.count,
       fields: .lazy(_LazyFieldTable(array)), version: 0)

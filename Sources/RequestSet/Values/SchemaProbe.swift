@@ -45,12 +45,15 @@ enum _SchemaProbe {
 
   /// Keeps a stored record as a witness of its type, while the type has fewer than
   /// ``witnessLimit``. A class instance is kept as a copy decoded from its fields, so a
-  /// later change to the caller's object cannot make it disagree with them.
-  static func witness<T: Decodable & Sendable>(_ record: T, fields: FieldValue) {
-    let kept: T
+  /// later change to the caller's object cannot make it disagree with them; a type that
+  /// is not `Decodable` keeps none.
+  static func witness<T: Encodable & Sendable>(_ record: T, fields: FieldValue) {
+    guard let decodable = T.self as? any Decodable.Type else { return }
+    func copy<D: Decodable>(_ type: D.Type) -> Any? { try? _FieldDecoder.decode(D.self, from: fields) }
+    let kept: Any
     if T.self is AnyClass {
-      guard let copy = try? _FieldDecoder.decode(T.self, from: fields) else { return }
-      kept = copy
+      guard let made = copy(decodable) else { return }
+      kept = made
     } else {
       kept = record
     }
@@ -59,6 +62,15 @@ enum _SchemaProbe {
       if table[id, default: []].count < witnessLimit {
         table[id, default: []].append(Witness(record: kept, fields: fields))
       }
+    }
+  }
+
+  /// Keeps the first records of an array that queries run on as witnesses.
+  static func witness<T: Encodable & Sendable>(contentsOf records: some Collection<T>) {
+    guard wantsWitness(T.self) else { return }
+    for r in records.prefix(witnessLimit) {
+      guard let fields = try? _FieldEncoder.encode(r) else { return }
+      witness(r, fields: fields)
     }
   }
 
@@ -82,6 +94,8 @@ enum _SchemaProbe {
       }
       guard _same(value, _EncodedRow(w.fields).value(at: key)) else { return false }
       if value != .null { sawValue = true }
+      // Decisive where it can be tried: change the property, see which key changes.
+      if let changed = _perturbed(w, keyPath) { return changed == [key] }
       var here = Set<String>()
       _forEachKey(w.fields, prefix: nil) { other, v in
         if other != key && _same(v, value) { here.insert(other) }
@@ -90,6 +104,63 @@ enum _SchemaProbe {
     }
     return sawValue && alike?.isEmpty == true ? true : nil
   }
+
+  /// The keys whose encoded values change when the witness's property at `keyPath` is
+  /// given another value: exactly the key path's own key when the name is right. Nil when
+  /// that cannot be tried without running the type's code: the key path is not a plain
+  /// stored property of a struct (`MemoryLayout.offset(of:)` finds none, so no setter or
+  /// observer is involved; the new value is written straight into a copy), or its type is
+  /// not one of the scalars `_otherValue` knows.
+  private static func _perturbed(_ w: Witness, _ keyPath: AnyKeyPath) -> Set<String>? {
+    func open<Root>(_ record: Root) -> Set<String>? {
+      guard !(Root.self is AnyClass), let path = keyPath as? PartialKeyPath<Root>,
+        let offset = MemoryLayout<Root>.offset(of: path), let other = _otherValue(record[keyPath: path])
+      else { return nil }
+      var copy = record
+      func store<V>(_ value: V) {
+        withUnsafeMutableBytes(of: &copy) {
+          $0.baseAddress!.advanced(by: offset).assumingMemoryBound(to: V.self).pointee = value
+        }
+      }
+      _openExistential(other, do: store)
+      guard let encodable = copy as? any Encodable, let changed = try? _FieldEncoder.encode(encodable) else {
+        return nil
+      }
+      var before: [String: FieldValue] = [:]
+      var after: [String: FieldValue] = [:]
+      _forEachKey(w.fields, prefix: nil) { before[$0] = $1 }
+      _forEachKey(changed, prefix: nil) { after[$0] = $1 }
+      return Set(
+        Set(before.keys).union(after.keys).filter { k in
+          guard let b = before[k], let a = after[k] else { return true }
+          if case .object = b, case .object = a { return false }  // its leaves say what changed
+          return !_same(a, b)
+        })
+    }
+    return _openExistential(w.record, do: open)
+  }
+
+  /// A value of exactly `value`'s dynamic type that differs from it, for the scalar types
+  /// a twin can have; nil for any other type (an optional among them).
+  private static func _otherValue(_ value: Any) -> Any? {
+    let type = Swift.type(of: value)
+    switch value {
+    case let v as Int where type == Int.self: return v &+ 1
+    case let v as Int64 where type == Int64.self: return v &+ 1
+    case let v as Int32 where type == Int32.self: return v &+ 1
+    case let v as UInt64 where type == UInt64.self: return v &+ 1
+    case let v as String where type == String.self: return v + "\u{1}"
+    case let v as Double where type == Double.self: return _other(v)
+    case let v as Bool where type == Bool.self: return !v
+    case let v as Date where type == Date.self:
+      return Date(timeIntervalSinceReferenceDate: _other(v.timeIntervalSinceReferenceDate))
+    case let v as Decimal where type == Decimal.self: return v.isNaN || v.isZero ? Decimal(1) : v * 2
+    default: return nil
+    }
+  }
+
+  /// A double that differs from `d` (`d + 1` would not, past 2^53).
+  private static func _other(_ d: Double) -> Double { d.isNaN || d == .infinity ? 0.5 : d.nextUp }
 
   /// Equality that also holds between two NaNs (a witness's own value against itself).
   private static func _same(_ a: FieldValue, _ b: FieldValue) -> Bool {
