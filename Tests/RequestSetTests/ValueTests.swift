@@ -373,3 +373,47 @@ struct Shipment: Record {
     #expect(all.filter(\.left == 1).explain().contains("decodes each record for: \\Swapped.left == 1"))
   }
 }
+
+/// Dictionary keys with dots are reached by escaping the dot: `counts.b\.c`.
+@Suite struct DottedKeyTests {
+  struct Tally: Record {
+    var id: Int
+    var counts: [String: Int]
+  }
+
+  static let tallies = [
+    Tally(id: 1, counts: ["b.c": 2, "b": 7]),
+    Tally(id: 2, counts: ["b.c": 3, "a\\b": 1]),
+    Tally(id: 3, counts: ["x": 1]),
+  ]
+
+  @Test(arguments: StoreKind.allCases)
+  func anEscapedDotReachesADottedDictionaryKey(kind: StoreKind) throws {
+    let all = try kind.makeSet(of: Self.tallies)
+    #expect(try all.filter("counts.b\\.c", value: 2).fetch().map(\.id) == [1])
+    #expect(try all.filter("counts.b\\.c", .greaterThan, 1).fetch().map(\.id) == [1, 2])
+    #expect(try all.filter("counts.b", value: 7).fetch().map(\.id) == [1])
+    #expect(try all.filter("counts.a\\\\b", value: 1).fetch().map(\.id) == [2])
+    #expect(try all.filter("%K == 3", "counts.b\\.c").fetch().map(\.id) == [2])
+    #expect(try all.sortBy("counts.b\\.c", order: .descending).fetch().map(\.id) == [2, 1, 3])
+    #expect(try all.values("counts.b\\.c").map { $0["counts.b\\.c"] } == [.int(2), .int(3), .null])
+  }
+
+  @Test(arguments: StoreKind.writable)
+  func updatesAndIndexesReachThemToo(kind: StoreKind) throws {
+    let store = try kind.makeStore(of: Tally.self)
+    try store.insert(contentsOf: Self.tallies)
+    let all = RequestSet(store)
+    try all.filter("id", value: 2).update("counts.b\\.c", value: 9)
+    #expect(try store.fetch(id: 2)?.counts["b.c"] == 9)
+    #expect(try all.filter("counts.b\\.c", value: 9).fetch().map(\.id) == [2])
+  }
+
+  @Test func keysJoinAndSplitAround() {
+    #expect(_DottedKey.join("counts", "b.c") == "counts.b\\.c")
+    #expect(_DottedKey.join(nil, "a\\b") == "a\\\\b")
+    #expect(_DottedKey.split("counts.b\\.c") == ["counts", "b.c"])
+    #expect(_DottedKey.split("paths.a\\\\b.c") == ["paths", "a\\b", "c"])
+    #expect(_DottedKey.split("owner.city") == ["owner", "city"])
+  }
+}

@@ -134,7 +134,7 @@ enum _BinaryValue {
       guard let kind = kind(ofTag: tag) else { throw r.error("unknown value tag 0x\(String(tag, radix: 16))") }
       kinds.insert(id: id, kind)
       if kind == .object {
-        try _collectNested(&r, prefix: name, names: names, into: &kinds, depth: 1)
+        try _collectNested(&r, prefix: _DottedKey.escape(name), names: names, into: &kinds, depth: 1)
       } else {
         try skip(&r, depth: 1)
       }
@@ -155,7 +155,7 @@ enum _BinaryValue {
       }
       let tag = try r.peekByte()
       guard let kind = kind(ofTag: tag) else { throw r.error("unknown value tag 0x\(String(tag, radix: 16))") }
-      let key = prefix + "." + name
+      let key = _DottedKey.join(prefix, name)
       kinds.nested[key, default: _KindSet()].insert(kind)
       if kind == .object {
         try _collectNested(&r, prefix: key, names: names, into: &kinds, depth: depth + 1)
@@ -191,7 +191,7 @@ struct _KindAccumulator: Sendable {
     var kinds = base
     for (id, bits) in top.enumerated() where bits != 0 {
       guard id < names.count, let name = names[id] else { continue }
-      kinds[name, default: _KindSet()].formUnion(_KindSet(bits: bits))
+      kinds[_DottedKey.escape(name), default: _KindSet()].formUnion(_KindSet(bits: bits))
     }
     for (k, v) in nested { kinds[k, default: _KindSet()].formUnion(v) }
     return kinds

@@ -213,16 +213,17 @@ private struct _Single: SingleValueDecodingContainer {
 }
 
 extension FieldValue {
-  /// This value with `newValue` at a dotted key, creating nested objects on the way.
+  /// This value with `newValue` at a dotted key (see `_DottedKey`), creating nested
+  /// objects on the way.
   func _setting(_ newValue: FieldValue, at key: Substring) -> FieldValue {
+    _setting(newValue, at: _DottedKey.split(String(key))[...])
+  }
+
+  private func _setting(_ newValue: FieldValue, at path: ArraySlice<String>) -> FieldValue {
+    guard let head = path.first else { return newValue }
     var fields: [String: FieldValue]
     if case .object(let existing) = self { fields = existing } else { fields = [:] }
-    if let dot = key.firstIndex(of: ".") {
-      let head = String(key[..<dot])
-      fields[head] = (fields[head] ?? .null)._setting(newValue, at: key[key.index(after: dot)...])
-    } else {
-      fields[String(key)] = newValue
-    }
+    fields[head] = (fields[head] ?? .null)._setting(newValue, at: path.dropFirst())
     return .object(fields)
   }
 }

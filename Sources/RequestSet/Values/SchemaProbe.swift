@@ -172,7 +172,7 @@ enum _SchemaProbe {
   {
     guard case .object(let fields) = value else { return }
     for (name, v) in fields {
-      let key = prefix.map { $0 + "." + name } ?? name
+      let key = _DottedKey.join(prefix, name)
       body(key, v)
       _forEachKey(v, prefix: key, body)
     }
@@ -186,7 +186,9 @@ final class _ProbeRecorder {
   func record(_ path: [any CodingKey], _ kind: _FieldKind) {
     // Keys inside arrays are not string keys.
     guard !path.isEmpty, !path.contains(where: { $0.intValue != nil }) else { return }
-    kinds[path.map(\.stringValue).joined(separator: "."), default: _KindSet()].insert(kind)
+    var key: String?
+    for k in path { key = _DottedKey.join(key, k.stringValue) }
+    kinds[key!, default: _KindSet()].insert(kind)
   }
 
   /// Records a key the record leaves out: nil, and the kind its type encodes as when that
