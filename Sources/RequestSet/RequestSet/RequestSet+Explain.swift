@@ -22,12 +22,14 @@ extension RequestSet {
   /// ```
   public func explain() -> String {
     var lines = ["RequestSet<\(Element.self)> over \(_source.name)"]
+    var firstSnapshot: StoreSnapshot<Element>? = nil
     for (i, stage) in _query.stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil
       if i == 0 {
         do {
           let snapshot = try _cache.peekSnapshot() ?? _source.snapshot()
+          firstSnapshot = snapshot
           let plan = _Planner.plan(stage, in: snapshot)
           let total = snapshot.count
           filter = plan.filter
@@ -56,7 +58,7 @@ extension RequestSet {
       }
       if let filter {
         lines.append("  filter: \(filter.description)")
-        if i == 0, let decoded = _decodedConditions(filter), !decoded.isEmpty {
+        if i == 0, let firstSnapshot, let decoded = _decodedConditions(filter, in: firstSnapshot), !decoded.isEmpty {
           lines.append("  decodes each record for: " + decoded.joined(separator: ", "))
         }
       }
@@ -86,10 +88,8 @@ extension RequestSet {
 
   /// The conditions of `filter` that decode each record they test on a store that keeps
   /// records encoded; nil for a store that holds them in memory.
-  private func _decodedConditions(_ filter: _FilterNode<Element>) -> [String]? {
-    guard let snapshot = try? _cache.peekSnapshot() ?? _source.snapshot(),
-      case .external = snapshot._storage
-    else { return nil }
+  private func _decodedConditions(_ filter: _FilterNode<Element>, in snapshot: StoreSnapshot<Element>) -> [String]? {
+    guard case .external = snapshot._storage else { return nil }
     let fields = snapshot._fieldsAtHand()
     var found: [String] = []
     var stack = [filter]  // an explicit stack: a chained filter can nest deeply
