@@ -150,7 +150,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
     #expect(
       all.filter { $0.age == 3 }.sortBy(\.weight).limit(2).explain() == head + """
         stage 1: scan all records (~1000 records)
-          filter: { closure }
+          filter: { closure }\(kind == .log ? "\n  decodes each record for: { closure }" : "")
           sort: \\Animal.weight ASC (top-k heap, k = 2)
           window: limit 2
         """)

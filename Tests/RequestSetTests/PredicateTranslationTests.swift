@@ -22,7 +22,13 @@ import Testing
     var born: Date
   }
 
-  @Test func whatTranslatesAndToWhat() {
+  @Test func whatTranslatesAndToWhat() throws {
+    // Key paths are confirmed as Codable keys on stored records of their type.
+    _ = try MemoryStore(Animal.zoo)
+    _ = try MemoryStore([
+      Pet(id: 1, name: "A", isTame: true, born: Date(timeIntervalSinceReferenceDate: 10)),
+      Pet(id: 2, name: "B", isTame: false, born: Date(timeIntervalSinceReferenceDate: 20)),
+    ])
     let ages = [1, 2]
     let unordered = Double(bitPattern: 0x7FF8_0000_0000_0000)  // NaN
     let owner = Owner(name: "Ann", city: "Oslo")

@@ -121,12 +121,35 @@ final class _BinaryDecoder {
       case _Tag.double: return Double(bitPattern: try r.readLittleEndian(UInt64.self))
       case _Tag.int: return Double(_unzigzag(try r.readVarint()))
       case _Tag.uint: return Double(try r.readVarint())
+      case _Tag.decimal: return _Numbers.nearestDouble(try _BinaryValue.readDecimal(&r))
       default: break
       }
     } catch let e {
       throw corrupted(e, path())
     }
     throw mismatch(Double.self, tag, path())
+  }
+
+  /// A decimal written as one (or as an integer or a double), or nil for the object a
+  /// file written before the decimal tag holds, which `Decimal.init(from:)` reads.
+  func decodeDecimal(at position: Int, path: @autoclosure () -> [any CodingKey]) throws -> Decimal? {
+    let tag = try tag(at: position, path())
+    if tag >= _Tag.smallInt { return Decimal(Int(tag & 0x7F)) }
+    var r = reader(at: position + 1)
+    do throws(_CodecError) {
+      switch tag {
+      case _Tag.decimal: return try _BinaryValue.readDecimal(&r)
+      case _Tag.int: return Decimal(_unzigzag(try r.readVarint()))
+      case _Tag.uint: return Decimal(try r.readVarint())
+      case _Tag.double:
+        let d = Double(bitPattern: try r.readLittleEndian(UInt64.self))
+        if let decimal = _Numbers.decimal(d) { return decimal }
+      default: return nil
+      }
+    } catch let e {
+      throw corrupted(e, path())
+    }
+    throw mismatch(Decimal.self, tag, path())
   }
 
   func decodeBool(at position: Int, path: @autoclosure () -> [any CodingKey]) throws -> Bool {
@@ -154,6 +177,14 @@ final class _BinaryDecoder {
       let d = Date(timeIntervalSinceReferenceDate: try decodeDouble(at: position, path: path()))
       return unsafeBitCast(d, to: T.self)
     }
+    if T.self == URL.self, try tag(at: position, path()) == _Tag.string {
+      let text = try decodeString(at: position, path: path())
+      guard let url = URL(string: text) else {
+        throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "Invalid URL string \"\(text)\"."))
+      }
+      return url as! T
+    }
+    if T.self == Decimal.self, let d = try decodeDecimal(at: position, path: path()) { return d as! T }
     let codingPath = path()
     guard codingPath.count < _Tag.maxDepth else {
       throw DecodingError.dataCorrupted(

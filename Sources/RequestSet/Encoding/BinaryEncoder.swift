@@ -116,6 +116,16 @@ final class _BinaryEncoder {
     out.appendLittleEndian(d.bitPattern)
   }
 
+  /// A decimal as its text, which `Decimal(string:)` reads back exactly.
+  func writeDecimal(_ d: Decimal) {
+    var text = d.description
+    text.withUTF8 { utf8 in
+      out.append(_Tag.decimal)
+      out.appendVarint(UInt64(utf8.count))
+      out.append(UnsafeRawBufferPointer(utf8))
+    }
+  }
+
   @inline(__always)
   func writeBool(_ b: Bool) { out.append(b ? _Tag.true : _Tag.false) }
 
@@ -154,7 +164,9 @@ final class _BinaryEncoder {
     case .null: out.append(_Tag.null)
     case .bool(let b): writeBool(b)
     case .int(let i): writeInt(Int64(i))
+    case .uint(let u): writeUInt(u)
     case .double(let d): writeDouble(d)
+    case .decimal(let d): writeDecimal(d)
     case .string(let s): writeString(s)
     case .array(let a):
       out.append(_Tag.array)
@@ -183,6 +195,10 @@ final class _BinaryEncoder {
       return writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
     }
     if T.self == UUID.self { return writeString(unsafeBitCast(value, to: UUID.self).uuidString) }
+    // As _FieldEncoder writes them (see there): a URL as its absolute string, a Decimal as
+    // a number.
+    if T.self == URL.self { return writeString((value as! URL).absoluteString) }
+    if T.self == Decimal.self { return writeDecimal(value as! Decimal) }
     guard open.count < _Tag.maxDepth else {
       throw RequestSetError(.encodingFailed, "A value nests deeper than \(_Tag.maxDepth) levels; flatten it.")
     }

@@ -19,6 +19,10 @@ enum _Tag {
   static let array: UInt8 = 0x07
   /// An object: (varint key id + 1, value) pairs, then a varint 0.
   static let object: UInt8 = 0x08
+  /// A `Decimal`: varint byte count, then its `description` in UTF-8 (`-12.5`, `NaN`).
+  /// Files written before this tag existed hold decimals as the object `Decimal`'s own
+  /// `encode(to:)` writes; both decode.
+  static let decimal: UInt8 = 0x09
   /// Closes an array.
   static let arrayEnd: UInt8 = 0x0F
   /// 0x80 + n: the integer n, 0 ≤ n ≤ 127, in one byte.

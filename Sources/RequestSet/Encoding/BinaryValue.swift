@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reading encoded values without their Swift type: skipping, finding a key, building a
 /// ``FieldValue``, and learning which kinds of value each key holds.
 ///
@@ -13,7 +15,7 @@ enum _BinaryValue {
     case _Tag.null, _Tag.false, _Tag.true: return
     case _Tag.int, _Tag.uint: _ = try r.readVarint()
     case _Tag.double: _ = try r.readBytes(8)
-    case _Tag.string: _ = try r.readBytes(try r.readLength(max: r.remaining))
+    case _Tag.string, _Tag.decimal: _ = try r.readBytes(try r.readLength(max: r.remaining))
     case _Tag.array:
       guard depth < _Tag.maxDepth else { throw r.error("values nest deeper than \(_Tag.maxDepth) levels") }
       while try r.peekByte() != _Tag.arrayEnd { try skip(&r, depth: depth + 1) }
@@ -55,9 +57,10 @@ enum _BinaryValue {
     case _Tag.int: return .int(Int(_unzigzag(try r.readVarint())))
     case _Tag.uint:
       let u = try r.readVarint()
-      return Int(exactly: u).map(FieldValue.int) ?? .double(Double(u))
+      return Int(exactly: u).map(FieldValue.int) ?? .uint(u)
     case _Tag.double: return .double(Double(bitPattern: try r.readLittleEndian(UInt64.self)))
     case _Tag.string: return .string(try readString(&r))
+    case _Tag.decimal: return .decimal(try readDecimal(&r))
     case _Tag.array:
       guard depth < _Tag.maxDepth else { throw r.error("values nest deeper than \(_Tag.maxDepth) levels") }
       var items: [FieldValue] = []
@@ -89,6 +92,17 @@ enum _BinaryValue {
     return String(decoding: try r.readBytes(n), as: UTF8.self)
   }
 
+  /// A decimal's text after its tag; text that is no decimal is damage.
+  static func readDecimal(_ r: inout _ByteReader) throws(_CodecError) -> Decimal {
+    let start = r.position
+    let text = try readString(&r)
+    if text == "NaN" { return .nan }
+    guard let d = Decimal(string: text) else {
+      throw r.error("invalid decimal \"\(text.prefix(40))\"", at: start)
+    }
+    return d
+  }
+
   /// The kind of the value whose tag is `tag`, or nil for a byte that is no value tag.
   @inline(__always)
   static func kind(ofTag tag: UInt8) -> _FieldKind? {
@@ -96,7 +110,7 @@ enum _BinaryValue {
     switch tag {
     case _Tag.null: return .null
     case _Tag.false, _Tag.true: return .bool
-    case _Tag.int, _Tag.uint, _Tag.double: return .number
+    case _Tag.int, _Tag.uint, _Tag.double, _Tag.decimal: return .number
     case _Tag.string: return .string
     case _Tag.array: return .array
     case _Tag.object: return .object
@@ -120,7 +134,7 @@ enum _BinaryValue {
       guard let kind = kind(ofTag: tag) else { throw r.error("unknown value tag 0x\(String(tag, radix: 16))") }
       kinds.insert(id: id, kind)
       if kind == .object {
-        try _collectNested(&r, prefix: name, names: names, into: &kinds, depth: 1)
+        try _collectNested(&r, prefix: _DottedKey.escape(name), names: names, into: &kinds, depth: 1)
       } else {
         try skip(&r, depth: 1)
       }
@@ -141,7 +155,7 @@ enum _BinaryValue {
       }
       let tag = try r.peekByte()
       guard let kind = kind(ofTag: tag) else { throw r.error("unknown value tag 0x\(String(tag, radix: 16))") }
-      let key = prefix + "." + name
+      let key = _DottedKey.join(prefix, name)
       kinds.nested[key, default: _KindSet()].insert(kind)
       if kind == .object {
         try _collectNested(&r, prefix: key, names: names, into: &kinds, depth: depth + 1)
@@ -177,7 +191,7 @@ struct _KindAccumulator: Sendable {
     var kinds = base
     for (id, bits) in top.enumerated() where bits != 0 {
       guard id < names.count, let name = names[id] else { continue }
-      kinds[name, default: _KindSet()].formUnion(_KindSet(bits: bits))
+      kinds[_DottedKey.escape(name), default: _KindSet()].formUnion(_KindSet(bits: bits))
     }
     for (k, v) in nested { kinds[k, default: _KindSet()].formUnion(v) }
     return kinds

@@ -62,6 +62,11 @@ struct _Accumulator {
       count += 1
       sawDouble = true
       doubleSum += d
+    case .uint, .decimal:
+      // Past Int or fractional: summed as Doubles, like `double`.
+      count += 1
+      sawDouble = true
+      doubleSum += value._doubleValue
     default:
       count += 1
     }

@@ -301,9 +301,27 @@ struct _FilterCompiler<Element: Sendable> {
     }
   }
 
+  /// Whether a key no record holds may still be one: every key, in a store that has held
+  /// no record (it knows none yet, see `_SchemaProbe`); and `a.b` under a key `a` that has
+  /// only held nil or nested values when no key under `a` is known yet (an optional
+  /// nested value that is nil in every record). Such a key reads nil.
+  static func _mayHold(_ key: String, _ fields: any _FieldAccess) -> Bool {
+    if fields.kinds.isEmpty { return true }
+    var parent = Substring(key)
+    while let dot = parent.lastIndex(of: ".") {
+      parent = parent[..<dot]
+      guard let kinds = fields.kinds[String(parent)] else { continue }
+      guard kinds.nonNull.allSatisfy({ $0 == .object }) else { return false }
+      let prefix = parent + "."
+      return !fields.kinds.keys.contains { $0.hasPrefix(prefix) }
+    }
+    return false
+  }
+
   /// Checks that a key exists and that a value can match what it holds.
   static func validate(_ key: String, value: FieldValue?, in fields: any _FieldAccess) throws {
     guard let kinds = fields.kinds[key] else {
+      if _mayHold(key, fields) { return }
       throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
     }
     guard let value, value._kind != .null, !kinds.isUnknown, !kinds.nonNull.isEmpty else { return }
@@ -318,6 +336,7 @@ struct _FilterCompiler<Element: Sendable> {
       return try validate(c.key, value: c.value, in: fields)
     }
     guard let kinds = fields.kinds[c.key] else {
+      if _mayHold(c.key, fields) { return }
       throw RequestSetError.unknownKey(c.key, type: Element.self, known: fields.knownKeys)
     }
     guard !kinds.isUnknown, !kinds.nonNull.isEmpty else { return }

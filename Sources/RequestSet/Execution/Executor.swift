@@ -205,10 +205,21 @@ enum _Executor {
     switch key {
     case .typed(_, let value):
       let cursor = compiler.cursor
-      return { value(try cursor.pointer($0)) }
+      return { _distinctNaN(value(try cursor.pointer($0))) }
     case .field(let name):
       guard let read = try compiler.reader(for: name, value: nil) else { return { _ in AnyHashable(0) } }
-      return { AnyHashable(try read($0)) }
+      return { _distinctNaN(AnyHashable(try read($0))) }
+    }
+  }
+
+  /// NaN, which sorts as one value (see `FieldValue._order`), is one value to `distinct`
+  /// too, though it is not equal to itself.
+  private static func _distinctNaN(_ value: AnyHashable) -> AnyHashable {
+    switch value.base {
+    case let d as Double where d.isNaN: return AnyHashable(_NaNKey())
+    case let f as Float where f.isNaN: return AnyHashable(_NaNKey())
+    case let v as FieldValue where _Numbers.isNaN(v): return AnyHashable(_NaNKey())
+    default: return value
     }
   }
 
@@ -354,3 +365,6 @@ struct _TopK {
 
   func sorted() throws -> [_Ranked] { try heap.sorted { try less($0, $1) } }
 }
+
+/// The one value every NaN stands for in `distinct`.
+private struct _NaNKey: Hashable {}

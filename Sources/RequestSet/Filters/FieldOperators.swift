@@ -205,8 +205,7 @@ extension _FieldCondition {
         if case .null = field { return false }
         if case .null = value { return false }
         // NaN is unordered: every ordering comparison with it is false, as in Swift.
-        if case .double(let d) = field, d.isNaN { return false }
-        if case .double(let d) = value, d.isNaN { return false }
+        if _Numbers.isNaN(field) || _Numbers.isNaN(value) { return false }
         guard field._kind == value._kind else { return false }
         return comparison._holds(order: FieldValue._order(field, value, collation))
       }

@@ -8,22 +8,27 @@ import Foundation
 // only when the two are sure to agree:
 // - the key path is a chain of stored-property names (`\Animal.owner?.city` gives
 //   "owner.city"), which are the record's Codable keys unless the type renames them with
-//   `CodingKeys`. A probe instance confirms the name once per key path (see
-//   `_SchemaProbe.confirms`): it decodes a record whose every field holds a value of its
-//   own and checks that the key path reads the value stored under its name, so renamed
-//   and swapped keys get no twin. The compiler uses a twin only when that key exists and
-//   holds the value's kind, and otherwise decodes records as before;
+//   `CodingKeys`. The first stored records of the type confirm the name once per key path
+//   (see `_SchemaProbe.confirms`): on each, the key path must read the value stored under
+//   its name, and the records must tell that key apart from every other, so renamed and
+//   swapped keys get no twin. Until a record of the type is stored, or while the records
+//   cannot tell, a condition has no twin and records are decoded to test it. Each key path
+//   is confirmed on its own, so a field that encodes in a way of its own (an enum with a
+//   payload, a nested class) costs only the conditions on that field their twin. The
+//   compiler uses a twin only when that key exists and holds the value's kind;
 // - the value is of a type whose encoded form orders and compares as the Swift value does:
-//   integers up to 64 bits (not UInt64), Double, Float, String, Date, and for == and !=
-//   also Bool and UUID, or an optional of one of these.
+//   integers up to 64 bits, signed and unsigned (compared exactly, see `_Numbers`), Double,
+//   Float, Decimal, String, Date, and for == and != also Bool and UUID, or an optional of
+//   one of these. (Not URL: `URL ==` compares a relative URL and its base, not the
+//   absolute string the field holds.)
 // A translated `#Predicate` (see `PredicateTranslation.swift`) holds its constants to the
 // same list.
 
 private let _orderedTypes: [Any.Type] = [
-  Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt8.self, UInt16.self, UInt32.self,
-  Double.self, Float.self, String.self, Date.self,
-  Int?.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self, UInt8?.self, UInt16?.self, UInt32?.self,
-  Double?.self, Float?.self, String?.self, Date?.self,
+  Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self,
+  UInt64.self, Double.self, Float.self, Decimal.self, String.self, Date.self,
+  Int?.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self, UInt?.self, UInt8?.self, UInt16?.self,
+  UInt32?.self, UInt64?.self, Double?.self, Float?.self, Decimal?.self, String?.self, Date?.self,
 ]
 private let _equatableTypes: [Any.Type] = _orderedTypes + [Bool.self, UUID.self, Bool?.self, UUID?.self]
 
@@ -42,15 +47,15 @@ struct _KeyPathKey: Hashable, @unchecked Sendable {
   @inlinable init(keyPath: AnyKeyPath) { self.keyPath = keyPath }
 }
 
-/// The Codable key a key path names, when it is a plain chain of stored properties.
+/// The Codable key a key path names, when it is a plain chain of stored properties and the
+/// type's stored records confirm it; nil otherwise (and, without caching, while undecided).
 func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }) { return known }
   var key = _describedFieldKey(keyPath, root: root)
-  // The name is the key unless CodingKeys say otherwise: check it on a probe instance.
-  if let named = key, let decodable = root as? any Decodable.Type,
-    !_SchemaProbe.confirms(keyPath, key: named, root: decodable)
-  {
-    key = nil
+  // The name is the key unless CodingKeys say otherwise: check it on stored records.
+  if let named = key {
+    guard let confirmed = _SchemaProbe.confirms(keyPath, key: named, root: root) else { return nil }
+    if !confirmed { key = nil }
   }
   _fieldKeys.withLock { cache in
     if cache.count > 4096 { cache.removeAll() }
@@ -125,6 +130,6 @@ func _twinValue<Value>(_ value: Value, ordered: Bool) -> FieldValue? {
   guard _isTwinType(Value.self, ordered: ordered), let encodable = value as? any Encodable,
     let encoded = try? _FieldEncoder.encode(encodable)
   else { return nil }
-  if case .double(let d) = encoded, d.isNaN { return nil }
+  if _Numbers.isNaN(encoded) { return nil }
   return encoded
 }

@@ -41,7 +41,7 @@ enum _IndexRange: Sendable {
   static func compare(_ comparison: RequestComparison, _ value: FieldValue) -> _IndexRange? {
     guard _IndexOrder.isOrdered(value) else {
       // NaN orders with nothing; arrays and objects stay out of indexes.
-      if case .double = value, comparison != .notEqual { return .empty }
+      if _Numbers.isNaN(value), comparison != .notEqual { return .empty }
       return nil
     }
     switch comparison {

@@ -233,17 +233,17 @@ private func _lowerBound(_ sorted: [Int], _ x: Int) -> Int {
 /// The total order index entries are kept in.
 ///
 /// Kinds order as filters order them (nil < Bool < number < String); within a kind the
-/// order is the filters' own, except that an `Int` and a `Double` compare exactly rather
-/// than through `Double(int)`, which would make two large integers equal to one double
-/// and break the order's transitivity. Rounding to `Double` is monotone, so every filter
-/// bound still cuts the entries into one run before and one after (see ``_IndexRange``).
+/// order is the filters' own: numbers compare exactly across `Int`, `UInt64`, `Double` and
+/// `Decimal` (see `_Numbers`), so every filter bound cuts the entries into one run before
+/// and one after (see ``_IndexRange``).
 enum _IndexOrder {
   /// Whether the value has a place in the order (not NaN, not an array or an object).
   @inline(__always)
   static func isOrdered(_ value: FieldValue) -> Bool {
     switch value {
-    case .null, .bool, .int, .string: return true
+    case .null, .bool, .int, .uint, .string: return true
     case .double(let d): return !d.isNaN
+    case .decimal(let d): return !d.isNaN
     case .array, .object: return false
     }
   }
@@ -260,19 +260,7 @@ enum _IndexOrder {
     case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
     case (.string(let x), .string(let y)): return x < y ? -1 : (x == y ? 0 : 1)
     case (.double(let x), .double(let y)): return x < y ? -1 : (x == y ? 0 : 1)
-    case (.int(let x), .double(let y)): return _exact(x, y)
-    case (.double(let x), .int(let y)): return -_exact(y, x)
     default: return FieldValue._order(a, b, .binary)
     }
-  }
-
-  /// An `Int` against a non-NaN `Double`, exactly.
-  private static func _exact(_ x: Int, _ y: Double) -> Int {
-    let dx = Double(x)
-    if dx != y { return dx < y ? -1 : 1 }
-    // Equal after rounding: y is integral; 2^63 itself is past every Int.
-    if y >= 9_223_372_036_854_775_808.0 { return -1 }
-    let iy = Int(y)
-    return x < iy ? -1 : (x == iy ? 0 : 1)
   }
 }

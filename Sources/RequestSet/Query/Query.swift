@@ -168,8 +168,17 @@ public enum RequestSortOrder: Sendable, Hashable {
   case descending
 }
 
+/// -1, 0 or 1 as `a` sorts before, with or after `b`: a total order even for values that
+/// are not equal to themselves (NaN), which sort after every other value and tie with
+/// each other, as string-key sorts order them (see `FieldValue._order`).
 @inlinable
-func _three<V: Comparable>(_ a: V, _ b: V) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
+func _three<V: Comparable>(_ a: V, _ b: V) -> Int {
+  if a < b { return -1 }
+  if a == b { return 0 }
+  if b < a { return 1 }
+  let aUnordered = a != a, bUnordered = b != b
+  return aUnordered == bUnordered ? 0 : (aUnordered ? 1 : -1)
+}
 
 @inlinable
 func _three<V: Comparable>(_ a: V?, _ b: V?) -> Int {
@@ -177,7 +186,7 @@ func _three<V: Comparable>(_ a: V?, _ b: V?) -> Int {
   case (nil, nil): return 0
   case (nil, _): return -1
   case (_, nil): return 1
-  case (let x?, let y?): return x < y ? -1 : (x == y ? 0 : 1)
+  case (let x?, let y?): return _three(x, y)
   }
 }
 

@@ -1,7 +1,12 @@
 extension RequestSet {
   /// A readable, stable description of how the set will be evaluated: which index the
   /// first stage reads through (or a scan), which filters the index answers and which run
-  /// on each record, the sort strategy, the window, and the estimated records read.
+  /// on each record, the sort strategy, the window, and the estimated records read. On a
+  /// store that keeps its records encoded (a ``LogStore``), it also names the conditions
+  /// that decode each record they test, because they have no field of their own to read: a
+  /// closure, an untranslated predicate, a key path whose type's encoded form does not
+  /// compare as the Swift value does (an enum with a payload, a `URL`), or one the stored
+  /// records have not confirmed as a Codable key yet.
   ///
   /// It runs no query: it looks at the store's indexes in a snapshot (the set's own, once
   /// a read has fixed it) and counts index entries for the estimate.
@@ -18,12 +23,14 @@ extension RequestSet {
   public func explain() -> String {
     var lines = ["RequestSet<\(Element.self)> over \(_source.name)"]
     if let invalid = _query.invalid { lines.append("invalid: \(invalid.message)") }
+    var firstSnapshot: StoreSnapshot<Element>? = nil
     for (i, stage) in _query.stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil
       if i == 0 {
         do {
           let snapshot = try _cache.peekSnapshot() ?? _source.snapshot()
+          firstSnapshot = snapshot
           let plan = _Planner.plan(stage, in: snapshot)
           let total = snapshot.count
           filter = plan.filter
@@ -50,7 +57,12 @@ extension RequestSet {
       } else {
         lines.append("stage \(i + 1): the records of stage \(i)")
       }
-      if let filter { lines.append("  filter: \(filter.description)") }
+      if let filter {
+        lines.append("  filter: \(filter.description)")
+        if i == 0, let firstSnapshot, let decoded = _decodedConditions(filter, in: firstSnapshot), !decoded.isEmpty {
+          lines.append("  decodes each record for: " + decoded.joined(separator: ", "))
+        }
+      }
       if !stage.sort.isEmpty {
         let keys = stage.sort.map(\.description).joined(separator: ", ")
         let strategy =
@@ -73,5 +85,36 @@ extension RequestSet {
       }
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// The conditions of `filter` that decode each record they test on a store that keeps
+  /// records encoded; nil for a store that holds them in memory.
+  private func _decodedConditions(_ filter: _FilterNode<Element>, in snapshot: StoreSnapshot<Element>) -> [String]? {
+    guard case .external = snapshot._storage else { return nil }
+    let fields = snapshot._fieldsAtHand()
+    var found: [String] = []
+    var stack = [filter]  // an explicit stack: a chained filter can nest deeply
+    while let node = stack.popLast() {
+      switch node {
+      case .and(let parts), .or(let parts): stack.append(contentsOf: parts.terms.reversed())
+      case .not(let inner): stack.append(inner)
+      case .typed(let c):
+        if let twin = c.field, !twin.idOnly, let fields,
+          _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)
+        {
+          continue
+        }
+        found.append(c.description)
+      case .closure(let c): found.append(c.description)
+      case .predicate(let p):
+        if let translated = p.translated, let fields, _FilterCompiler<Element>.holdsKinds(of: translated, in: fields) {
+          continue
+        }
+        found.append(p.description)
+      case .expression(let e): found.append(e.description)
+      case .constant, .field, .invalid: continue
+      }
+    }
+    return found
   }
 }

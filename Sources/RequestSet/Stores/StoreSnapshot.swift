@@ -73,6 +73,7 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   /// - Complexity: O(*n*) to copy the records.
   public init(records: some Sequence<Element>, version: UInt64 = 0) where Element: Encodable {
     let array = ContiguousArray(records)
+    _SchemaProbe.witness(contentsOf: array)
     self.init(
       records: array, live: nil, liveCount: array.count,
       fields: .lazy(_LazyFieldTable(array)), version: version)
@@ -191,8 +192,11 @@ final class _LazyFieldTable: Sendable {
 
   init<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>) {
     build = {
-      var table = _FieldTable(probedKinds: _probeKinds(Element.self))
+      var table = _FieldTable(probedKinds: [:])
       for r in records { table.append(try _FieldEncoder.encodeRow(r)) }
+      if let first = records.first, let decodable = Element.self as? any Decodable.Type {
+        table.addProbed(_SchemaProbe.learn(decodable, from: try _FieldEncoder.encode(first)))
+      }
       return table
     }
   }
@@ -211,9 +215,4 @@ final class _LazyFieldTable: Sendable {
   }
 }
 
-/// The keys a type's `Decodable` conformance reveals, or none for a type that is only
-/// `Encodable`.
-func _probeKinds<T>(_ type: T.Type) -> [String: _KindSet] {
-  guard let decodable = type as? any Decodable.Type else { return [:] }
-  return _SchemaProbe.probe(decodable)
-}
+

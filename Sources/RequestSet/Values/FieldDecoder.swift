@@ -3,30 +3,33 @@ import Foundation
 /// Decodes a `Decodable` value from a ``FieldValue`` tree: the inverse of `_FieldEncoder`.
 ///
 /// Used where RequestSet builds records from fields: `firstOrInsert()` from a query's
-/// equality conditions, `update("key", value:)` by patching a record's fields.
+/// equality conditions, `update("key", value:)` by patching a record's fields; and, with a
+/// recorder, where a store learns its type's keys from a real record (see `_SchemaProbe`).
 enum _FieldDecoder {
-  static func decode<T: Decodable>(_ type: T.Type, from value: FieldValue) throws -> T {
-    try T(from: _Decoder(value: value, codingPath: []))
+  /// Decodes a `T`; a `recorder` is told every key the type asks for that `value` lacks.
+  static func decode<T: Decodable>(_ type: T.Type, from value: FieldValue, recorder: _ProbeRecorder? = nil) throws -> T {
+    try T(from: _Decoder(value: value, codingPath: [], recorder: recorder))
   }
 }
 
 private struct _Decoder: Decoder {
   let value: FieldValue
   var codingPath: [any CodingKey]
+  let recorder: _ProbeRecorder?
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
     guard case .object(let fields) = value else { throw _mismatch([String: FieldValue].self, value, codingPath) }
-    return KeyedDecodingContainer(_Keyed<Key>(fields: fields, codingPath: codingPath))
+    return KeyedDecodingContainer(_Keyed<Key>(fields: fields, codingPath: codingPath, recorder: recorder))
   }
 
   func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
     guard case .array(let items) = value else { throw _mismatch([FieldValue].self, value, codingPath) }
-    return _Unkeyed(items: items, codingPath: codingPath)
+    return _Unkeyed(items: items, codingPath: codingPath, recorder: recorder)
   }
 
   func singleValueContainer() throws -> any SingleValueDecodingContainer {
-    _Single(value: value, codingPath: codingPath)
+    _Single(value: value, codingPath: codingPath, recorder: recorder)
   }
 }
 
@@ -39,7 +42,9 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
   func int<I: FixedWidthInteger>(_: I.Type) throws -> I {
     switch value {
     case .int(let i): if let v = I(exactly: i) { return v }
+    case .uint(let u): if let v = I(exactly: u) { return v }
     case .double(let d): if let v = I(exactly: d) { return v }
+    case .decimal(let d): if let v = I(d.description) { return v }  // integral decimals print as integers
     default: break
     }
     throw _mismatch(I.self, value, path)
@@ -54,15 +59,31 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
   case is Double.Type:
     switch value {
     case .double(let d): return (d as! T)
-    case .int(let i): return (Double(i) as! T)
+    case .int, .uint, .decimal: return (value._doubleValue as! T)
     default: throw _mismatch(Double.self, value, path)
     }
   case is Float.Type:
     switch value {
     case .double(let d): return (Float(d) as! T)
-    case .int(let i): return (Float(i) as! T)
+    case .int, .uint, .decimal: return (Float(value._doubleValue) as! T)
     default: throw _mismatch(Float.self, value, path)
     }
+  case is Decimal.Type:
+    switch value {
+    case .decimal(let d): return (d as! T)
+    case .int(let i): return (Decimal(i) as! T)
+    case .uint(let u): return (Decimal(u) as! T)
+    case .double(let d):
+      guard let decimal = _Numbers.decimal(d) else { throw _mismatch(Decimal.self, value, path) }
+      return (decimal as! T)
+    default: return nil  // written by Decimal's own encode(to:): let it read its object
+    }
+  case is URL.Type:
+    guard case .string(let s) = value else { return nil }
+    guard let url = URL(string: s) else {
+      throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Invalid URL string \"\(s)\"."))
+    }
+    return (url as! T)
   case is Int.Type: return (try int(Int.self) as! T)
   case is Int8.Type: return (try int(Int8.self) as! T)
   case is Int16.Type: return (try int(Int16.self) as! T)
@@ -78,17 +99,24 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
   }
 }
 
-private func _decode<T: Decodable>(_ type: T.Type, _ value: FieldValue, _ path: [any CodingKey]) throws -> T {
+private func _decode<T: Decodable>(
+  _ type: T.Type, _ value: FieldValue, _ path: [any CodingKey], _ recorder: _ProbeRecorder?
+) throws -> T {
   if let scalar = try _scalar(type, value, path) { return scalar }
-  return try T(from: _Decoder(value: value, codingPath: path))
+  return try T(from: _Decoder(value: value, codingPath: path, recorder: recorder))
 }
 
 private struct _Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let fields: [String: FieldValue]
   var codingPath: [any CodingKey]
+  let recorder: _ProbeRecorder?
   var allKeys: [Key] { fields.keys.compactMap { Key(stringValue: $0) } }
 
-  func contains(_ key: Key) -> Bool { fields[key.stringValue] != nil }
+  func contains(_ key: Key) -> Bool {
+    if fields[key.stringValue] != nil { return true }
+    recorder?.record(codingPath + [key], .null)
+    return false
+  }
 
   private func field(_ key: Key) throws -> FieldValue {
     guard let v = fields[key.stringValue] else {
@@ -98,29 +126,42 @@ private struct _Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
 
   func decodeNil(forKey key: Key) throws -> Bool {
-    if case .null = fields[key.stringValue] ?? .null { return true }
+    if case .null = fields[key.stringValue] ?? .null {
+      recorder?.record(codingPath + [key], .null)
+      return true
+    }
     return false
   }
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-    try _decode(type, try field(key), codingPath + [key])
+    try _decode(type, try field(key), codingPath + [key], recorder)
+  }
+  func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+    guard let value = fields[key.stringValue], value != .null else {
+      recorder?.recordAbsent(codingPath + [key], T.self)
+      return nil
+    }
+    return try _decode(type, value, codingPath + [key], recorder)
   }
   func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
     -> KeyedDecodingContainer<NestedKey>
   {
-    try _Decoder(value: try field(key), codingPath: codingPath + [key]).container(keyedBy: type)
+    try _Decoder(value: try field(key), codingPath: codingPath + [key], recorder: recorder).container(keyedBy: type)
   }
   func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-    try _Decoder(value: try field(key), codingPath: codingPath + [key]).unkeyedContainer()
+    try _Decoder(value: try field(key), codingPath: codingPath + [key], recorder: recorder).unkeyedContainer()
   }
-  func superDecoder() throws -> any Decoder { _Decoder(value: fields["super"] ?? .null, codingPath: codingPath) }
+  func superDecoder() throws -> any Decoder {
+    _Decoder(value: fields["super"] ?? .null, codingPath: codingPath, recorder: recorder)
+  }
   func superDecoder(forKey key: Key) throws -> any Decoder {
-    _Decoder(value: fields[key.stringValue] ?? .null, codingPath: codingPath + [key])
+    _Decoder(value: fields[key.stringValue] ?? .null, codingPath: codingPath + [key], recorder: recorder)
   }
 }
 
 private struct _Unkeyed: UnkeyedDecodingContainer {
   let items: [FieldValue]
   var codingPath: [any CodingKey]
+  let recorder: _ProbeRecorder?
   var currentIndex = 0
   var count: Int? { items.count }
   var isAtEnd: Bool { currentIndex >= items.count }
@@ -141,41 +182,48 @@ private struct _Unkeyed: UnkeyedDecodingContainer {
   }
   mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
     let path = codingPath + [_IndexKey(currentIndex)]
-    return try _decode(type, try next(), path)
+    return try _decode(type, try next(), path, recorder)
   }
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
     -> KeyedDecodingContainer<NestedKey>
   {
-    try _Decoder(value: try next(), codingPath: codingPath).container(keyedBy: type)
+    let path = codingPath + [_IndexKey(currentIndex)]
+    return try _Decoder(value: try next(), codingPath: path, recorder: recorder).container(keyedBy: type)
   }
   mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-    try _Decoder(value: try next(), codingPath: codingPath).unkeyedContainer()
+    let path = codingPath + [_IndexKey(currentIndex)]
+    return try _Decoder(value: try next(), codingPath: path, recorder: recorder).unkeyedContainer()
   }
-  mutating func superDecoder() throws -> any Decoder { _Decoder(value: try next(), codingPath: codingPath) }
+  mutating func superDecoder() throws -> any Decoder {
+    let path = codingPath + [_IndexKey(currentIndex)]
+    return _Decoder(value: try next(), codingPath: path, recorder: recorder)
+  }
 }
 
 private struct _Single: SingleValueDecodingContainer {
   let value: FieldValue
   var codingPath: [any CodingKey]
+  let recorder: _ProbeRecorder?
 
   func decodeNil() -> Bool {
     if case .null = value { return true }
     return false
   }
-  func decode<T: Decodable>(_ type: T.Type) throws -> T { try _decode(type, value, codingPath) }
+  func decode<T: Decodable>(_ type: T.Type) throws -> T { try _decode(type, value, codingPath, recorder) }
 }
 
 extension FieldValue {
-  /// This value with `newValue` at a dotted key, creating nested objects on the way.
+  /// This value with `newValue` at a dotted key (see `_DottedKey`), creating nested
+  /// objects on the way.
   func _setting(_ newValue: FieldValue, at key: Substring) -> FieldValue {
+    _setting(newValue, at: _DottedKey.split(String(key))[...])
+  }
+
+  private func _setting(_ newValue: FieldValue, at path: ArraySlice<String>) -> FieldValue {
+    guard let head = path.first else { return newValue }
     var fields: [String: FieldValue]
     if case .object(let existing) = self { fields = existing } else { fields = [:] }
-    if let dot = key.firstIndex(of: ".") {
-      let head = String(key[..<dot])
-      fields[head] = (fields[head] ?? .null)._setting(newValue, at: key[key.index(after: dot)...])
-    } else {
-      fields[String(key)] = newValue
-    }
+    fields[head] = (fields[head] ?? .null)._setting(newValue, at: path.dropFirst())
     return .object(fields)
   }
 }

@@ -4,7 +4,10 @@ import Foundation
 ///
 /// This is how stores learn the fields that string keys reach, once per write, so that a
 /// query never runs `Codable` per record. Dates encode as their reference-date seconds,
-/// like `Date.encode(to:)` does; nothing here uses a strategy of JSON's.
+/// like `Date.encode(to:)` does. Two types are written as `JSONEncoder` writes them rather
+/// than as their own `encode(to:)` would: a `URL` is its `absoluteString` (its
+/// `encode(to:)` writes `{relative, base}`) and a `Decimal` is a number (its `encode(to:)`
+/// writes its mantissa and exponent as an object, which would compare as an object).
 enum _FieldEncoder {
   /// A record's top-level fields in the order its `encode(to:)` wrote them, nested values
   /// finished as trees: what a field table appends without building a dictionary.
@@ -159,13 +162,15 @@ private func _scalar(_ value: some Encodable) -> FieldValue? {
   case let v as Double: return .double(v)
   case let v as Bool: return .bool(v)
   case let v as FieldValue: return v
+  case let v as Decimal: return .decimal(v)
+  case let v as URL: return .string(v.absoluteString)
   default: return nil
   }
 }
 
 private func _int<T: BinaryInteger>(_ v: T) -> FieldValue {
   if let i = Int(exactly: v) { return .int(i) }
-  return .double(Double(v))
+  return .uint(UInt64(v))
 }
 
 struct _KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {

@@ -26,6 +26,12 @@ struct _FieldTable: Sendable {
     kinds = probedKinds
   }
 
+  /// Adds what decoding a record revealed (see `_SchemaProbe.learn`): keys no record
+  /// encodes, such as optionals that are nil in every record so far.
+  mutating func addProbed(_ probed: [String: _KindSet]) {
+    for (key, set) in probed { kinds[key, default: _KindSet()].formUnion(set) }
+  }
+
   /// Every key a string filter may name, sorted.
   var knownKeys: [String] { kinds.keys.sorted() }
 
@@ -76,7 +82,7 @@ struct _FieldTable: Sendable {
       if i < lastKeys.count && lastKeys[i] == name {
         c = lastColumns[i]
       } else {
-        c = _columnFor(name, appending: appending)
+        c = _columnFor(_DottedKey.escape(name), appending: appending)
         if i < lastKeys.count {
           lastKeys[i] = name
           lastColumns[i] = c
@@ -85,19 +91,21 @@ struct _FieldTable: Sendable {
           lastColumns.append(c)
         }
       }
-      _set(c, key: name, value, row: row, appending: appending)
-      if case .object = value { _write(value, prefix: name, row: row, appending: appending) }
+      _set(c, key: name, escaping: true, value, row: row, appending: appending)
+      if case .object = value { _write(value, prefix: _DottedKey.escape(name), row: row, appending: appending) }
     }
   }
 
   @inline(__always)
-  private mutating func _set(_ c: Int, key: String, _ value: FieldValue, row: Int, appending: Bool) {
+  private mutating func _set(
+    _ c: Int, key: String, escaping: Bool = false, _ value: FieldValue, row: Int, appending: Bool
+  ) {
     if appending { columns[c].append(value) } else { columns[c][row] = value }
     lastWritten[c] = row
     let kind = value._kind
     if !columnKinds[c].contains(kind) {
       columnKinds[c].insert(kind)
-      kinds[key, default: _KindSet()].insert(kind)
+      kinds[escaping ? _DottedKey.escape(key) : key, default: _KindSet()].insert(kind)
     }
   }
 
@@ -117,7 +125,7 @@ struct _FieldTable: Sendable {
   private mutating func _write(_ value: FieldValue, prefix: String?, row: Int, appending: Bool) {
     guard case .object(let fields) = value else { return }
     for (name, fieldValue) in fields {
-      let key = prefix.map { $0 + "." + name } ?? name
+      let key = _DottedKey.join(prefix, name)
       let c = _columnFor(key, appending: appending)
       _set(c, key: key, fieldValue, row: row, appending: appending)
       if case .object = fieldValue { _write(fieldValue, prefix: key, row: row, appending: appending) }
@@ -149,10 +157,10 @@ struct _EncodedRow: Sendable {
 
   /// The value at a dotted key, as the field table would hold it (`.null` when absent).
   func value(at key: String) -> FieldValue {
-    var parts = key.split(separator: ".", omittingEmptySubsequences: false)[...]
+    var parts = _DottedKey.split(key)[...]
     guard let first = parts.popFirst(), var value = fields.first(where: { $0.0 == first })?.1 else { return .null }
     for part in parts {
-      guard case .object(let object) = value, let next = object[String(part)] else { return .null }
+      guard case .object(let object) = value, let next = object[part] else { return .null }
       value = next
     }
     return value

@@ -12,17 +12,24 @@ import Foundation
 /// FieldValue(encoding: [1, 2])   // .array([.int(1), .int(2)])
 /// ```
 ///
-/// Numbers compare across `int` and `double`: `.int(3) == .double(3.0)`.
+/// Numbers compare by value across `int`, `uint`, `double` and `decimal`, exactly (see
+/// ``FieldValue/==(_:_:)``): `.int(3) == .double(3.0)`, but `.int(9_007_199_254_740_993)`
+/// (2^53 + 1) is not `.double(9_007_199_254_740_992)`.
 public enum FieldValue: Sendable, CustomStringConvertible {
   /// An absent optional, or an explicit `nil`.
   case null
   /// A Boolean.
   case bool(Bool)
-  /// Any integer type that fits in `Int`.
+  /// Any integer type that fits in `Int`, including every `UInt64` up to `Int.max`.
   case int(Int)
-  /// `Double`, `Float` and integers too large for `Int`.
+  /// An unsigned integer above `Int.max` (`UInt64` and `UInt`): exact, never rounded.
+  case uint(UInt64)
+  /// `Double` and `Float`.
   case double(Double)
-  /// A string (also how `UUID`, `URL` and string-backed enums encode).
+  /// A `Decimal`: a number, compared exactly with the other numbers.
+  case decimal(Decimal)
+  /// A string (also how `UUID`, `URL` (its `absoluteString`, as `JSONEncoder` writes it)
+  /// and string-backed enums encode).
   case string(String)
   /// An unkeyed container: arrays and sets.
   case array([FieldValue])
@@ -35,7 +42,9 @@ public enum FieldValue: Sendable, CustomStringConvertible {
     case .null: return "nil"
     case .bool(let b): return b ? "true" : "false"
     case .int(let i): return String(i)
+    case .uint(let u): return String(u)
     case .double(let d): return String(d)
+    case .decimal(let d): return d.description
     case .string(let s): return "\"" + s.replacingOccurrences(of: "\"", with: "\\\"") + "\""
     case .array(let a): return "[" + a.map(\.description).joined(separator: ", ") + "]"
     case .object(let o):
@@ -49,7 +58,7 @@ public enum FieldValue: Sendable, CustomStringConvertible {
     switch self {
     case .null: return .null
     case .bool: return .bool
-    case .int, .double: return .number
+    case .int, .uint, .double, .decimal: return .number
     case .string: return .string
     case .array: return .array
     case .object: return .object
@@ -58,15 +67,29 @@ public enum FieldValue: Sendable, CustomStringConvertible {
 }
 
 extension FieldValue: Equatable {
-  /// Equality as filters see it: numbers compare by value across `int` and `double`.
+  /// Equality as filters see it: numbers compare by value across `int`, `uint`, `double`
+  /// and `decimal`.
+  ///
+  /// Integers and doubles compare exactly, never through a rounded `Double`:
+  /// `.int(9_007_199_254_740_993) != .double(9_007_199_254_740_992)`. A `decimal` compares
+  /// exactly with integers; with a `double` it compares with the decimal number the double
+  /// prints as (its shortest round-trip form, so `Decimal(string: "5.35")` equals `5.35`),
+  /// or, for an integral double below 2^64 in magnitude, with its exact integer value.
+  /// NaN equals nothing, itself included.
+  ///
+  /// ```swift
+  /// FieldValue.int(3) == .double(3.0)                         // true
+  /// FieldValue.uint(UInt64.max) == .uint(UInt64.max - 1)      // false
+  /// FieldValue.decimal(Decimal(string: "5.35")!) == .double(5.35)  // true
+  /// ```
   public static func == (lhs: FieldValue, rhs: FieldValue) -> Bool {
     switch (lhs, rhs) {
     case (.null, .null): return true
     case (.bool(let a), .bool(let b)): return a == b
     case (.int(let a), .int(let b)): return a == b
     case (.double(let a), .double(let b)): return a == b
-    case (.int(let a), .double(let b)): return Double(a) == b
-    case (.double(let a), .int(let b)): return a == Double(b)
+    case (.int, .uint), (.int, .double), (.int, .decimal), (.uint, _), (.double, _), (.decimal, _):
+      return _Numbers.compare(lhs, rhs) == 0
     case (.string(let a), .string(let b)): return a == b
     case (.array(let a), .array(let b)): return a == b
     case (.object(let a), .object(let b)): return a == b
@@ -76,13 +99,16 @@ extension FieldValue: Equatable {
 }
 
 extension FieldValue: Hashable {
-  /// Hashes consistently with `==`: an integral `double` hashes like the equal `int`.
+  /// Hashes consistently with `==`: every number hashes as the `Double` nearest its value,
+  /// so equal numbers of different cases hash alike.
   public func hash(into hasher: inout Hasher) {
     switch self {
     case .null: hasher.combine(0)
     case .bool(let b): hasher.combine(1); hasher.combine(b)
     case .int(let i): hasher.combine(2); hasher.combine(Double(i))
+    case .uint(let u): hasher.combine(2); hasher.combine(Double(u))
     case .double(let d): hasher.combine(2); hasher.combine(d)
+    case .decimal(let d): hasher.combine(2); hasher.combine(_Numbers.nearestDouble(d))
     case .string(let s): hasher.combine(3); hasher.combine(s)
     case .array(let a): hasher.combine(4); hasher.combine(a)
     case .object(let o): hasher.combine(5); hasher.combine(o)
@@ -104,15 +130,22 @@ extension FieldValue {
 
   /// Ordering used by sorts and range filters.
   ///
-  /// Values of one kind compare naturally (numbers across `int` and `double`, strings with
-  /// `collation`); different kinds order as null < bool < number < string < array < object,
-  /// so `nil` sorts before any value.
+  /// Values of one kind compare naturally (numbers exactly across `int`, `uint`, `double`
+  /// and `decimal`, strings with `collation`); different kinds order as
+  /// null < bool < number < string < array < object, so `nil` sorts before any value.
+  /// NaN (a `double` or a `decimal`) is a number that sorts after every other number and
+  /// ties with NaN: one total order for every sort, whether it sorts fully, keeps the top
+  /// *k*, or walks an index.
   static func _order(_ lhs: FieldValue, _ rhs: FieldValue, _ collation: RequestCollation) -> Int {
     switch (lhs, rhs) {
     case (.int(let a), .int(let b)): return a < b ? -1 : (a == b ? 0 : 1)
-    case (.double(let a), .double(let b)): return a < b ? -1 : (a == b ? 0 : 1)
-    case (.int(let a), .double(let b)): return _compareMixed(a, b)
-    case (.double(let a), .int(let b)): return -_compareMixed(b, a)
+    case (.int, .uint), (.int, .double), (.int, .decimal), (.uint, .int), (.uint, .uint), (.uint, .double),
+      (.uint, .decimal), (.double, .int), (.double, .uint), (.double, .double), (.double, .decimal),
+      (.decimal, .int), (.decimal, .uint), (.decimal, .double), (.decimal, .decimal):
+      if let c = _Numbers.compare(lhs, rhs) { return c }
+      // NaN last, tied with NaN.
+      let l = _Numbers.isNaN(lhs), r = _Numbers.isNaN(rhs)
+      return l == r ? 0 : (l ? 1 : -1)
     case (.string(let a), .string(let b)): return collation._compare(a, b)
     case (.bool(let a), .bool(let b)): return a == b ? 0 : (!a ? -1 : 1)
     case (.null, .null): return 0
@@ -134,12 +167,6 @@ extension FieldValue {
       let l = lhs._kind.rawValue, r = rhs._kind.rawValue
       return l < r ? -1 : (l == r ? 0 : 1)
     }
-  }
-
-  private static func _compareMixed(_ a: Int, _ b: Double) -> Int {
-    if b.isNaN { return -1 }
-    let da = Double(a)
-    return da < b ? -1 : (da == b ? 0 : 1)
   }
 }
 

@@ -1,211 +1,213 @@
 import Foundation
 
-/// Learns the keys of a `Decodable` type, and the kind of value each holds, without a
-/// single record.
+/// Learns a record type's keys from real records, and which Codable key a key path reads,
+/// without ever running the type's `init(from:)` on values RequestSet made up.
 ///
-/// Encoding a record cannot tell that `nickname` exists when it is `nil` (synthesized
-/// `encode(to:)` leaves absent optionals out), so stores ask the type itself: the probe runs
-/// the type's `init(from:)` against a decoder that answers every request with a placeholder
-/// and writes down the key it was asked for. A type whose decoding rejects every
-/// placeholder (a custom `init(from:)` that validates) is probed up to that point; keys seen
-/// in real records are added on top, so the probe only ever adds knowledge.
+/// A type's decoder may validate what it is given (`Kind(rawValue: raw)!`,
+/// `precondition(email.contains("@"))`), and a placeholder value would make it trap, so
+/// nothing here invents a value:
+/// - Before a store holds a record it knows no keys, and accepts any key (which matches
+///   nothing, as there is nothing).
+/// - From the first record a store holds, ``learn(_:from:)`` decodes the record's own
+///   encoded fields back through the type's `init(from:)`, with a decoder that writes down
+///   every key asked for, including optional keys the record leaves out (`nickname` when
+///   it is `nil`, which encoding alone cannot show). The type sees only the record's own
+///   values, as when a ``LogStore`` reads it back; if decoding throws, the keys the records
+///   encode are all the store knows. Keys seen in later records are added on top.
+/// - The first records of each type (up to ``witnessLimit``) are kept as witnesses for
+///   ``confirms(_:key:root:)``.
 enum _SchemaProbe {
-  static let maxDepth = 8
+  /// How many records of each type are kept as witnesses.
+  static let witnessLimit = 8
 
-  static func probe<T: Decodable>(_ type: T.Type) -> [String: _KindSet] {
+  /// A stored record and its encoded fields.
+  struct Witness: @unchecked Sendable {
+    // @unchecked Sendable: `record` holds a value of a `Record` type, which is Sendable;
+    // it is typed `Any` only so that one table holds witnesses of every type.
+    let record: Any
+    let fields: FieldValue
+  }
+
+  private static let _witnesses = _Lock<[ObjectIdentifier: [Witness]]>([:])
+
+  /// The kinds of value per dotted key that decoding `fields` (a record's encoded fields)
+  /// as a `T` asks for, with the keys the record leaves out.
+  static func learn<T: Decodable>(_ type: T.Type, from fields: FieldValue) -> [String: _KindSet] {
     let recorder = _ProbeRecorder()
-    _ = try? T(from: _ProbeDecoder(recorder: recorder, path: []))
+    _ = try? _FieldDecoder.decode(T.self, from: fields, recorder: recorder)
     return recorder.kinds
   }
 
-  /// Whether `keyPath` reads the value `Root`'s Codable conformance stores under `key`.
-  ///
-  /// The probe decodes a `Root` whose every scalar holds a value of its own, reads the key
-  /// path, and checks that the value is the one put under `key`. It catches `CodingKeys`
-  /// that rename a property to another property's name, which a key path's name alone
-  /// cannot show. False when the type cannot be probed that way.
-  static func confirms(_ keyPath: AnyKeyPath, key: String, root: any Decodable.Type) -> Bool {
-    func run<T: Decodable>(_ type: T.Type) -> Bool {
-      let recorder = _ProbeRecorder()
-      recorder.tagging = true
-      guard let instance = try? T(from: _ProbeDecoder(recorder: recorder, path: [])),
-        let expected = recorder.supplied[key], let read = instance[keyPath: keyPath],
-        let encodable = read as? any Encodable, let value = try? _FieldEncoder.encode(encodable)
-      else { return false }
-      return value == expected
+  /// Whether `T` still takes witnesses: a store asks before it encodes one.
+  static func wantsWitness<T>(_ type: T.Type) -> Bool {
+    _witnesses.withLock { ($0[ObjectIdentifier(type)]?.count ?? 0) < witnessLimit }
+  }
+
+  /// Keeps a stored record as a witness of its type, while the type has fewer than
+  /// ``witnessLimit``. A class instance is kept as a copy decoded from its fields, so a
+  /// later change to the caller's object cannot make it disagree with them; a type that
+  /// is not `Decodable` keeps none.
+  static func witness<T: Encodable & Sendable>(_ record: T, fields: FieldValue) {
+    guard let decodable = T.self as? any Decodable.Type else { return }
+    func copy<D: Decodable>(_ type: D.Type) -> Any? { try? _FieldDecoder.decode(D.self, from: fields) }
+    let kept: Any
+    if T.self is AnyClass {
+      guard let made = copy(decodable) else { return }
+      kept = made
+    } else {
+      kept = record
     }
-    return run(root)
+    _witnesses.withLock { table in
+      let id = ObjectIdentifier(T.self)
+      if table[id, default: []].count < witnessLimit {
+        table[id, default: []].append(Witness(record: kept, fields: fields))
+      }
+    }
+  }
+
+  /// Keeps the first records of an array that queries run on as witnesses.
+  static func witness<T: Encodable & Sendable>(contentsOf records: some Collection<T>) {
+    guard wantsWitness(T.self) else { return }
+    for r in records.prefix(witnessLimit) {
+      guard let fields = try? _FieldEncoder.encode(r) else { return }
+      witness(r, fields: fields)
+    }
+  }
+
+  /// Whether `keyPath` reads the value `root`'s Codable conformance stores under `key`:
+  /// true or false once the type's witnesses decide it, nil while they cannot (no record of
+  /// the type stored yet, or every witness holds the same value under another key too).
+  ///
+  /// On every witness the key path must read the value stored under `key`, and for every
+  /// other key some witness must hold another value there, so that `CodingKeys` that rename
+  /// a property to another property's name are caught. A key path that reads `nil` on every
+  /// witness is undecided too.
+  static func confirms(_ keyPath: AnyKeyPath, key: String, root: Any.Type) -> Bool? {
+    let witnesses = _witnesses.withLock { $0[ObjectIdentifier(root)] ?? [] }
+    guard !witnesses.isEmpty else { return nil }
+    var alike: Set<String>?
+    var sawValue = false
+    for w in witnesses {
+      guard let read = w.record[keyPath: keyPath] else { return false }
+      guard let encodable = read as? any Encodable, let value = try? _FieldEncoder.encode(encodable) else {
+        return false
+      }
+      guard _same(value, _EncodedRow(w.fields).value(at: key)) else { return false }
+      if value != .null { sawValue = true }
+      // Decisive where it can be tried: change the property, see which key changes.
+      if let changed = _perturbed(w, keyPath) { return changed == [key] }
+      var here = Set<String>()
+      _forEachKey(w.fields, prefix: nil) { other, v in
+        if other != key && _same(v, value) { here.insert(other) }
+      }
+      alike = alike.map { $0.intersection(here) } ?? here
+    }
+    return sawValue && alike?.isEmpty == true ? true : nil
+  }
+
+  /// The keys whose encoded values change when the witness's property at `keyPath` is
+  /// given another value: exactly the key path's own key when the name is right. Nil when
+  /// that cannot be tried without running the type's code: the key path is not a plain
+  /// stored property of a struct (`MemoryLayout.offset(of:)` finds none, so no setter or
+  /// observer is involved; the new value is written straight into a copy), or its type is
+  /// not one of the scalars `_otherValue` knows.
+  private static func _perturbed(_ w: Witness, _ keyPath: AnyKeyPath) -> Set<String>? {
+    func open<Root>(_ record: Root) -> Set<String>? {
+      guard !(Root.self is AnyClass), let path = keyPath as? PartialKeyPath<Root>,
+        let offset = MemoryLayout<Root>.offset(of: path), let other = _otherValue(record[keyPath: path])
+      else { return nil }
+      var copy = record
+      func store<V>(_ value: V) {
+        withUnsafeMutableBytes(of: &copy) {
+          $0.baseAddress!.advanced(by: offset).assumingMemoryBound(to: V.self).pointee = value
+        }
+      }
+      _openExistential(other, do: store)
+      guard let encodable = copy as? any Encodable, let changed = try? _FieldEncoder.encode(encodable) else {
+        return nil
+      }
+      var before: [String: FieldValue] = [:]
+      var after: [String: FieldValue] = [:]
+      _forEachKey(w.fields, prefix: nil) { before[$0] = $1 }
+      _forEachKey(changed, prefix: nil) { after[$0] = $1 }
+      return Set(
+        Set(before.keys).union(after.keys).filter { k in
+          guard let b = before[k], let a = after[k] else { return true }
+          if case .object = b, case .object = a { return false }  // its leaves say what changed
+          return !_same(a, b)
+        })
+    }
+    return _openExistential(w.record, do: open)
+  }
+
+  /// A value of exactly `value`'s dynamic type that differs from it, for the scalar types
+  /// a twin can have; nil for any other type (an optional among them).
+  private static func _otherValue(_ value: Any) -> Any? {
+    let type = Swift.type(of: value)
+    switch value {
+    case let v as Int where type == Int.self: return v &+ 1
+    case let v as Int64 where type == Int64.self: return v &+ 1
+    case let v as Int32 where type == Int32.self: return v &+ 1
+    case let v as UInt64 where type == UInt64.self: return v &+ 1
+    case let v as String where type == String.self: return v + "\u{1}"
+    case let v as Double where type == Double.self: return _other(v)
+    case let v as Bool where type == Bool.self: return !v
+    case let v as Date where type == Date.self:
+      return Date(timeIntervalSinceReferenceDate: _other(v.timeIntervalSinceReferenceDate))
+    case let v as Decimal where type == Decimal.self: return v.isNaN || v.isZero ? Decimal(1) : v * 2
+    default: return nil
+    }
+  }
+
+  /// A double that differs from `d` (`d + 1` would not, past 2^53).
+  private static func _other(_ d: Double) -> Double { d.isNaN || d == .infinity ? 0.5 : d.nextUp }
+
+  /// Equality that also holds between two NaNs (a witness's own value against itself).
+  private static func _same(_ a: FieldValue, _ b: FieldValue) -> Bool {
+    a == b || (_Numbers.isNaN(a) && _Numbers.isNaN(b))
+  }
+
+  /// Every dotted key of an encoded record (as the field table flattens it), with its value.
+  private static func _forEachKey(_ value: FieldValue, prefix: String?, _ body: (String, FieldValue) -> Void)
+  {
+    guard case .object(let fields) = value else { return }
+    for (name, v) in fields {
+      let key = _DottedKey.join(prefix, name)
+      body(key, v)
+      _forEachKey(v, prefix: key, body)
+    }
   }
 }
 
+/// Writes down the keys a decoder is asked for, and the kinds of value they hold.
 final class _ProbeRecorder {
   var kinds: [String: _KindSet] = [:]
-  /// When set, every scalar gets a value of its own and optionals are present, and
-  /// `supplied` records what went where (see ``_SchemaProbe/confirms(_:key:root:)``).
-  var tagging = false
-  var supplied: [String: FieldValue] = [:]
-  private var counter = 0
 
-  /// A fresh small number, for a tagged scalar.
-  func next() -> Int {
-    counter += 1
-    return counter
+  func record(_ path: [any CodingKey], _ kind: _FieldKind) {
+    // Keys inside arrays are not string keys.
+    guard !path.isEmpty, !path.contains(where: { $0.intValue != nil }) else { return }
+    var key: String?
+    for k in path { key = _DottedKey.join(key, k.stringValue) }
+    kinds[key!, default: _KindSet()].insert(kind)
   }
 
-  func record(_ path: [String], _ kind: _FieldKind) {
-    guard !path.isEmpty else { return }
-    kinds[path.joined(separator: "."), default: _KindSet()].insert(kind)
-  }
-}
-
-struct _ProbeError: Error {}
-
-struct _ProbeDecoder: Decoder {
-  let recorder: _ProbeRecorder
-  let path: [String]
-  var codingPath: [any CodingKey] { [] }
-  var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-  func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-    guard path.count < _SchemaProbe.maxDepth else { throw _ProbeError() }
-    recorder.record(path, .object)
-    return KeyedDecodingContainer(_ProbeKeyed<Key>(recorder: recorder, path: path))
-  }
-
-  func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-    recorder.record(path, .array)
-    return _ProbeUnkeyed()
-  }
-
-  func singleValueContainer() throws -> any SingleValueDecodingContainer {
-    _ProbeSingle(recorder: recorder, path: path)
+  /// Records a key the record leaves out: nil, and the kind its type encodes as when that
+  /// is known without running the type's code.
+  func recordAbsent<T>(_ path: [any CodingKey], _ type: T.Type) {
+    record(path, .null)
+    if let kind = _scalarKind(type) { record(path, kind) }
   }
 }
 
-/// A placeholder for `T`, recording what kind of value `T` is made of.
-private func _placeholder<T: Decodable>(_ type: T.Type, recorder: _ProbeRecorder, path: [String]) throws -> T {
-  func scalar(_ kind: _FieldKind, _ value: Any) -> T {
-    recorder.record(path, kind)
-    return value as! T
-  }
-  if recorder.tagging, let tagged = _tagged(type, recorder.next()) {
-    recorder.supplied[path.joined(separator: ".")] = tagged.field
-    return tagged.value
-  }
+/// The kind a scalar type encodes as (see `_FieldEncoder`), or nil for other types.
+private func _scalarKind(_ type: Any.Type) -> _FieldKind? {
   switch type {
-  case is String.Type: return scalar(.string, "")
-  case is Bool.Type: return scalar(.bool, false)
-  case is Int.Type: return scalar(.number, 0 as Int)
-  case is Double.Type: return scalar(.number, 0 as Double)
-  case is Float.Type: return scalar(.number, 0 as Float)
-  case is Int8.Type: return scalar(.number, 0 as Int8)
-  case is Int16.Type: return scalar(.number, 0 as Int16)
-  case is Int32.Type: return scalar(.number, 0 as Int32)
-  case is Int64.Type: return scalar(.number, 0 as Int64)
-  case is UInt.Type: return scalar(.number, 0 as UInt)
-  case is UInt8.Type: return scalar(.number, 0 as UInt8)
-  case is UInt16.Type: return scalar(.number, 0 as UInt16)
-  case is UInt32.Type: return scalar(.number, 0 as UInt32)
-  case is UInt64.Type: return scalar(.number, 0 as UInt64)
-  case is UUID.Type: return scalar(.string, UUID())
-  case is Date.Type: return scalar(.number, Date(timeIntervalSinceReferenceDate: 0))
-  default:
-    do {
-      return try T(from: _ProbeDecoder(recorder: recorder, path: path))
-    } catch {
-      // A string- or number-backed enum rejects the placeholder raw value; any case will do.
-      if let cases = T.self as? any CaseIterable.Type, let first = _firstCase(cases) as? T {
-        return first
-      }
-      throw error
-    }
-  }
-}
-
-/// A value of `T` made from `n`, distinct for each `n` (up to 100 fields), and its field.
-private func _tagged<T>(_ type: T.Type, _ n: Int) -> (value: T, field: FieldValue)? {
-  let small = n % 100 + 1
-  func pair<V>(_ value: V, _ field: FieldValue) -> (value: T, field: FieldValue)? { (value as! T, field) }
-  switch type {
-  case is String.Type: return pair("\u{1}probe\(n)", .string("\u{1}probe\(n)"))
-  case is Bool.Type: return pair(n % 2 == 0, .bool(n % 2 == 0))
-  case is Int.Type: return pair(small, .int(small))
-  case is Int8.Type: return pair(Int8(small), .int(small))
-  case is Int16.Type: return pair(Int16(small), .int(small))
-  case is Int32.Type: return pair(Int32(small), .int(small))
-  case is Int64.Type: return pair(Int64(small), .int(small))
-  case is UInt8.Type: return pair(UInt8(small), .int(small))
-  case is UInt16.Type: return pair(UInt16(small), .int(small))
-  case is UInt32.Type: return pair(UInt32(small), .int(small))
-  case is Double.Type: return pair(Double(small) + 0.5, .double(Double(small) + 0.5))
-  case is Float.Type: return pair(Float(small) + 0.5, .double(Double(small) + 0.5))
-  case is Date.Type:
-    return pair(Date(timeIntervalSinceReferenceDate: Double(small) + 0.5), .double(Double(small) + 0.5))
+  case is String.Type, is UUID.Type, is URL.Type: return .string
+  case is Bool.Type: return .bool
+  case is Int.Type, is Int8.Type, is Int16.Type, is Int32.Type, is Int64.Type, is UInt.Type, is UInt8.Type,
+    is UInt16.Type, is UInt32.Type, is UInt64.Type, is Double.Type, is Float.Type, is Decimal.Type,
+    is Date.Type:
+    return .number
   default: return nil
-  }
-}
-
-private func _firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
-
-struct _ProbeKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
-  let recorder: _ProbeRecorder
-  let path: [String]
-  var codingPath: [any CodingKey] { [] }
-  var allKeys: [Key] { [] }
-
-  func contains(_ key: Key) -> Bool { true }
-  func decodeNil(forKey key: Key) throws -> Bool {
-    recorder.record(path + [key.stringValue], .null)
-    return false
-  }
-  func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-    try _placeholder(type, recorder: recorder, path: path + [key.stringValue])
-  }
-  func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-    let keyPath = path + [key.stringValue]
-    if recorder.tagging { return try _placeholder(type, recorder: recorder, path: keyPath) }
-    recorder.record(keyPath, .null)
-    _ = try? _placeholder(type, recorder: recorder, path: keyPath)
-    return nil
-  }
-  func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
-    -> KeyedDecodingContainer<NestedKey>
-  {
-    try _ProbeDecoder(recorder: recorder, path: path + [key.stringValue]).container(keyedBy: type)
-  }
-  func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-    try _ProbeDecoder(recorder: recorder, path: path + [key.stringValue]).unkeyedContainer()
-  }
-  func superDecoder() throws -> any Decoder { _ProbeDecoder(recorder: recorder, path: path + ["super"]) }
-  func superDecoder(forKey key: Key) throws -> any Decoder {
-    _ProbeDecoder(recorder: recorder, path: path + [key.stringValue])
-  }
-}
-
-/// Arrays are probed as empty: their element types do not add keys.
-struct _ProbeUnkeyed: UnkeyedDecodingContainer {
-  var codingPath: [any CodingKey] { [] }
-  var count: Int? { 0 }
-  var isAtEnd: Bool { true }
-  var currentIndex: Int { 0 }
-  mutating func decodeNil() throws -> Bool { throw _ProbeError() }
-  mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { throw _ProbeError() }
-  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
-    -> KeyedDecodingContainer<NestedKey>
-  { throw _ProbeError() }
-  mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { throw _ProbeError() }
-  mutating func superDecoder() throws -> any Decoder { throw _ProbeError() }
-}
-
-struct _ProbeSingle: SingleValueDecodingContainer {
-  let recorder: _ProbeRecorder
-  let path: [String]
-  var codingPath: [any CodingKey] { [] }
-  func decodeNil() -> Bool {
-    recorder.record(path, .null)
-    return false
-  }
-  func decode<T: Decodable>(_ type: T.Type) throws -> T {
-    try _placeholder(type, recorder: recorder, path: path)
   }
 }

@@ -10,8 +10,9 @@ final class CountingRecords: _ExternalRecords, Sendable {
 
   init(_ records: [Animal]) {
     self.records = records
-    var table = _FieldTable(probedKinds: _probeKinds(Animal.self))
+    var table = _FieldTable(probedKinds: [:])
     for r in records { table.append(try! FieldValue(encoding: r)) }
+    if let first = records.first { table.addProbed(_SchemaProbe.learn(Animal.self, from: try! FieldValue(encoding: first))) }
     self.table = table
   }
 

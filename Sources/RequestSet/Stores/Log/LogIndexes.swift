@@ -59,7 +59,8 @@ extension _LogState {
       throw _indexExists(key, unique: existing.unique)
     }
     let fields = try records().fields()
-    guard fields.kinds[key] != nil else {
+    // A store that has held no record knows no keys yet (see `_SchemaProbe`).
+    guard fields.kinds[key] != nil || fields.kinds.isEmpty else {
       throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
     }
     var catalog = indexes

@@ -73,8 +73,8 @@ func _recordValueReader(_ mapping: _Mapping?, _ location: _RecordLocation, path:
 /// holds it: every value is nil).
 func _keyIDs(_ key: String, _ ids: [String: UInt32]) -> [Int]? {
   var path: [Int] = []
-  for part in key.split(separator: ".", omittingEmptySubsequences: false) {
-    guard let id = ids[String(part)] else { return nil }
+  for part in _DottedKey.split(key) {
+    guard let id = ids[part] else { return nil }
     path.append(Int(id))
   }
   return path

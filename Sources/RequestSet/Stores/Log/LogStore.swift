@@ -152,7 +152,7 @@ public final class LogStore<Element: Record>: RecordStore {
       path: path, options: options, file: file, lock: lock, header: header,
       saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
       openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
-      probedKinds: _probeKinds(Element.self), report: outcome.report)
+      probedKinds: [:], report: outcome.report)
     if rewrite {
       // Salvaged: rewrite the log without the damage, so the next open is clean.
       try state.compact()

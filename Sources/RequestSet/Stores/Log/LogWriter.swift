@@ -24,7 +24,10 @@ struct _LogState<Element: Record> {
   /// Kinds of value per key in the records live when the store opened, learned on the
   /// first string-key query.
   var openKinds: _OpenKinds
-  let probedKinds: [String: _KindSet]
+  /// Keys learned by decoding a stored record (see `_SchemaProbe`): none until one is.
+  var probedKinds: [String: _KindSet]
+  /// How many more stored records to show the schema probe.
+  var toObserve = _SchemaProbe.witnessLimit
   /// Set by a failure that leaves the file's state unknown: every later call throws it.
   var failure: RequestSetError?
   var report: LogRecoveryReport
@@ -281,10 +284,27 @@ struct _LogState<Element: Record> {
         var reader = _ByteReader(base: payloads.base, end: ends[i], position: start)
         try? _BinaryValue.skip(&reader)
         try? _BinaryValue.collectKinds(&reader, names: names, into: &writtenKinds)
+        if toObserve > 0 {
+          switch changes[i] {
+          case .insert(let r), .save(let r): observe(r)
+          case .delete: break
+          }
+        }
       }
       start = ends[i]
     }
     version &+= 1
+  }
+
+  /// Learns the type's keys from the first record stored, and keeps the first few as
+  /// witnesses for key paths (see `_SchemaProbe`).
+  mutating func observe(_ record: Element) {
+    guard let value = try? _FieldEncoder.encode(record) else { return }
+    if toObserve == _SchemaProbe.witnessLimit {
+      for (key, set) in _SchemaProbe.learn(Element.self, from: value) { probedKinds[key, default: _KindSet()].formUnion(set) }
+    }
+    toObserve -= 1
+    if _SchemaProbe.wantsWitness(Element.self) { _SchemaProbe.witness(record, fields: value) }
   }
 
   /// Appends a delete frame; false (and nothing written) when the id is not stored.
@@ -304,7 +324,21 @@ struct _LogState<Element: Record> {
 
   /// The records as a snapshot sees them now.
   mutating func records() throws -> _LogRecords<Element> {
-    _LogRecords<Element>(
+    if toObserve == _SchemaProbe.witnessLimit && !index.slots.isEmpty {
+      // Opened on records no write has shown the probe yet: show it the first few.
+      let opened = _LogRecords<Element>(
+        path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
+        names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
+        writtenKinds: writtenKinds, openKinds: openKinds)
+      var shown = 0
+      for slot in index.locations.indices where shown < _SchemaProbe.witnessLimit {
+        guard let record = try? opened.record(at: slot) else { continue }
+        observe(record)
+        shown += 1
+      }
+      toObserve = 0
+    }
+    return _LogRecords<Element>(
       path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
       names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
       writtenKinds: writtenKinds, openKinds: openKinds)

@@ -22,7 +22,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
 
   /// Creates an empty store.
   public init() {
-    _state = _Lock(_MemoryState(probedKinds: _probeKinds(Element.self)))
+    _state = _Lock(_MemoryState())
   }
 
   /// Creates a store holding `records`.
@@ -259,7 +259,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   public func close() {
     let wasOpen = _state.withLock { state in
       guard !state.closed else { return false }
-      state = _MemoryState(probedKinds: [:])
+      state = _MemoryState()
       state.closed = true
       return true
     }
@@ -321,8 +321,20 @@ struct _MemoryState<Element: Record>: Sendable {
     if closed { throw _closedError("MemoryStore<\(Element.self)>") }
   }
 
-  init(probedKinds: [String: _KindSet]) {
-    fields = _FieldTable(probedKinds: probedKinds)
+  /// How many more written records to show the schema probe (see `_SchemaProbe`).
+  private var toObserve = _SchemaProbe.witnessLimit
+
+  init() {
+    fields = _FieldTable(probedKinds: [:])
+  }
+
+  /// Learns the type's keys from the first record written, and keeps the first few as
+  /// witnesses for key paths (see `_SchemaProbe`).
+  private mutating func _observe(_ record: Element, _ row: _EncodedRow) {
+    let value = FieldValue.object(Dictionary(row.fields, uniquingKeysWith: { _, last in last }))
+    if toObserve == _SchemaProbe.witnessLimit { fields.addProbed(_SchemaProbe.learn(Element.self, from: value)) }
+    toObserve -= 1
+    if _SchemaProbe.wantsWitness(Element.self) { _SchemaProbe.witness(record, fields: value) }
   }
 
   mutating func reserve(_ n: Int) {
@@ -337,6 +349,7 @@ struct _MemoryState<Element: Record>: Sendable {
     live.append(true)
     liveCount += 1
     fields.append(value)
+    if toObserve > 0 { _observe(record, value) }
     for (i, index) in indexes.indexes.enumerated() {
       indexes.update(i, slot: slot, old: nil, new: fields.value(index.key, row: slot))
     }
@@ -346,6 +359,7 @@ struct _MemoryState<Element: Record>: Sendable {
     let old = indexes.indexes.map { fields.value($0.key, row: slot) }
     records[slot] = record
     fields.replace(row: slot, with: value)
+    if toObserve > 0 { _observe(record, value) }
     for (i, index) in indexes.indexes.enumerated() {
       indexes.update(i, slot: slot, old: old[i], new: fields.value(index.key, row: slot))
     }
@@ -371,7 +385,8 @@ struct _MemoryState<Element: Record>: Sendable {
       if existing.unique == unique { return }
       throw _indexExists(key, unique: existing.unique)
     }
-    guard fields.kinds[key] != nil else {
+    // A store that has held no record knows no keys yet (see `_SchemaProbe`).
+    guard fields.kinds[key] != nil || fields.kinds.isEmpty else {
       throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
     }
     var entries: [_IndexEntry] = []
