@@ -12,7 +12,7 @@ import RequestSet
 //   swift run -c release --package-path Benchmarks Ratios scale --csv docs/benchmarks/scale.csv
 //   python3 Benchmarks/Scripts/scale_chart.py docs/benchmarks/scale.csv docs/benchmarks/scale.svg
 //
-// RATIOS_SCALE_SIZES=10000,100000 overrides the sizes; RATIOS_SCALE_MEMORY_LIMIT_GB (12 by
+// RATIOS_SCALE_SIZES=10000,100000 overrides the sizes; RATIOS_SCALE_MEMORY_LIMIT_GB (8 by
 // default, the machine is shared) is the resident set a MemoryStore may be projected to
 // reach before a size is skipped.
 
@@ -38,7 +38,7 @@ func scaleTitle(_ backend: String) -> String {
 func scaleTables(csvPath: String?) throws {
   let override = ProcessInfo.processInfo.environment["RATIOS_SCALE_SIZES"]?.split(separator: ",").compactMap { Int($0) }
   let sizes = override ?? [10_000, 100_000, 1_000_000, 10_000_000]
-  let limitGB = ProcessInfo.processInfo.environment["RATIOS_SCALE_MEMORY_LIMIT_GB"].flatMap(Double.init) ?? 12
+  let limitGB = ProcessInfo.processInfo.environment["RATIOS_SCALE_MEMORY_LIMIT_GB"].flatMap(Double.init) ?? 8
   var results: [(size: Int, backend: String, figures: [String: Double])] = []
   var notes: [String] = []
   var memoryBytesPerRecord: Double?
