@@ -82,6 +82,9 @@ struct QueryRow {
   init(_ scenario: String) { self.scenario = scenario }
 
   subscript(_ c: Contender) -> Double? { times[c] }
+
+  /// The scenario's number in the issue's list: "1", "2b", "5b".
+  var number: Substring { scenario.prefix { $0 != "." } }
 }
 
 /// Formats a per-operation time given in milliseconds.
@@ -104,6 +107,17 @@ func ratioText(_ ours: Double?, _ baseline: Double?) -> String {
   return r >= 1 ? "\(g(r))× slower" : "\(g(1 / r))× faster"
 }
 
+/// `count` names that `makeAnimals` gives out, varying (each matches about n ÷ 10,000 records).
+func queryNameKeys(count: Int = 1000) -> [String] {
+  let names = ["Micky", "Daisy", "Rex", "Bella", "Alice", "Zed", "Bob", "Max", "Luna", "Milo"]
+  return (0..<count).map { i in names[i % 10] + String((i &* 37) % 1000) }
+}
+
+/// `count` ids spread over `0..<n`, varying.
+func queryIDKeys(_ n: Int, count: Int = 1000) -> [Int] {
+  (0..<count).map { ($0 &* 7_919 &+ 13) % n }
+}
+
 /// The three sizes; `RATIOS_QUERY_SIZES=2000,20000` overrides them for a quick check or a
 /// profile.
 func queryTables() throws {
@@ -113,7 +127,14 @@ func queryTables() throws {
   }
 }
 
-func queryTable(_ n: Int) throws {
+/// Builds the stores for `n` records, times every scenario and prints the table; returns the
+/// rows.
+///
+/// With `only`, times just those scenarios (by number: "1", "2b") for those contenders and
+/// prints nothing but progress: the issue 11 section reads rows 1, 2, 2b, 5b and 7 this
+/// way. (5b's SQLite figures come from 5a, so ask for "5a" too.)
+@discardableResult
+func queryTable(_ n: Int, only: (rows: Set<String>, contenders: Set<Contender>)? = nil) throws -> [QueryRow] {
   let clock = { DispatchTime.now().uptimeNanoseconds }
   var start = clock()
   func lap() -> String {
@@ -137,13 +158,9 @@ func queryTable(_ n: Int) throws {
   defer { remove(logPath, ["", ".lock"]); remove(dbPath, ["", "-journal", "-wal", "-shm"]) }
 
   // The keys: 1,000 of each kind, varying, the same for every contender.
-  let names = ["Micky", "Daisy", "Rex", "Bella", "Alice", "Zed", "Bob", "Max", "Luna", "Milo"]
   let keyCount = 1000
-  let idKeys = (0..<keyCount).map { ($0 &* 7_919 &+ 13) % n }
-  let nameKeys: [String] = (0..<keyCount).map { (i: Int) -> String in
-    let suffix = String((i &* 37) % 1000)
-    return names[i % 10] + suffix
-  }
+  let idKeys = queryIDKeys(n, count: keyCount)
+  let nameKeys = queryNameKeys(count: keyCount)
   // [w, w + 10) for w in 500...509: about 1% of the rows, mid-range (issue 5's [500, 510)).
   let lowWeights = (0..<keyCount).map { 500 + Double($0 % 10) }
   let offset = n >= 100_000 ? 10_000 : min(5_000, n / 4)
@@ -158,6 +175,7 @@ func queryTable(_ n: Int) throws {
   func measure(
     _ row: inout QueryRow, _ c: Contender, _ signature: (Int) throws -> [Int], _ body: (Int) throws -> Void
   ) throws {
+    if let only, !only.rows.contains(String(row.number)) || !only.contenders.contains(c) { return }
     var t = clock()
     var out = try signature(0) + [-1]
     let first = Double(clock() - t) / 1e6
@@ -169,11 +187,9 @@ func queryTable(_ n: Int) throws {
     }
     t = clock()
     for i in 1..<verifyKeys { out += try signature(i) + [-1] }
-    let estimate = max(Double(clock() - t) / 1e6 / Double(verifyKeys - 1), 1e-6)
+    let estimate = Double(clock() - t) / 1e6 / Double(verifyKeys - 1)
     row.outputs[c] = out
-    let reps = max(1, min(keyCount, Int(30 / estimate)))
-    let runs = estimate * Double(reps) > 300 ? 3 : 5
-    row.times[c] = try median(runs: runs, warmUp: false) { try body(reps) } / Double(reps)
+    row.times[c] = try perOperation(estimate: estimate, maxReps: keyCount, body)
   }
   func fetch(_ row: inout QueryRow, _ c: Contender, _ op: (Int) throws -> [Animal]) throws {
     try measure(&row, c, { try op($0).map(\.id) }) { r in for i in 0..<r { keep(try op(i)) } }
@@ -441,6 +457,7 @@ func queryTable(_ n: Int) throws {
   nameCount.verdict = "Log \(mark(faster(nameCount[.log], nameCount[.sqliteIndexed]))) vs SQLite + index"
   keyCountRow.verdict = "Log \(mark(faster(keyCountRow[.log], keyCountRow[.sqliteIndexed]))) vs SQLite + index"
   let rows = [byID, byName, nameCount, range, between, ageCount, topNoIndex, topIndex, page, byKey, keyCountRow, byFormat]
+  if only != nil { return rows }
 
   print("\n### Queries, indexes and the planner (issue 5) at \(n) records\n")
   print("Per operation. Indexes on name, weight and age (none for 4 and 5a); \"no index\" is the same store before createIndex.\n")
@@ -499,4 +516,5 @@ func queryTable(_ n: Int) throws {
     print(set.sortBy(\.age).offset(offset).limit(pageSize).explain())
   }
   print("```")
+  return rows
 }

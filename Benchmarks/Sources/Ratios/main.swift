@@ -5,17 +5,30 @@ import RequestSet
 // Side-by-side timings, in one process, of RequestSet against the baselines each issue
 // names; prints the ratio tables quoted in docs/BENCHMARKS.md.
 //
-//   swift run -c release --package-path Benchmarks Ratios [record count] [section …]
+//   swift run -c release --package-path Benchmarks Ratios [record count] [section …] [--csv FILE]
 //
-// Sections: core, format, log, live, query (all by default). `query` ignores the record count
-// and always runs 10,000, 100,000 and 1,000,000 records.
+// Sections: core, format, log, live, query, issue11 (all of these by default), and scale
+// (only when named: it runs up to 10,000,000 records). `query` ignores the record count and
+// always runs 10,000, 100,000 and 1,000,000 records; so do issue11's small indexed queries.
+// `scale` writes its figures as CSV to FILE (for Benchmarks/Scripts/scale_chart.py), or
+// prints them when no FILE is given.
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--child" {
+  // A measurement in a process of its own (Child.swift).
+  try childMain(Array(arguments.dropFirst()))
+  exit(0)
+}
+var csvPath: String?
+if let i = arguments.firstIndex(of: "--csv"), i + 1 < arguments.count {
+  csvPath = arguments[i + 1]
+  arguments.removeSubrange(i...(i + 1))
+}
 let n = arguments.first.flatMap(Int.init) ?? 1_000_000
-let sections = Set(arguments.filter { Int($0) == nil })
-func wanted(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
+let sections = Set(arguments.filter { Int($0) == nil }.map { $0 == "records" ? "issue11" : $0 })
+func wanted(_ section: String) -> Bool { sections.isEmpty ? section != "scale" : sections.contains(section) }
 
-let needsAnimals = ["core", "format", "log"].contains(where: wanted)
+let needsAnimals = ["core", "format", "log", "issue11"].contains(where: wanted)
 if needsAnimals { print("Building \(n) records…") }
 let animals = needsAnimals ? makeAnimals(n) : []
 
@@ -24,3 +37,5 @@ if wanted("format") { try printTable("Format strings (issue 4) at \(n) records",
 if wanted("log") { try printTable("LogStore (issue 3) at \(n) records, beside SQLite through GRDB", logRows(animals)) }
 if wanted("live") { try printTable("Live request sets (issue 7) at 100000 records", liveRows()) }
 if wanted("query") { try queryTables() }
+if wanted("issue11") { try issue11Tables(animals) }
+if wanted("scale") { try scaleTables(csvPath: csvPath) }
