@@ -3,7 +3,7 @@ import Foundation
 /// A filter over records of `Element`, as a value you can name, store and combine.
 ///
 /// Build one from typed key paths, string keys, a Foundation `Predicate` or a closure,
-/// combine with `&&`, `||` and `!`, and pass it to ``RequestSet/filter(_:mode:)``:
+/// combine with `&&`, `||` and `!`, and pass it to ``RequestSet/filter(_:mode:)-(RequestFilter<Element>,_)``:
 ///
 /// ```swift
 /// let adult: RequestFilter<Animal> = \.age >= 18 && \.nickname != nil

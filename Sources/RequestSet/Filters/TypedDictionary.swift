@@ -330,7 +330,7 @@ extension RequestSet {
   /// animals.filter([\Animal.nickname: "Rexy"])     // an optional field: nil never matches
   /// orders.filter([\Order.status: Status.paid])      // an enum: no conformance needed
   /// ```
-  /// See ``RequestFilter/init(_:)-(Dictionary)`` for what is checked where.
+  /// See ``RequestFilter/init(_:)-([PartialKeyPath<Element>SendableSendable])`` for what is checked where.
   /// - Complexity: O(*k* log *k*) in the number of entries to build.
   public func filter(
     _ values: [PartialKeyPath<Element> & Sendable: any Sendable], mode: RequestFilterMode = .and

@@ -47,9 +47,11 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
 
   /// Applies changes atomically, in order: all of them or none.
   ///
-  /// - Parameter expectedVersion: When not nil, the store applies nothing and throws
-  ///   `.conflict` unless its version (``StoreSnapshot/version``) is still this one: the
-  ///   optimistic check that `update` and `delete` through a query rely on.
+  /// - Parameters:
+  ///   - changes: The inserts, saves and deletes to apply, in order.
+  ///   - expectedVersion: When not nil, the store applies nothing and throws `.conflict`
+  ///     unless its version (``StoreSnapshot/version``) is still this one: the optimistic
+  ///     check that `update` and `delete` through a query rely on.
   /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
   ///   `.conflict` for a stale `expectedVersion`; nothing is applied then.
   func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws

@@ -273,8 +273,10 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```swift
   /// try store.apply([.insert(calf), .save(daisy), .delete(id: 3)], ifVersion: nil)
   /// ```
-  /// - Parameter expectedVersion: When not nil, nothing is applied and `.conflict` is
-  ///   thrown unless the store's version is still this one.
+  /// - Parameters:
+  ///   - changes: The inserts, saves and deletes to apply, in order.
+  ///   - expectedVersion: When not nil, nothing is applied and `.conflict` is thrown
+  ///     unless the store's version is still this one.
   /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
   ///   `.conflict`, `.encodingFailed`, `.ioFailure`, `.readOnly`, `.storeFailed`,
   ///   `.fileChanged`, `.closed`; nothing
