@@ -197,36 +197,46 @@ struct _FilterCompiler<Element: Sendable> {
   ///
   /// Operands keep their order, so the short-circuit is the one the junction describes.
   mutating func _fusedColumns(_ parts: [_FilterNode<Element>], isAnd: Bool) throws -> _Matcher<Element>? {
-    guard parts.count > 1 else { return nil }
-    var columns: [(column: ContiguousArray<FieldValue>, test: _ValueTest)] = []
-    columns.reserveCapacity(parts.count)
-    for part in parts {
-      guard case .field(let c) = part, let fields = try? fields(), let table = fields as? _FieldTable,
-        table.kinds[c.key] != nil, let column = table.column(c.key)
-      else { return nil }
-      try Self.validate(c, in: fields)
-      columns.append((column, c.valueTest))
-    }
-    switch (columns.count, isAnd) {
-    case (2, true):
-      let ((a, ta), (b, tb)) = (columns[0], columns[1])
-      return .general { ta(a[$0]) && tb(b[$0]) }
-    case (2, false):
-      let ((a, ta), (b, tb)) = (columns[0], columns[1])
-      return .general { ta(a[$0]) || tb(b[$0]) }
-    case (3, true):
-      let ((a, ta), (b, tb), (c, tc)) = (columns[0], columns[1], columns[2])
-      return .general { ta(a[$0]) && tb(b[$0]) && tc(c[$0]) }
-    case (3, false):
-      let ((a, ta), (b, tb), (c, tc)) = (columns[0], columns[1], columns[2])
-      return .general { ta(a[$0]) || tb(b[$0]) || tc(c[$0]) }
+    guard parts.count > 1, let first = try _columnOperand(parts[0]), let second = try _columnOperand(parts[1])
+    else { return nil }
+    let (a, ta) = first
+    let (b, tb) = second
+    // Two and three operands are taken one by one into constants: a closure kept in an
+    // array is called through a reabstraction thunk, one more call per operand per record.
+    switch (parts.count, isAnd) {
+    case (2, true): return .general { ta(a[$0]) && tb(b[$0]) }
+    case (2, false): return .general { ta(a[$0]) || tb(b[$0]) }
+    case (3, _):
+      guard let third = try _columnOperand(parts[2]) else { return nil }
+      let (c, tc) = third
+      return isAnd
+        ? .general { ta(a[$0]) && tb(b[$0]) && tc(c[$0]) } : .general { ta(a[$0]) || tb(b[$0]) || tc(c[$0]) }
     default:
+      var columns: [(column: ContiguousArray<FieldValue>, test: _ValueTest)] = [first, second]
+      columns.reserveCapacity(parts.count)
+      for part in parts.dropFirst(2) {
+        guard let operand = try _columnOperand(part) else { return nil }
+        columns.append(operand)
+      }
       let all = columns
       return .general { slot in
         for (column, test) in all where test(column[slot]) != isAnd { return !isAnd }
         return isAnd
       }
     }
+  }
+
+  /// A string-key condition's column in the in-memory field table and its prepared value
+  /// test, after checking its key and value; nil for any other operand, or a key that
+  /// has no column.
+  private mutating func _columnOperand(
+    _ part: _FilterNode<Element>
+  ) throws -> (column: ContiguousArray<FieldValue>, test: _ValueTest)? {
+    guard case .field(let c) = part, let fields = try? fields(), let table = fields as? _FieldTable,
+      table.kinds[c.key] != nil, let column = table.column(c.key)
+    else { return nil }
+    try Self.validate(c, in: fields)
+    return (column, c.valueTest)
   }
 
   /// The node with an OR's equalities on one key (`id == 1 OR id == 2 OR …`) merged into
