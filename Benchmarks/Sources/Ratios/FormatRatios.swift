@@ -14,7 +14,7 @@ func formatRows(_ animals: [Animal]) throws -> [Row] {
   for (text, format, typed) in pairs {
     let f = median { keep(set.filter(format).count) }
     let t = median { keep(set.filter(typed).count) }
-    rows.append(Row("format \"\(text)\" count", f, "typed key paths", t, target: "within 2x"))
+    rows.append(Row("format \"\(text)\" count", f, "typed key paths", t, target: "within 1.1x"))
   }
   let parse = median(runs: 9) {
     for _ in 0..<10_000 { keep(try! RequestFilter<Animal>(format: "age > %d AND name BEGINSWITH[c] %@", arguments: [3, "mi"])) }

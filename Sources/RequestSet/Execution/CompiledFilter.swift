@@ -141,7 +141,8 @@ struct _FilterCompiler<Element: Sendable> {
       try Self.validate(c, in: fields)
       if let column = (fields as? _FieldTable)?.column(c.key) {
         // In memory: index the column directly, one closure call per record fewer.
-        return .general { c.matches(column[$0]) }
+        let test = c.valueTest
+        return .general { test(column[$0]) }
       }
       guard let read = fields.reader(for: c.key) else { return .constant(c.matches(.null)) }
       return .general { c.matches(try read($0)) }
@@ -155,6 +156,7 @@ struct _FilterCompiler<Element: Sendable> {
       let isAnd: Bool
       if case .and = node { isAnd = true } else { isAnd = false }
       let parts = j.terms
+      if let fused = try _fusedColumns(parts, isAnd: isAnd) { return fused }
       var tests: [(Int) throws -> Bool] = []
       for part in parts {
         switch try _general(part) {
@@ -166,17 +168,75 @@ struct _FilterCompiler<Element: Sendable> {
       }
       if tests.isEmpty { return .constant(isAnd) }
       if tests.count == 1 { return .general(tests[0]) }
+      if tests.count == 2 {
+        // Two operands, the common case, without a loop over an array of closures.
+        let (a, b) = (tests[0], tests[1])
+        return isAnd ? .general { try a($0) && b($0) } : .general { try a($0) || b($0) }
+      }
+      // Captured as a constant: a captured `var` is boxed, and every read of it in the
+      // per-record loop paid a dynamic exclusivity check (swift_beginAccess).
+      let all = tests
       if isAnd {
         return .general { slot in
-          for t in tests where try !t(slot) { return false }
+          for t in all where try !t(slot) { return false }
           return true
         }
       }
       return .general { slot in
-        for t in tests where try t(slot) { return true }
+        for t in all where try t(slot) { return true }
         return false
       }
     }
+  }
+
+  /// An AND or OR whose every operand is a string-key condition on a column of the
+  /// in-memory field table, as one test that indexes each column and calls its prepared
+  /// value test directly: the same fused loop a typed AND gets (see ``compile(_:)``),
+  /// with no closure per operand in between. Nil when some operand is anything else (it
+  /// is then compiled operand by operand); throws what compiling the first operands would.
+  ///
+  /// Operands keep their order, so the short-circuit is the one the junction describes.
+  mutating func _fusedColumns(_ parts: [_FilterNode<Element>], isAnd: Bool) throws -> _Matcher<Element>? {
+    guard parts.count > 1, let first = try _columnOperand(parts[0]), let second = try _columnOperand(parts[1])
+    else { return nil }
+    let (a, ta) = first
+    let (b, tb) = second
+    // Two and three operands are taken one by one into constants: a closure kept in an
+    // array is called through a reabstraction thunk, one more call per operand per record.
+    switch (parts.count, isAnd) {
+    case (2, true): return .general { ta(a[$0]) && tb(b[$0]) }
+    case (2, false): return .general { ta(a[$0]) || tb(b[$0]) }
+    case (3, _):
+      guard let third = try _columnOperand(parts[2]) else { return nil }
+      let (c, tc) = third
+      return isAnd
+        ? .general { ta(a[$0]) && tb(b[$0]) && tc(c[$0]) } : .general { ta(a[$0]) || tb(b[$0]) || tc(c[$0]) }
+    default:
+      var columns: [(column: ContiguousArray<FieldValue>, test: _ValueTest)] = [first, second]
+      columns.reserveCapacity(parts.count)
+      for part in parts.dropFirst(2) {
+        guard let operand = try _columnOperand(part) else { return nil }
+        columns.append(operand)
+      }
+      let all = columns
+      return .general { slot in
+        for (column, test) in all where test(column[slot]) != isAnd { return !isAnd }
+        return isAnd
+      }
+    }
+  }
+
+  /// A string-key condition's column in the in-memory field table and its prepared value
+  /// test, after checking its key and value; nil for any other operand, or a key that
+  /// has no column.
+  private mutating func _columnOperand(
+    _ part: _FilterNode<Element>
+  ) throws -> (column: ContiguousArray<FieldValue>, test: _ValueTest)? {
+    guard case .field(let c) = part, let fields = try? fields(), let table = fields as? _FieldTable,
+      table.kinds[c.key] != nil, let column = table.column(c.key)
+    else { return nil }
+    try Self.validate(c, in: fields)
+    return (column, c.valueTest)
   }
 
   /// The node with an OR's equalities on one key (`id == 1 OR id == 2 OR …`) merged into

@@ -350,6 +350,13 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
     return _matchesElements(field)
   }
 
+  /// ``matches(_:)`` as one closure: the prepared test itself for a plain condition (no
+  /// quantifier, no `@count`), so a scan calls it with nothing in between.
+  var valueTest: _ValueTest {
+    if quantifier == nil && !countsElements { return _test }
+    return { [self] in _matchesElements($0) }
+  }
+
   private func _matchesElements(_ field: FieldValue) -> Bool {
     var subject = field
     if countsElements {

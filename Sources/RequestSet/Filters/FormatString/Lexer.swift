@@ -61,6 +61,7 @@ struct _FormatLexer {
 
   mutating func tokenize() throws -> [_FormatToken] {
     let b = source.bytes
+    tokens.reserveCapacity(b.count / 4 + 4)  // about one token per 4 bytes: no regrowth
     while true {
       while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
       guard i < b.count else { break }
@@ -173,8 +174,12 @@ struct _FormatLexer {
       return _FormatToken(kind: .function(String(decoding: b[start..<i], as: UTF8.self)), start: start, end: i)
     }
     let text = String(decoding: b[(escaped ? start + 1 : start)..<i], as: UTF8.self)
-    if !escaped {
-      switch text.uppercased() {
+    // Reserved words are ASCII letters, 2 to 14 of them: anything else is a key, found
+    // without uppercasing it (which allocates) or hashing it.
+    if !escaped, (2...14).contains(i - start), b[start..<i].allSatisfy({ ($0 | 0x20) &- 0x61 < 26 }) {
+      var upper = [UInt8](b[start..<i])
+      for k in upper.indices { upper[k] &= ~0x20 }
+      switch String(decoding: upper, as: UTF8.self) {
       case "NIL", "NULL": return _FormatToken(kind: .value(.null), start: start, end: i)
       case "TRUE", "YES": return _FormatToken(kind: .value(.bool(true)), start: start, end: i)
       case "FALSE", "NO": return _FormatToken(kind: .value(.bool(false)), start: start, end: i)
@@ -386,6 +391,11 @@ struct _FormatLexer {
       kind = .key(key)
     case "d", "i", "ld", "li", "lld", "lli":
       let arg = try take()
+      if let value = arg as? Int {
+        // The common argument, without the cast to an existential below.
+        kind = .value(.int(value))
+        break
+      }
       guard let integer = arg as? any BinaryInteger, !(arg is Bool), let value = Int(exactly: integer) else {
         throw mismatch("an integer", arg, "Pass an Int, or use %@ for a value of any type.")
       }
