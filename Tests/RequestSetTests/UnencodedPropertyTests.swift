@@ -50,6 +50,16 @@ struct Sensor: Record, Equatable {
     #expect(try store.fetch(id: 3)?.cached == 0)
   }
 
+  /// Only a type whose encoding really drops a stored value is kept as it decodes back:
+  /// Decimals, Dates, URLs, NaN and a class field that encode and decode to equal values
+  /// do not count as lost, so such a type's records are stored as given, undecoded.
+  @Test func onlyATypeThatDropsAStoredValueIsKeptDecoded() throws {
+    try MemoryStore<Sensor>().insert(contentsOf: Self.sensors)
+    try MemoryStore<Oddity>().insert(contentsOf: Oddity.random(count: 12, seed: 7))
+    #expect(_RecordCopy.isLossy(Sensor.self))
+    #expect(!_RecordCopy.isLossy(Oddity.self))
+  }
+
   /// A LogStore decodes each record to test a key path to a computed property (it has no
   /// field of its own), and explain() says so.
   @Test func explainSaysALogStoreDecodesForAComputedProperty() throws {

@@ -89,17 +89,26 @@ extension _RecordCopy {
     return lost ? back : record
   }
 
-  /// Whether two values differ in a stored property, compared by their encoded forms,
-  /// leaf by leaf through nested structs and classes. Values that do not encode are not
-  /// compared.
+  /// Whether two values differ in a stored property. A value that encodes as a scalar
+  /// (a number, a string, a `Date`, a `Decimal`) is compared by its encoded form; any
+  /// other is compared property by property (through nested structs, classes, optionals
+  /// and arrays), so a property an inner `encode(to:)` drops is found too. Dictionaries
+  /// and sets are compared by their encoded form, whose order does not matter; values
+  /// that do not encode are not compared.
   private static func _differs(_ a: Any, _ b: Any, depth: Int) -> Bool {
+    let ea = (a as? any Encodable).flatMap { try? _FieldEncoder.encode($0) }
+    let eb = (b as? any Encodable).flatMap { try? _FieldEncoder.encode($0) }
+    func encodedDiffer() -> Bool {
+      guard let ea, let eb else { return false }
+      return !(ea == eb || (_Numbers.isNaN(ea) && _Numbers.isNaN(eb)))
+    }
+    if let ea, ea._kind != .object && ea._kind != .array { return encodedDiffer() }
     let ma = Mirror(reflecting: a)
     let mb = Mirror(reflecting: b)
-    guard depth < 8, ma.displayStyle == .struct || ma.displayStyle == .class else {
-      guard let ea = a as? any Encodable, let eb = b as? any Encodable, let va = try? _FieldEncoder.encode(ea),
-        let vb = try? _FieldEncoder.encode(eb)
-      else { return false }
-      return !(va == vb || (_Numbers.isNaN(va) && _Numbers.isNaN(vb)))
+    if depth >= 8 || ma.displayStyle == .dictionary || ma.displayStyle == .set || ma.children.isEmpty
+      || ma.children.count != mb.children.count
+    {
+      return encodedDiffer()
     }
     for (ca, cb) in zip(ma.children, mb.children) where _differs(ca.value, cb.value, depth: depth + 1) {
       return true
