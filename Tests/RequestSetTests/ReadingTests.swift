@@ -155,6 +155,22 @@ import Testing
     #expect(rows.dropFirst().map { $0["species"] } == [.string("Cat"), .string("Dog"), .string("Dog"), .string("Mouse")])
   }
 
+  /// Every NaN falls into one group, as sorts and `distinct` tie NaN with NaN; before,
+  /// each NaN made a group of its own, as NaN equals nothing.
+  @Test(arguments: StoreKind.allCases)
+  func groupByPutsEveryNaNInOneGroup(kind: StoreKind) throws {
+    let weights: [Double] = [.nan, 2, .nan, 2, .nan, -.nan]
+    let records = weights.enumerated().map { Animal(id: $0.offset, name: "a\($0.offset)", species: "Cat", age: 1, weight: $0.element) }
+    let rows = try kind.makeSet(records).groupBy("weight").aggregate(.count).fetch()
+    #expect(rows.count == 2)
+    #expect(rows.first?["weight"] == .double(2))
+    #expect(rows.first?["count"] == .int(2))
+    let nan = try #require(rows.last)
+    #expect(nan["count"] == .int(4))
+    guard case .double(let w) = nan["weight"] else { return #expect(Bool(false), "NaN group key: \(nan)") }
+    #expect(w.isNaN)
+  }
+
   @Test(arguments: StoreKind.allCases)
   func groupByErrors(kind: StoreKind) throws {
     let all = try kind.makeSet(Animal.zoo)

@@ -14,6 +14,7 @@
 /// ```
 ///
 /// Rows are ordered by ``sortBy(_:order:)``'s keys, then by the group keys, ascending. A group key must hold values that compare (numbers, strings, Bools or nil).
+/// Every NaN falls into one group, as sorts and `distinct` tie NaN with NaN.
 public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
   let base: RequestSet<Element>
   let keys: [String]
@@ -98,18 +99,22 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
       aggregateReaders.append(fields.reader(for: key))
     }
 
-    // Fold every record into its group, keeping groups in first-seen order.
-    var groupIndex: [[FieldValue]: Int] = [:]
+    // Fold every record into its group, keeping groups in first-seen order. NaN equals
+    // nothing, not even itself, yet sorts and `distinct` tie NaN with NaN (see
+    // `FieldValue._order`): in the lookup key every NaN stands as nil (no field reads as
+    // nil, a missing one reads `.null`), so all NaNs make one group.
+    var groupIndex: [[FieldValue?]: Int] = [:]
     var groupKeys: [[FieldValue]] = []
     var accumulators: [[_Accumulator]] = []
     for slot in e.slots {
       let groupKey = try groupReaders.map { try $0?(slot) ?? .null }
+      let lookup = groupKey.map { _Numbers.isNaN($0) ? nil : $0 }
       let g: Int
-      if let existing = groupIndex[groupKey] {
+      if let existing = groupIndex[lookup] {
         g = existing
       } else {
         g = groupKeys.count
-        groupIndex[groupKey] = g
+        groupIndex[lookup] = g
         groupKeys.append(groupKey)
         accumulators.append(aggregates.map { _Accumulator($0.function) })
       }

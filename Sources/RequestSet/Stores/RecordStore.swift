@@ -1,6 +1,19 @@
 /// A record that RequestSet stores can hold: `Codable` for storage and string keys,
 /// `Identifiable` for `save` and `delete`, `Sendable` for concurrent use.
 ///
+/// A record is usually a struct. It may be a `final class`: a store never shares the
+/// caller's object then. It keeps its own copy, decoded from what `encode(to:)` writes,
+/// and hands out a fresh copy on every read, so changing an object after inserting it, or
+/// one a query returned, changes nothing stored (write the change with `save(_:)`), and
+/// key-path and string-key filters see the same values. A request set over an array of
+/// class records copies them when it is created.
+///
+/// A stored property left out of `CodingKeys` is not stored: a store holds what the
+/// record's encoding keeps. Once a type's first records show that decoding their fields
+/// loses such a value, every store keeps the type's records as they decode back (the
+/// property holds what `init(from:)` gives it, as when a ``LogStore`` reads it), so key
+/// paths to it, and to computed properties that read it, answer alike on every store.
+///
 /// ```swift
 /// struct Animal: Record {
 ///   var id: Int

@@ -31,6 +31,10 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   let _version: UInt64
   /// The store's secondary indexes and id lookup as of this snapshot, for the planner.
   var _indexes: _IndexAccess?
+  /// Whether `_record(at:)` hands out a fresh copy of an in-memory record: for class
+  /// records, so a caller who changes a record it read cannot change the store's (see
+  /// `_RecordCopy`).
+  let _copiesOut: Bool
 
   init(storage: _SnapshotStorage<Element>, slotCount: Int, live: _Bitset?, liveCount: Int, version: UInt64) {
     _storage = storage
@@ -38,6 +42,7 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     _live = live
     _liveCount = liveCount
     _version = version
+    _copiesOut = _RecordCopy.applies(to: Element.self)
   }
 
   init(records: ContiguousArray<Element>, live: _Bitset?, liveCount: Int, fields: _FieldSource, version: UInt64) {
@@ -72,7 +77,20 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   ///   - version: The store's write counter (see ``version``); 0 for plain records.
   /// - Complexity: O(*n*) to copy the records.
   public init(records: some Sequence<Element>, version: UInt64 = 0) where Element: Encodable {
-    let array = ContiguousArray(records)
+    var array = ContiguousArray(records)
+    // Records are kept as a store keeps them (see `_RecordCopy`): a class record is copied,
+    // so the caller's later changes to its objects cannot make key paths and string keys
+    // disagree; a struct that loses a stored value through its encoding is kept as it
+    // decodes back. A record whose init(from:) cannot read its own encoding stays as given.
+    if Element.self is any Decodable.Type {
+      for i in array.indices {
+        if i >= _RecordCopy.checkLimit && !_RecordCopy.applies(to: Element.self) && !_RecordCopy.isLossy(Element.self) {
+          break
+        }
+        guard let row = try? _FieldEncoder.encodeRow(array[i]) else { break }
+        array[i] = (try? _RecordCopy.kept(array[i], row: row)) ?? array[i]
+      }
+    }
     _SchemaProbe.witness(contentsOf: array)
     self.init(
       records: array, live: nil, liveCount: array.count,
@@ -102,7 +120,7 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   @inline(__always)
   func _record(at slot: Int) throws -> Element {
     switch _storage {
-    case .contiguous(let records, _): return records[slot]
+    case .contiguous(let records, _): return _copiesOut ? try _RecordCopy.copy(records[slot]) : records[slot]
     case .external(let source): return try source.record(at: slot)
     }
   }

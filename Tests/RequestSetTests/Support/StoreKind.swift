@@ -52,9 +52,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   }
 
   /// The keys the indexed kinds index: most of `Animal`'s, scalar, optional, nested and
-  /// array-valued alike.
+  /// array-valued alike, and `Oddity`'s awkward types (Decimal, UInt64, Date, NaN, a
+  /// renamed key, an enum, an optional nested key).
   static func indexedKeys<R>(_ type: R.Type) -> [String] {
-    R.self == Animal.self ? ["species", "age", "name", "weight", "nickname", "owner.city", "tags"] : []
+    if R.self == Animal.self { return ["species", "age", "name", "weight", "nickname", "owner.city", "tags"] }
+    if R.self == Oddity.self { return ["price", "big", "when", "ratio", "heading", "mood", "spot.city", "link"] }
+    return []
   }
 
   /// A request set over `records` on this kind of backend.

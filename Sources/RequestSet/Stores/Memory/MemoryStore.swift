@@ -16,6 +16,11 @@ import Synchronization
 ///
 /// The store is safe to share between tasks and threads: every write and snapshot takes
 /// one lock, and a snapshot is a copy-on-write view that later writes do not disturb.
+///
+/// Records that are classes are never shared with the caller: the store keeps a copy of
+/// each, decoded from its encoded fields, and every read (`fetch(id:)`, a query) hands out
+/// a fresh copy, as a ``LogStore`` does. Changing an object you inserted or read changes
+/// nothing stored until you `save(_:)` it.
 public final class MemoryStore<Element: Record>: RecordStore {
   private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
@@ -44,15 +49,20 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// Inserts a record.
   ///
   /// - Throws: ``RequestSetError`` `.duplicateID` when a record with the same id is
-  ///   stored; `.encodingFailed` when the record cannot be encoded.
+  ///   stored; `.encodingFailed` when the record cannot be encoded;
+  ///   `.decodingFailed` when a class record's `init(from:)` cannot read its own encoding.
   /// - Complexity: Amortized O(*f*), *f* the number of encoded fields.
   public func insert(_ record: Element) throws {
     let fields = try _FieldEncoder.encodeRow(record)
+    // A class record is kept as a copy of its own, a struct that loses a stored value
+    // through its encoding as it decodes back (see `_RecordCopy`); commits carry the
+    // caller's object, so the store's copy is never handed out.
+    let kept = try _RecordCopy.kept(record, row: fields)
     let version = try _state.withLock { state in
       try state.checkOpen()
       guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
       try state.checkUnique([.insert(record)], [fields])
-      state.append(record, fields: fields)
+      state.append(kept, fields: fields)
       state.version &+= 1
       return state.version
     }
@@ -78,7 +88,8 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
   ///   `.conflict` when `expectedVersion` is stale, `.encodingFailed` for a record that
-  ///   cannot be encoded; nothing is applied then.
+  ///   cannot be encoded, `.decodingFailed` for a class record whose `init(from:)` cannot
+  ///   read its own encoding; nothing is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     guard !changes.isEmpty else { return try _state.withLock { try $0.checkOpen() } }
     // Encode outside the lock: it is the expensive part, and it can fail.
@@ -86,6 +97,15 @@ public final class MemoryStore<Element: Record>: RecordStore {
       switch change {
       case .insert(let r), .save(let r): return try _FieldEncoder.encodeRow(r)
       case .delete: return nil
+      }
+    }
+    // Records are kept as `insert(_:)` keeps them (see `_RecordCopy`); commits carry the
+    // caller's objects, so the store's copies are never handed out.
+    let kept = try zip(changes, fields).map { (change, row) -> RecordChange<Element> in
+      switch change {
+      case .insert(let r): return .insert(try _RecordCopy.kept(r, row: row!))
+      case .save(let r): return .save(try _RecordCopy.kept(r, row: row!))
+      case .delete: return change
       }
     }
     let version = try _state.withLock { state in
@@ -96,7 +116,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
       try _validate(changes) { state.slots[$0] != nil }
       try state.checkUnique(changes, fields)
       state.reserve(changes.count)
-      for (change, f) in zip(changes, fields) {
+      for (change, f) in zip(kept, fields) {
         switch change {
         case .insert(let r): state.append(r, fields: f!)
         case .save(let r):
@@ -120,7 +140,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
     try _state.withLock { state in
       try state.checkOpen()
       return state.slots[id].map { state.records[$0] }
-    }
+    }.map { try _RecordCopy.copy($0) }
   }
 
   // MARK: Indexes
@@ -196,16 +216,18 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// micky.age += 1
   /// try store.save(micky)
   /// ```
-  /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded.
+  /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded;
+  ///   `.decodingFailed` when a class record's `init(from:)` cannot read its own encoding.
   public func save(_ record: Element) throws {
     let fields = try _FieldEncoder.encodeRow(record)
+    let kept = try _RecordCopy.kept(record, row: fields)
     let version = try _state.withLock { state in
       try state.checkOpen()
       try state.checkUnique([.save(record)], [fields])
       if let slot = state.slots[record.id] {
-        state.replace(slot: slot, with: record, fields: fields)
+        state.replace(slot: slot, with: kept, fields: fields)
       } else {
-        state.append(record, fields: fields)
+        state.append(kept, fields: fields)
       }
       state.version &+= 1
       return state.version
@@ -331,7 +353,7 @@ struct _MemoryState<Element: Record>: Sendable {
   /// Learns the type's keys from the first record written, and keeps the first few as
   /// witnesses for key paths (see `_SchemaProbe`).
   private mutating func _observe(_ record: Element, _ row: _EncodedRow) {
-    let value = FieldValue.object(Dictionary(row.fields, uniquingKeysWith: { _, last in last }))
+    let value = row.object
     if toObserve == _SchemaProbe.witnessLimit { fields.addProbed(_SchemaProbe.learn(Element.self, from: value)) }
     toObserve -= 1
     if _SchemaProbe.wantsWitness(Element.self) { _SchemaProbe.witness(record, fields: value) }
