@@ -20,23 +20,7 @@ struct CrashRecord: Record, Equatable {
 /// binary (the test target depends on it). `REQUESTSET_CRASH_WORKER` overrides the path.
 enum CrashWorker {
   static func path() throws -> String {
-    if let p = ProcessInfo.processInfo.environment["REQUESTSET_CRASH_WORKER"] { return p }
-    var candidates: [URL] = []
-    #if os(Linux)
-      candidates.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
-    #endif
-    // On Apple platforms the tests run inside an .xctest bundle in the build directory.
-    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-      candidates.append(URL(fileURLWithPath: bundle.bundlePath).deletingLastPathComponent())
-    }
-    for dir in candidates {
-      let worker = dir.appendingPathComponent("LogCrashWorker").path
-      if FileManager.default.isExecutableFile(atPath: worker) { return worker }
-    }
-    throw RequestSetError(
-      .ioFailure,
-      "LogCrashWorker was not found next to the test binary (looked in \(candidates.map(\.path))). "
-        + "Build it with `swift build --build-tests`, or set REQUESTSET_CRASH_WORKER to its path.")
+    try AdversaryChild.siblingExecutable("LogCrashWorker", override: "REQUESTSET_CRASH_WORKER")
   }
 
   static func start(_ arguments: [String]) throws -> (Process, Pipe) {

@@ -37,26 +37,36 @@ struct AdversaryChild: CustomStringConvertible {
   /// Finds the `AdversaryWorker` executable SwiftPM builds next to the test binary.
   /// `REQUESTSET_ADVERSARY_WORKER` overrides the path.
   static func path() throws -> String {
-    if let p = ProcessInfo.processInfo.environment["REQUESTSET_ADVERSARY_WORKER"] { return p }
+    try siblingExecutable("AdversaryWorker", override: "REQUESTSET_ADVERSARY_WORKER")
+  }
+
+  /// An executable target the test target depends on, which SwiftPM builds next to the
+  /// test binary (`AdversaryWorker`, `LogCrashWorker`); the environment variable
+  /// `override` names another path.
+  static func siblingExecutable(_ name: String, override: String) throws -> String {
+    if let p = ProcessInfo.processInfo.environment[override] { return p }
     var candidates: [URL] = []
     #if os(Linux)
       candidates.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
     #endif
+    // On Apple platforms the tests run inside an .xctest bundle in the build directory.
     for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
       candidates.append(URL(fileURLWithPath: bundle.bundlePath).deletingLastPathComponent())
     }
     for dir in candidates {
-      let worker = dir.appendingPathComponent("AdversaryWorker").path
-      if FileManager.default.isExecutableFile(atPath: worker) { return worker }
+      let executable = dir.appendingPathComponent(name).path
+      if FileManager.default.isExecutableFile(atPath: executable) { return executable }
     }
-    throw ChildProcessNotFound(looked: candidates.map(\.path))
+    throw SiblingExecutableNotFound(name: name, override: override, looked: candidates.map(\.path))
   }
 
-  struct ChildProcessNotFound: Error, CustomStringConvertible {
+  struct SiblingExecutableNotFound: Error, CustomStringConvertible {
+    var name: String
+    var override: String
     var looked: [String]
     var description: String {
-      "AdversaryWorker was not found next to the test binary (looked in \(looked)). "
-        + "Build it with `swift build --build-tests`, or set REQUESTSET_ADVERSARY_WORKER."
+      "\(name) was not found next to the test binary (looked in \(looked)). "
+        + "Build it with `swift build --build-tests`, or set \(override) to its path."
     }
   }
 
