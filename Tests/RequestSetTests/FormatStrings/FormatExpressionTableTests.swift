@@ -98,6 +98,7 @@ private func since(_ d: Date) -> Double { d.timeIntervalSinceReferenceDate }
     ExpressionRow(format: "scores[5] == nil") { $0.scores.count <= 5 },
     ExpressionRow(format: "scores[0] == nil") { $0.scores.isEmpty },
     ExpressionRow(format: "scores[%d] == %d", arguments: [2, 7]) { $0.scores.count > 2 && $0.scores[2] == 7 },
+    ExpressionRow(format: "lead['name'] == 'Ann'") { $0.lead?.name == "Ann" },
     ExpressionRow(format: "members[FIRST].name == 'Ann'") { $0.members.first?.name == "Ann" },
     ExpressionRow(format: "members[LAST].age > 50") { ($0.members.last?.age ?? 0) > 50 },
     // Key paths through arrays of structs read every element's value.

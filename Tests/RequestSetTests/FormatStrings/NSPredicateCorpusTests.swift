@@ -91,6 +91,21 @@ import Testing
   }
 }
 
+/// `#` escapes the reserved words SELF and SUBQUERY (and `$`) used as keys.
+@Suite struct EscapedKeyTests {
+  struct Odd: Record {
+    var id: Int
+    var `self`: Int
+    var subquery: String
+  }
+
+  @Test func anEscapedReservedWordIsAKey() throws {
+    let set = RequestSet([Odd(id: 1, self: 5, subquery: "a"), Odd(id: 2, self: 9, subquery: "b")])
+    #expect(try set.filter(RequestFilter(format: "#self > 6")).fetch().map(\.id) == [2])
+    #expect(try set.filter(RequestFilter(format: "#subquery == 'a' AND #self < 6")).fetch().map(\.id) == [1])
+  }
+}
+
 extension Animal {
   func withAge(_ age: Int) -> Animal {
     var copy = self

@@ -13,6 +13,8 @@ struct _FormatToken: Sendable {
     /// continues a key path after `)` or `]` (`=`, `<>`, `=<`, `=>` arrive as their canonical
     /// spelling).
     case symbol(String)
+    /// A key escaped with `#` (`#self`, `#subquery`): a key, whatever its name.
+    case escapedKey(String)
     /// A function name with its colons, as NSExpression names it: `sum:`, `raise:toPower:`.
     case function(String)
     /// `[c]`, `[d]`, `[cd]` after an operator.
@@ -187,7 +189,7 @@ struct _FormatLexer {
         if let word = Self.words[upper] { return _FormatToken(kind: .word(word), start: start, end: i) }
       }
     }
-    return _FormatToken(kind: .key(text), start: start, end: i)
+    return _FormatToken(kind: escaped ? .escapedKey(text) : .key(text), start: start, end: i)
   }
 
   /// `==`, `=`, `!=`, `<>`, `<`, `<=`, `=<`, `>`, `>=`, `=>`, `&&`, `||`, `!`.

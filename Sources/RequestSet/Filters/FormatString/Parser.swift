@@ -468,6 +468,10 @@ struct _FormatParser {
       p += 1
       if isSymbol("(") { return try _bareFunction(path, t) }
       return try _keyPath(path, t)
+    case .escapedKey(let path):
+      // `#self.age`: plain keys, never SELF or a variable.
+      p += 1
+      return try _path(on: .evaluatedObject, path.split(separator: ".", omittingEmptySubsequences: false)[...], t)
     case .value(let v):
       p += 1
       return .constant(v)
