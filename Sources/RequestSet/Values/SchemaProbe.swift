@@ -14,8 +14,9 @@ import Foundation
 ///   it is `nil`, which encoding alone cannot show). The type sees only the record's own
 ///   values, as when a ``LogStore`` reads it back; if decoding throws, the keys the records
 ///   encode are all the store knows. Keys seen in later records are added on top.
-/// - The first records of each type (up to ``witnessLimit``) are kept as witnesses for
-///   ``confirms(_:key:root:)``.
+/// - The first records of each type (up to ``witnessLimit``), and after them any record
+///   that holds a value under a key no witness does (up to ``witnessCap``), are kept as
+///   witnesses for ``confirms(_:key:root:)``.
 enum _SchemaProbe {
   /// How many records of each type are kept as witnesses.
   static let witnessLimit = 8
@@ -38,9 +39,24 @@ enum _SchemaProbe {
     return recorder.kinds
   }
 
+  /// The most witnesses a type keeps: past ``witnessLimit``, a record is kept only when it
+  /// holds a value under a key no witness holds one under (an `owner.city` when the first
+  /// records had no owner), so which records came first cannot leave a key path undecided
+  /// for good.
+  static let witnessCap = 64
+
   /// Whether `T` still takes witnesses: a store asks before it encodes one.
   static func wantsWitness<T>(_ type: T.Type) -> Bool {
-    _witnesses.withLock { ($0[ObjectIdentifier(type)]?.count ?? 0) < witnessLimit }
+    _witnesses.withLock { ($0[ObjectIdentifier(type)]?.count ?? 0) < witnessCap }
+  }
+
+  /// The keys under which `fields` holds a value other than null.
+  private static func _valuedKeys(_ fields: FieldValue) -> Set<String> {
+    var keys = Set<String>()
+    _forEachKey(fields, prefix: nil) { key, value in
+      if value != .null { keys.insert(key) }
+    }
+    return keys
   }
 
   /// Keeps a stored record as a witness of its type, while the type has fewer than
@@ -57,11 +73,18 @@ enum _SchemaProbe {
     } else {
       kept = record
     }
+    let valued = _valuedKeys(fields)
     _witnesses.withLock { table in
       let id = ObjectIdentifier(T.self)
-      if table[id, default: []].count < witnessLimit {
-        table[id, default: []].append(Witness(record: kept, fields: fields))
+      let witnesses = table[id, default: []]
+      guard witnesses.count < witnessCap else { return }
+      if witnesses.count >= witnessLimit {
+        // Past the first few, only a record that shows a key no witness shows a value for.
+        var covered = Set<String>()
+        for w in witnesses { covered.formUnion(_valuedKeys(w.fields)) }
+        guard !valued.isSubset(of: covered) else { return }
       }
+      table[id, default: []].append(Witness(record: kept, fields: fields))
     }
   }
 
