@@ -95,6 +95,12 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// `Int.max` (or below `Int.min`). Sum a `Double` key path, or narrow the set.
     public static let overflow = Code("overflow")
 
+    /// A read as of a past version or time asked for one the store does not keep: older
+    /// than the oldest commit compaction left (see ``LogStoreOptions/keepHistory``), newer
+    /// than the store, or on a store that keeps no history (only ``LogStore`` does). The
+    /// message names the readable range; pick a version from ``LogStore/history()``.
+    public static let versionUnavailable = Code("versionUnavailable")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

@@ -17,6 +17,12 @@ func _backOff(_ attempt: Int) {
 extension RequestSet where Element: Record {
   /// The store behind the set, or `.readOnly` for a set over a plain array.
   func _store() throws -> any RecordStore<Element> {
+    if let version = _source.pastVersion {
+      throw RequestSetError(
+        .readOnly,
+        "This RequestSet reads \(_source.name), the store as it was at version \(version), which cannot change. "
+          + "Write to the store itself, or through RequestSet(store), which reads its current state.")
+    }
     guard let store = _source.store as? any RecordStore<Element> else {
       throw RequestSetError(
         .readOnly,

@@ -106,6 +106,9 @@ struct _Source<Element: Sendable>: Sendable {
   let snapshot: @Sendable () throws -> StoreSnapshot<Element>
   /// The store, for writes through the query; nil for a plain array.
   var store: (any Sendable)? = nil
+  /// The version a read of a store's past reads (see `RequestSet(_:asOf:)`): such a set
+  /// cannot write.
+  var pastVersion: UInt64? = nil
 }
 
 /// The evaluated result: the snapshot and the slots of the result in order.

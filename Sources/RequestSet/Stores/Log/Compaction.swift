@@ -12,9 +12,15 @@ extension _LogState {
   /// path holds either the old log or the complete new one. Records keep their store
   /// order; their bytes are copied, not re-encoded. Snapshots taken before keep reading
   /// the old file through their own mapping.
-  mutating func compact() throws {
+  ///
+  /// With `options.keepHistory` (and `keepingHistory`), the records written are those of
+  /// the oldest commit kept, and the commits after it follow frame by frame (see
+  /// Compaction+History.swift); a salvage after damage keeps none.
+  mutating func compact(keepingHistory: Bool = true) throws {
     try checkWritable()
     let source = try currentMapping()
+    let kept = keepingHistory ? try keptHistory(source) : nil
+    let base = kept?.base ?? index
     let tmp = path + ".compacting"
     _FileIO.remove(tmp)
     let target = try _FileIO.open(
@@ -74,8 +80,8 @@ extension _LogState {
     var slotMap = [Int](repeating: -1, count: index.locations.count)
     var liveBytes = 0
     if let source {
-      for slot in 0..<index.locations.count where index.live[slot] {
-        let old = index.locations[slot]
+      for slot in 0..<base.locations.count where base.live[slot] {
+        let old = base.locations[slot]
         sequence += 1
         let frameStart = buffer.count
         let at = _LogFormat.appendFrame(
@@ -87,17 +93,21 @@ extension _LogState {
         if buffer.count >= 4 << 20 { try flush() }
       }
     }
-    // An empty commit closes the file: with no records after them, the key frames would
-    // otherwise look like an interrupted write and be cut off on the next open.
+    // An empty commit closes the records: with no records after them, the key frames would
+    // otherwise look like an interrupted write and be cut off on the next open. It folds
+    // the puts before it into one commit, stamped with the version and time they stand for.
     sequence += 1
-    let zero = _ByteBuffer(capacity: 16)
-    zero.appendVarint(0)
-    _LogFormat.appendFrame(.commit, sequence: sequence, payload: zero.bytes, saltState: salt, to: buffer)
+    let closing = _LogFormat.commitPayload(count: 0, stamp: kept?.stamp ?? .init(time: index.time, version: index.version))
+    withExtendedLifetime(closing) {
+      _ = _LogFormat.appendFrame(.commit, sequence: sequence, payload: closing.bytes, saltState: salt, to: buffer)
+    }
+    if let kept, let source { try appendHistory(kept, from: source, salt: salt, sequence: &sequence, to: buffer, flush: flush) }
     try flush()
     let synced = _FileIO.sync(target)
     if synced != 0 {
       throw _FileIO.failure("fsync the compacted log", tmp, synced, "The log itself is unchanged; compact again later.")
     }
+    let replayed = kept == nil ? nil : try replayCompacted(target, size: flushed, header: newHeader, into: &slotMap)
     let renamed = _FileIO.rename(tmp, to: path)
     if renamed != 0 {
       throw _FileIO.failure("rename the compacted log over", path, renamed, "The log itself is unchanged.")
@@ -114,6 +124,7 @@ extension _LogState {
     index.liveBytes = liveBytes
     index.sequence = sequence
     index.end = flushed
+    if let replayed { adoptCompacted(replayed) }
     file = target.renamed(to: path)
     header = newHeader
     saltState = salt

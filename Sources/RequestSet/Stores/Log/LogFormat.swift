@@ -1,3 +1,5 @@
+import Foundation
+
 /// The bytes of a RequestSet log file, as specified in `docs/LOG-FORMAT.md`.
 ///
 /// ```
@@ -27,7 +29,9 @@ enum _LogFormat {
     case delete = 2
     /// One record of a batch: applied only when the batch's commit frame is read.
     case batchPut = 3
-    /// Commits the batch frames just before it. Payload: varint count of those frames.
+    /// Commits the batch frames just before it. Payload: varint count of those frames,
+    /// then, from writers that stamp commits, the commit's time and version (see
+    /// `CommitStamp`), which older readers skip.
     case commit = 4
     /// Defines field names. Payload: (varint key id, varint byte count, UTF-8 name)*.
     case keys = 5
@@ -173,6 +177,42 @@ enum _LogFormat {
 }
 
 extension _LogFormat {
+  /// What a commit frame records after its count: when the commit was written and which
+  /// version of the store it made. Readers that predate it read the count and skip it.
+  struct CommitStamp: Equatable {
+    /// Microseconds since 1970-01-01 UTC; never less than the previous commit's.
+    var time: UInt64
+    /// The store's version after this commit: 1 for a log's first commit, +1 per commit,
+    /// and kept across compaction.
+    var version: UInt64
+  }
+
+  /// The payload of a commit frame: its count, then the stamp.
+  static func commitPayload(count: Int, stamp: CommitStamp) -> _ByteBuffer {
+    let out = _ByteBuffer(capacity: 32)
+    out.appendVarint(UInt64(count))
+    out.appendVarint(stamp.time)
+    out.appendVarint(stamp.version)
+    return out
+  }
+
+  /// Reads a commit frame's payload: the count, and the stamp when the writer wrote one.
+  /// Bytes after the stamp are left for later versions of the format.
+  static func parseCommit(_ payload: UnsafeRawBufferPointer) throws(_CodecError) -> (count: Int, stamp: CommitStamp?) {
+    var r = _ByteReader(payload)
+    let count = try r.readLength(max: Int.max)
+    guard !r.isAtEnd else { return (count, nil) }
+    let time = try r.readVarint()
+    let version = try r.readVarint()
+    return (count, CommitStamp(time: time, version: version))
+  }
+
+  /// Now, in microseconds since 1970, for a commit's stamp; `previous` when the clock
+  /// reads earlier than it, so times never go backwards within a log.
+  static func commitTime(after previous: UInt64) -> UInt64 {
+    Swift.max(micros(Date()), previous)
+  }
+
   /// The payload of an `.indexes` frame.
   static func indexDefinitionsPayload(_ definitions: [RequestIndex]) -> _ByteBuffer {
     let out = _ByteBuffer(capacity: 64)

@@ -50,7 +50,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// What opening the store found and did.
   public typealias RecoveryReport = LogRecoveryReport
 
-  private let _state: _Lock<_LogState<Element>>
+  let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
 
   /// The log file's path.
@@ -146,16 +146,21 @@ public final class LogStore<Element: Record>: RecordStore {
       }
     }
 
-    let index = outcome.index
+    var index = outcome.index
+    // Kept history is not dead space to automatic compaction: only what is written from now on.
+    if options.keepHistory != .none { index.liveBytes = index.end - _LogFormat.headerSize }
     let live = index.liveLocations
     var state = _LogState<Element>(
       path: path, options: options, file: file, lock: lock, header: header,
       saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
       openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
       probedKinds: [:], report: outcome.report)
+    // The version continues the log's: the newest commit's, as ``history()`` lists it.
+    state.version = index.version
     if rewrite {
-      // Salvaged: rewrite the log without the damage, so the next open is clean.
-      try state.compact()
+      // Salvaged: rewrite the log without the damage, so the next open is clean. What was
+      // damaged cannot vouch for the history around it, so none is kept.
+      try state.compact(keepingHistory: false)
       state.report.rewritten = true
     }
     try state.rebuildIndexes()
@@ -196,7 +201,7 @@ public final class LogStore<Element: Record>: RecordStore {
     let version = try _state.withLock { state in
       try state.checkWritable()
       guard state.index.slots[record.id] == nil else { throw _duplicate(record.id) }
-      try state.write([.insert(record)], asBatch: false)
+      try state.write([.insert(record)])
       return state.version
     }
     _publish(version, [.insert(record)])
@@ -222,7 +227,7 @@ public final class LogStore<Element: Record>: RecordStore {
     let version = try _state.withLock { state in
       try state.checkWritable()
       if let clash = batch.first(where: { state.index.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
-      try state.write(changes, asBatch: true)
+      try state.write(changes)
       return state.version
     }
     _publish(version, changes)
@@ -240,7 +245,7 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   `.storeFailed`, `.fileChanged`, `.closed`.
   public func save(_ record: Element) throws {
     let version = try _state.withLock { state in
-      try state.write([.save(record)], asBatch: false)
+      try state.write([.save(record)])
       state.compactIfDue()
       return state.version
     }
@@ -289,7 +294,7 @@ public final class LogStore<Element: Record>: RecordStore {
       }
       try _validate(changes) { state.index.slots[$0] != nil }
       guard !changes.isEmpty else { return nil }
-      try state.write(changes, asBatch: true)
+      try state.write(changes)
       state.compactIfDue()
       return state.version
     }

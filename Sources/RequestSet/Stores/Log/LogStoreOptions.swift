@@ -1,3 +1,5 @@
+import Foundation
+
 /// When a ``LogStore`` write counts as done.
 ///
 /// ```swift
@@ -53,6 +55,44 @@ public enum LogRecoveryMode: Sendable, Equatable, CustomStringConvertible {
   }
 }
 
+/// How much of a ``LogStore``'s history compaction keeps readable by as-of reads
+/// (``RequestSet/init(_:asOf:)-(_,UInt64)``).
+///
+/// The log is append-only, so every commit since the last compaction is in the file and
+/// can be read as of its version. Compaction rewrites the file from one commit on: that
+/// commit's records become the file's first commit, and the commits after it are copied
+/// frame by frame, keeping their versions and times. Everything older is gone.
+///
+/// ```swift
+/// let store = try LogStore<Animal>(path: "animals.rslog", options: .init(keepHistory: .versions(100)))
+/// try store.compact()
+/// try store.history().count   // at most 100
+/// ```
+public enum LogHistoryRetention: Sendable, Equatable, CustomStringConvertible {
+  /// Keep only the current state: compaction leaves one commit, the newest. The default.
+  case none
+  /// Keep the newest `n` commits readable (`n` ≥ 1; `.versions(1)` is ``none``). A
+  /// smaller `n` makes ``LogStore/init(path:options:)`` throw `.invalidOptions`.
+  case versions(Int)
+  /// Keep every commit made at or after this time readable, and the newest commit before
+  /// it, so that a read as of this very time still resolves. Commits written without a
+  /// time (by versions of RequestSet before commits were stamped) count as older.
+  case since(Date)
+  /// Keep every commit still in the file: compaction then drops only frames that define
+  /// keys and indexes again, and the file grows with every write.
+  case all
+
+  /// A readable summary, as logs and test failures print it.
+  public var description: String {
+    switch self {
+    case .none: return "none"
+    case .versions(let n): return "versions(\(n))"
+    case .since(let date): return "since(\(date))"
+    case .all: return "all"
+    }
+  }
+}
+
 /// How a ``LogStore`` opens and maintains its file.
 ///
 /// ```swift
@@ -78,6 +118,11 @@ public struct LogStoreOptions: Sendable, Equatable {
   /// Files smaller than this are never compacted automatically. 1 MiB by default. A
   /// negative value makes ``LogStore/init(path:options:)`` throw `.invalidOptions`.
   public var autoCompactMinimumBytes: Int
+  /// How many past commits compaction keeps readable by as-of reads; ``LogHistoryRetention/none``
+  /// by default. With any other choice, automatic compaction counts only the dead space
+  /// written since the store opened or last compacted, so the history it keeps does not make
+  /// it run again on every write.
+  public var keepHistory: LogHistoryRetention
 
   /// Options with the given values; every argument has the default described on its
   /// property.
@@ -86,13 +131,15 @@ public struct LogStoreOptions: Sendable, Equatable {
   /// step (setting properties) are checked the same way.
   public init(
     durability: LogDurability = .flush, recovery: LogRecoveryMode = .truncateTornTail, readOnly: Bool = false,
-    autoCompactDeadRatio: Double? = 0.5, autoCompactMinimumBytes: Int = 1 << 20
+    autoCompactDeadRatio: Double? = 0.5, autoCompactMinimumBytes: Int = 1 << 20,
+    keepHistory: LogHistoryRetention = .none
   ) {
     self.durability = durability
     self.recovery = recovery
     self.readOnly = readOnly
     self.autoCompactDeadRatio = autoCompactDeadRatio
     self.autoCompactMinimumBytes = autoCompactMinimumBytes
+    self.keepHistory = keepHistory
   }
 }
 
@@ -110,6 +157,12 @@ extension LogStoreOptions {
         .invalidOptions,
         "LogStoreOptions.autoCompactMinimumBytes is \(autoCompactMinimumBytes) for the log \(path); it must be 0 or "
           + "more (files smaller than this are never compacted automatically).")
+    }
+    if case .versions(let n) = keepHistory, n < 1 {
+      throw RequestSetError(
+        .invalidOptions,
+        "LogStoreOptions.keepHistory is .versions(\(n)) for the log \(path); it must keep at least 1 version (the "
+          + "current one). Use .none to keep only the current state, or .all to keep every commit.")
     }
   }
 }

@@ -145,11 +145,11 @@ struct _LogState<Element: Record> {
 
   // MARK: Writes
 
-  /// Appends changes and indexes them: a single change as one put or delete frame, or
-  /// a batch of frames closed by a commit frame, so that replay applies all or none. On
-  /// error nothing is in the file or the index.
-  mutating func write(_ changes: [RecordChange<Element>], asBatch: Bool) throws {
-    precondition(asBatch || changes.count == 1, "only a batch holds several changes")
+  /// Appends changes and indexes them: batch frames closed by a commit frame that stamps
+  /// the commit's time and version, so that replay applies all or none and history can
+  /// name it (a single change is a batch of one). On error nothing is in the file or the
+  /// index.
+  mutating func write(_ changes: [RecordChange<Element>]) throws {
     try checkWritable()
     defer { shrinkScratch() }
     let keyMark = index.keys.count
@@ -232,8 +232,7 @@ struct _LogState<Element: Record> {
     locations.reserveCapacity(n)
     var start = 0
     for i in 0..<n {
-      let type: _LogFormat.FrameType =
-        deletes[i] ? (asBatch ? .batchDelete : .delete) : (asBatch ? .batchPut : .put)
+      let type: _LogFormat.FrameType = deletes[i] ? .batchDelete : .batchPut
       sequence += 1
       let frameStart = out.count
       let at = _LogFormat.appendFrame(
@@ -244,11 +243,11 @@ struct _LogState<Element: Record> {
           offset: index.end + at, length: UInt32(ends[i] - start), frameLength: UInt32(out.count - frameStart)))
       start = ends[i]
     }
-    if asBatch {
-      sequence += 1
-      let count = _ByteBuffer(capacity: 16)
-      count.appendVarint(UInt64(n))
-      _LogFormat.appendFrame(.commit, sequence: sequence, payload: count.bytes, saltState: saltState, to: out)
+    sequence += 1
+    let stamp = _LogFormat.CommitStamp(time: _LogFormat.commitTime(after: index.time), version: index.version &+ 1)
+    let commit = _LogFormat.commitPayload(count: n, stamp: stamp)
+    withExtendedLifetime(commit) {
+      _ = _LogFormat.appendFrame(.commit, sequence: sequence, payload: commit.bytes, saltState: saltState, to: out)
     }
     do {
       try writeOut()
@@ -258,6 +257,8 @@ struct _LogState<Element: Record> {
     }
     index.sequence = sequence
     index.end += out.count
+    index.version = stamp.version
+    index.time = stamp.time
     index.reserve(n)
     let names = index.keys.names
     start = 0
@@ -311,7 +312,7 @@ struct _LogState<Element: Record> {
   mutating func delete(id: Element.ID) throws -> Bool {
     try checkWritable()
     guard index.slots[id] != nil else { return false }
-    try write([.delete(id: id)], asBatch: false)
+    try write([.delete(id: id)])
     return true
   }
 

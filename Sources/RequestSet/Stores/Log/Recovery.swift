@@ -23,6 +23,11 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   var end = _LogFormat.headerSize
   /// The secondary indexes the last `.indexes` frame defined.
   var indexDefinitions: [RequestIndex] = []
+  /// The version the last commit made (see `_LogFormat.CommitStamp`); 0 before any.
+  var version: UInt64 = 0
+  /// The last stamped commit's time, in microseconds since 1970: the next commit's
+  /// time is never less.
+  var time: UInt64 = 0
 
   /// Inserts, or replaces in place (keeping the slot).
   @inline(__always)
@@ -76,6 +81,17 @@ func _readID<ID: Decodable>(_ bytes: UnsafeRawBufferPointer, names: [String?]) t
   return try _BinaryDecoder.decode(ID.self, from: bytes, names: names)
 }
 
+/// One commit that replay found: what `LogStore.history()` lists, and where it ends.
+struct _CommitEntry: Equatable {
+  var version: UInt64
+  /// Microseconds since 1970; nil for a commit written without a stamp.
+  var time: UInt64?
+  var recordsChanged: Int
+  /// The offset just past the commit's last frame: replaying the file up to here gives
+  /// the store as it was at this commit.
+  var end: Int
+}
+
 /// Replays a log file into an index, applying a recovery mode to whatever damage it finds.
 enum _Recovery {
   struct Outcome<ID: Hashable & Sendable> {
@@ -83,6 +99,10 @@ enum _Recovery {
     var report: LogRecoveryReport
     /// Where the file must be cut (a torn tail, or everything after the first damage).
     var cutAt: Int?
+    /// Every commit read, oldest first, when replay was asked to collect them.
+    var history: [_CommitEntry] = []
+    /// The version of the first commit read; nil when the log holds none.
+    var firstVersion: UInt64?
   }
 
   /// A frame's payload that does not parse although its checksum holds.
@@ -90,7 +110,7 @@ enum _Recovery {
 
   static func replay<ID: Hashable & Sendable & Decodable>(
     _ file: UnsafeRawBufferPointer, header: _LogFormat.Header, mode: LogRecoveryMode, path: String,
-    idType: ID.Type = ID.self
+    idType: ID.Type = ID.self, collectHistory: Bool = false, until target: UInt64? = nil
   ) throws -> Outcome<ID> {
     let salt = _LogFormat.saltState(header.salt)
     var index = _LogIndex<ID>()
@@ -106,9 +126,52 @@ enum _Recovery {
     var pending: [ID] = []
     var pendingLocations: [_RecordLocation] = []
     var cutAt: Int?
+    // History: commits read so far (when collected), the first version, and the plain put
+    // and delete frames since the last commit frame, which a commit with count 0 folds into
+    // one commit (a compaction's records; see docs/LOG-FORMAT.md).
+    var history: [_CommitEntry] = []
+    var firstVersion: UInt64?
+    var plainRun = 0
+    var plainChanged = 0
+    var versionBeforeRun: UInt64 = 0
+    var stoppedAtTarget = false
+    var runFolds = false
+
+    func committed(_ version: UInt64, _ stamp: _LogFormat.CommitStamp?, changed: Int, end: Int) {
+      index.version = version
+      if let stamp { index.time = stamp.time }
+      if firstVersion == nil { firstVersion = version }
+      if collectHistory {
+        // A stamp's time 0 stands for "unknown" (a compaction of commits written unstamped).
+        let time = stamp.flatMap { $0.time == 0 ? nil : $0.time }
+        history.append(_CommitEntry(version: version, time: time, recordsChanged: changed, end: end))
+      }
+    }
+
+    /// A put or delete frame: a commit of its own, unless a count-0 commit folds it.
+    func plainCommit(_ f: _LogFormat.Frame) {
+      if plainRun == 0 { versionBeforeRun = index.version }
+      plainRun += 1
+      plainChanged += 1
+      committed(index.version &+ 1, nil, changed: 1, end: f.end)
+    }
 
     func payload(_ f: _LogFormat.Frame) -> UnsafeRawBufferPointer {
       UnsafeRawBufferPointer(rebasing: file[f.payloadStart..<f.end])
+    }
+
+    /// Whether the plain frames from `offset` on end in a count-0 commit that folds them
+    /// into the commit before: looked ahead only when a read as of a version reaches it.
+    func foldsAhead(from offset: Int) -> Bool {
+      var at = offset
+      while case .frame(let f) = _LogFormat.parseFrame(file, at: at, saltState: salt) {
+        switch f.type {
+        case .put, .delete: at = f.end
+        case .commit: return (try? _LogFormat.parseCommit(payload(f)).count) == 0
+        default: return false
+        }
+      }
+      return false
     }
 
     /// The id at the start of a payload, and the payload's location.
@@ -183,9 +246,11 @@ enum _Recovery {
       case .put:
         let (id, location) = try idAndLocation(f, needsRecord: true)
         index.put(id, location)
+        plainCommit(f)
       case .delete:
         let (id, _) = try idAndLocation(f, needsRecord: false)
         index.delete(id)
+        plainCommit(f)
       case .batchPut:
         let (id, location) = try idAndLocation(f, needsRecord: true)
         pending.append(id)
@@ -195,12 +260,21 @@ enum _Recovery {
         pending.append(id)
         pendingLocations.append(_RecordLocation(offset: -1, length: 0, frameLength: 0))
       case .commit:
-        var r = _ByteReader(payload(f))
         let count: Int
+        let stamp: _LogFormat.CommitStamp?
         do throws(_CodecError) {
-          count = try r.readLength(max: Int.max)
+          (count, stamp) = try _LogFormat.parseCommit(payload(f))
         } catch {
-          throw BadPayload(reason: "bad commit count (\(error.reason))")
+          throw BadPayload(reason: "bad commit payload (\(error.reason))")
+        }
+        // A count-0 commit after plain frames makes them one commit (a compaction's base).
+        let folds = count == 0 && pending.isEmpty && plainRun > 0
+        let previous = folds ? versionBeforeRun : index.version
+        // Versions grow by commit; only the empty commit that closes a compaction of a
+        // store never written to stays at its version (0), and makes no commit.
+        let empty = count == 0 && !folds && stamp?.version == previous
+        if let stamp, stamp.version < previous || (stamp.version == previous && !empty) {
+          throw BadPayload(reason: "commit version \(stamp.version) does not follow version \(previous)")
         }
         guard count == pending.count else {
           guard mode == .skipDamagedFrames else {
@@ -219,6 +293,18 @@ enum _Recovery {
         }
         pending.removeAll()
         pendingLocations.removeAll()
+        if folds {
+          if collectHistory { history.removeLast(plainRun) }
+          index.version = versionBeforeRun
+        }
+        if !empty {
+          committed(stamp?.version ?? previous &+ 1, stamp, changed: folds ? plainChanged : count, end: f.end)
+        }
+      }
+      if f.type == .commit || f.type == .indexes {
+        plainRun = 0
+        plainChanged = 0
+        runFolds = false
       }
     }
 
@@ -267,6 +353,14 @@ enum _Recovery {
           committedEnd = pos
           committedSequence = lastSequence
           committedKeyCount = index.keys.count
+          // Reading as of a version: stop once the store has reached it.
+          if let target, index.version >= target {
+            if plainRun > 0 && !runFolds { runFolds = foldsAhead(from: pos) }
+            if plainRun == 0 || !runFolds {
+              stoppedAtTarget = true
+              break scan
+            }
+          }
         }
       case .incomplete(let reason), .damaged(let reason):
         guard
@@ -279,7 +373,7 @@ enum _Recovery {
       }
     }
 
-    if committedEnd < file.count && !stoppedAtDamage {
+    if committedEnd < file.count && !stoppedAtDamage && !stoppedAtTarget {
       // An incomplete frame, a batch without its commit frame, or key definitions without
       // their record: the last write was interrupted, and all of it goes.
       if mode == .failOnAnyDamage {
@@ -314,11 +408,11 @@ enum _Recovery {
       for id in unreadable { index.delete(id) }
       report.droppedRecords += unreadable.count
     }
-    if committedEnd < file.count { cutAt = committedEnd }
+    if committedEnd < file.count && !stoppedAtTarget { cutAt = committedEnd }
     index.end = committedEnd
     index.sequence = committedSequence
     report.recordCount = index.liveCount
-    return Outcome(index: index, report: report, cutAt: cutAt)
+    return Outcome(index: index, report: report, cutAt: cutAt, history: history, firstVersion: firstVersion)
   }
 }
 

@@ -1,0 +1,155 @@
+import Foundation
+
+/// One commit of a ``LogStore`` that is still readable: a write (an insert, a save, a
+/// delete, a batch) as ``LogStore/history()`` lists it.
+///
+/// Versions count commits over the whole life of the log: 1 for its first commit, one
+/// more for each commit after it, and they survive compaction and reopening, so a version
+/// names the same state for as long as the log keeps it. A store's current version is the
+/// newest commit's (``StoreSnapshot/version`` of a writer's snapshot).
+///
+/// ```swift
+/// for commit in try store.history() {
+///   print(commit.version, commit.time, commit.recordsChanged)   // 7 2026-11-23 22:56:48 +0000 3
+/// }
+/// ```
+public struct LogCommit: Sendable, Hashable, CustomStringConvertible {
+  /// The store's version after this commit.
+  public var version: UInt64
+  /// When the commit was written, by the writer's clock (to the microsecond), never
+  /// earlier than the commit before it. `Date.distantPast` for a commit written by a
+  /// version of RequestSet that did not record times (see ``hasTime``).
+  public var time: Date
+  /// How many records the commit inserted, replaced or deleted. The oldest commit of a
+  /// compacted log stands for everything before it: its count is the records it holds.
+  public var recordsChanged: Int
+
+  /// Whether the log recorded the commit's time; false for commits written by versions of
+  /// RequestSet before times were recorded, whose ``time`` is `Date.distantPast`.
+  public var hasTime: Bool { time != .distantPast }
+
+  /// `version N at TIME: K records`, as logs and test failures print it.
+  public var description: String {
+    "version \(version) at \(hasTime ? "\(time)" : "an unknown time"): \(recordsChanged) records"
+  }
+}
+
+extension LogStore: _PastReading {
+  /// The commits still readable in the log, oldest first: each can be read with
+  /// ``RequestSet/init(_:asOf:)-(_,UInt64)``.
+  ///
+  /// The log is append-only, so it holds every commit since it was last compacted; a
+  /// compaction keeps what ``LogStoreOptions/keepHistory`` says (by default only the
+  /// newest commit, which then stands for everything before it). A read-only store first
+  /// picks up what its writer committed since it last looked.
+  ///
+  /// ```swift
+  /// try store.insert(micky)                  // version 1
+  /// try store.insert(contentsOf: [rex, daisy])   // version 2
+  /// try store.delete(id: 3)                  // version 3
+  /// try store.history().map(\.version)       // [1, 2, 3]
+  /// try store.history().map(\.recordsChanged)   // [1, 2, 1]
+  /// ```
+  /// - Returns: The readable commits, oldest first; empty for a log never written to.
+  /// - Throws: ``RequestSetError`` `.closed` after ``close()``; `.storeFailed`;
+  ///   `.fileChanged` when another program cut the file short.
+  /// - Complexity: O(*n*) in the size of the file, which is read once (as opening does).
+  public func history() throws -> [LogCommit] {
+    try _state.withLock { try $0.history() }.map {
+      LogCommit(
+        version: $0.version, time: _LogFormat.date(micros: $0.time) ?? .distantPast, recordsChanged: $0.recordsChanged)
+    }
+  }
+
+  /// The newest readable commit made at or before `time`: the state a reader at that
+  /// moment saw.
+  ///
+  /// ```swift
+  /// let lastNight = try store.commit(asOf: midnight)
+  /// let then = try RequestSet(store, asOf: lastNight.version)   // or RequestSet(store, asOf: midnight)
+  /// ```
+  /// - Parameter time: Any date; commits whose time is unknown (``LogCommit/hasTime``)
+  ///   count as older than every date.
+  /// - Returns: The commit.
+  /// - Throws: ``RequestSetError`` `.versionUnavailable` when no readable commit is that
+  ///   old (the message names the oldest and its time), and whatever ``history()`` throws.
+  /// - Complexity: O(*n*) in the size of the file.
+  public func commit(asOf time: Date) throws -> LogCommit {
+    let commits = try history()
+    if let found = commits.last(where: { $0.time <= time }) { return found }
+    throw _timeUnavailable(time, oldest: commits.first)
+  }
+
+  func _snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
+    try _state.withLock { try $0.snapshot(asOf: version) }
+  }
+
+  func _version(asOf time: Date) throws -> UInt64 { try commit(asOf: time).version }
+
+  private func _timeUnavailable(_ time: Date, oldest: LogCommit?) -> RequestSetError {
+    guard let oldest else {
+      return RequestSetError(
+        .versionUnavailable,
+        "The LogStore at \(path) holds no commits yet, so nothing was stored at \(time). Read it as of a time after "
+          + "its first write.")
+    }
+    return RequestSetError(
+      .versionUnavailable,
+      "No readable commit of the LogStore at \(path) is as old as \(time): the oldest it keeps is \(oldest). "
+        + "Compaction drops older commits; keep more with LogStoreOptions.keepHistory, or read as of a later time.")
+  }
+}
+
+extension _LogState {
+  /// The readable commits, oldest first.
+  mutating func history() throws -> [_CommitEntry] {
+    try checkUsable()
+    _ = try followWriter()
+    guard let mapping = try currentMapping() else { return [] }
+    return try withExtendedLifetime(mapping) {
+      try _Recovery.replay(
+        mapping.bytes(0, index.end), header: header, mode: options.recovery, path: path, idType: Element.ID.self,
+        collectHistory: true
+      ).history
+    }
+  }
+
+  /// The store as it was at commit `version`: the file replayed up to that commit, its
+  /// slots pointing at the frames still in the file.
+  mutating func snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
+    try checkUsable()
+    _ = try followWriter()
+    let current = index.version
+    guard let mapping = try currentMapping(), current > 0 else {
+      throw RequestSetError(
+        .versionUnavailable,
+        "The LogStore at \(path) holds no commits yet, so there is no version \(version) to read. Read it as of a "
+          + "version that store.history() lists once it has been written to.")
+    }
+    let outcome = try withExtendedLifetime(mapping) {
+      try _Recovery.replay(
+        mapping.bytes(0, index.end), header: header, mode: options.recovery, path: path, idType: Element.ID.self,
+        until: version)
+    }
+    let past = outcome.index
+    guard past.version == version else {
+      let first = outcome.firstVersion ?? current
+      let gap =
+        (first...current).contains(version)
+        ? " Version \(version) itself is not in the file: recovery skipped that damaged commit." : ""
+      throw RequestSetError(
+        .versionUnavailable,
+        "Version \(version) of the LogStore at \(path) is not readable: the log keeps versions \(first) through "
+          + "\(current).\(gap) Compaction drops older versions (keep more with LogStoreOptions.keepHistory); "
+          + "pick a version from store.history().")
+    }
+    let live = past.liveLocations
+    let records = _LogRecords<Element>(
+      path: path, mapping: mapping, locations: past.locations, end: past.end, names: past.keys.names,
+      ids: past.keys.ids, probedKinds: probedKinds, writtenKinds: _KindAccumulator(),
+      openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: past.keys.names))
+    return StoreSnapshot(
+      storage: .external(records), slotCount: past.locations.count,
+      live: past.liveCount == past.locations.count ? nil : past.live, liveCount: past.liveCount, version: version)
+  }
+}
