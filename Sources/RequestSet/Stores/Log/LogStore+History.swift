@@ -143,11 +143,14 @@ extension _LogState {
           + "\(current).\(gap) Compaction drops older versions (keep more with LogStoreOptions.keepHistory); "
           + "pick a version from store.history().")
     }
-    let live = past.liveLocations
+    // The keys a MemoryStore would know by then are those of every record it had held:
+    // the past's records, deleted ones included, and (a superset) the store's own.
+    var known = writtenKinds
+    known.formUnion(try openKinds.value())
     let records = _LogRecords<Element>(
       path: path, mapping: mapping, locations: past.locations, end: past.end, names: past.keys.names,
-      ids: past.keys.ids, probedKinds: probedKinds, writtenKinds: _KindAccumulator(),
-      openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: past.keys.names))
+      ids: past.keys.ids, probedKinds: probedKinds, writtenKinds: known,
+      openKinds: _OpenKinds(path: path, mapping: mapping, locations: past.locations, names: past.keys.names))
     return StoreSnapshot(
       storage: .external(records), slotCount: past.locations.count,
       live: past.liveCount == past.locations.count ? nil : past.live, liveCount: past.liveCount, version: version)

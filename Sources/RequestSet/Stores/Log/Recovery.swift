@@ -134,6 +134,7 @@ enum _Recovery {
     var plainRun = 0
     var plainChanged = 0
     var versionBeforeRun: UInt64 = 0
+    var firstBeforeRun: UInt64?
     var stoppedAtTarget = false
     var runFolds = false
 
@@ -150,7 +151,10 @@ enum _Recovery {
 
     /// A put or delete frame: a commit of its own, unless a count-0 commit folds it.
     func plainCommit(_ f: _LogFormat.Frame) {
-      if plainRun == 0 { versionBeforeRun = index.version }
+      if plainRun == 0 {
+        versionBeforeRun = index.version
+        firstBeforeRun = firstVersion
+      }
       plainRun += 1
       plainChanged += 1
       committed(index.version &+ 1, nil, changed: 1, end: f.end)
@@ -296,6 +300,7 @@ enum _Recovery {
         if folds {
           if collectHistory { history.removeLast(plainRun) }
           index.version = versionBeforeRun
+          firstVersion = firstBeforeRun
         }
         if !empty {
           committed(stamp?.version ?? previous &+ 1, stamp, changed: folds ? plainChanged : count, end: f.end)
