@@ -122,6 +122,21 @@ try log.compact()                                          // rewrites live reco
 precondition(logged.map(\.name) == ["Daisy", "Bella"] && log.recoveryReport.isClean)
 print("LogStore:", logged.map(\.name), "file:", log.fileSize, "bytes")
 
+// BEGIN README: reading the past
+let journal = try LogStore<Animal>(path: "journal.rslog", options: .init(keepHistory: .versions(100)))
+try journal.insert(contentsOf: animals)                    // version 1
+try journal.delete(id: 3)                                  // version 2: Rex leaves
+let before = try RequestSet(journal, asOf: 1)              // the store as version 1 left it
+print(before.filter("name", value: "Rex").count)           // 1, and 0 in RequestSet(journal)
+print(try journal.history().map(\.version))                // [1, 2], each with its time
+try journal.compact()                                      // keeps the newest 100 versions readable
+// END README
+
+precondition(before.map(\.name).contains("Rex") && !RequestSet(journal).map(\.name).contains("Rex"))
+let journalVersions = try journal.history().map(\.version)
+let versionOne = try RequestSet(journal, asOf: 1)
+precondition(journalVersions == [1, 2] && versionOne.count == 6)
+
 let live = Task {
 // BEGIN README: live request sets
 for try await snapshot in animals.filter("species", value: "Cow").sortBy(\.age).limit(10).changes {
