@@ -231,6 +231,24 @@ import Testing
     #expect(try RequestSet(store, asOf: 1).fetch() == [Beast(id: 1, name: "v1")])
   }
 
+  /// A read-only store sees the versions its writer commits, and reports the writer's
+  /// version as its own.
+  @Test func aReadOnlyStoreReadsTheWritersNewVersions() throws {
+    let dir = try LogTempDir()
+    let writer = try LogStore<Beast>(path: dir.file())
+    let (b1, b2, b3) = (Beast(id: 1, name: "a"), Beast(id: 2, name: "b"), Beast(id: 3, name: "c"))
+    try writer.insert(b1)
+    let reader = try LogStore<Beast>(path: dir.file(), options: .init(readOnly: true))
+    #expect(try reader.snapshot().version == 1)
+    try writer.insert(b2)
+    try writer.insert(b3)
+    try writer.delete(id: 1)
+    #expect(try RequestSet(reader, asOf: 4).fetch() == [b2, b3])
+    #expect(try reader.snapshot().version == 4)
+    #expect(try reader.history() == (try writer.history()))
+    #expect(try RequestSet(reader, asOf: 2).fetch() == [b1, b2])
+  }
+
   @Test func keepingFewerThanOneVersionIsAnInvalidOption() throws {
     let dir = try LogTempDir()
     let error = #expect(throws: RequestSetError.self) {

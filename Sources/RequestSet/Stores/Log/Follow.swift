@@ -45,7 +45,8 @@ extension _LogState {
     openKinds = _OpenKinds(path: path, mapping: mapping, locations: index.liveLocations, names: index.keys.names)
     writtenKinds = _KindAccumulator()
     try rebuildIndexes()
-    version &+= 1
+    // The writer's version when the log says it (its newest commit), and always a new one.
+    version = Swift.max(version &+ 1, index.version)
     return true
   }
 }

@@ -55,7 +55,7 @@ extension LogStore: _PastReading {
   ///   `.fileChanged` when another program cut the file short.
   /// - Complexity: O(*n*) in the size of the file, which is read once (as opening does).
   public func history() throws -> [LogCommit] {
-    try _state.withLock { try $0.history() }.map {
+    try _commitEntries().map {
       LogCommit(
         version: $0.version, time: _LogFormat.date(micros: $0.time) ?? .distantPast, recordsChanged: $0.recordsChanged)
     }
@@ -78,10 +78,6 @@ extension LogStore: _PastReading {
     let commits = try history()
     if let found = commits.last(where: { $0.time <= time }) { return found }
     throw _timeUnavailable(time, oldest: commits.first)
-  }
-
-  func _snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
-    try _state.withLock { try $0.snapshot(asOf: version) }
   }
 
   func _version(asOf time: Date) throws -> UInt64 { try commit(asOf: time).version }

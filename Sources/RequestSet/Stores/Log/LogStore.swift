@@ -36,6 +36,10 @@ import Synchronization
 /// ``LogRecoveryReport/preserved``). A log written with another record type is no damage:
 /// it fails with `.schemaMismatch`, in every mode.
 ///
+/// **History.** Every commit since the last compaction stays in the file:
+/// ``history()`` lists them, and `RequestSet(store, asOf: version)` reads the store as it
+/// was after one of them. ``LogStoreOptions/keepHistory`` chooses how many compaction keeps.
+///
 /// **Concurrency.** One writer per log: a second store opening the same path for writing,
 /// in any process, gets `.locked` at once (the writer locks the log file itself and
 /// `<path>.lock`, so deleting the lock file changes nothing). Read-only stores may open
@@ -50,7 +54,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// What opening the store found and did.
   public typealias RecoveryReport = LogRecoveryReport
 
-  let _state: _Lock<_LogState<Element>>
+  private let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
 
   /// The log file's path.
@@ -479,6 +483,16 @@ public final class LogStore<Element: Record>: RecordStore {
       }
       continuation.onTermination = { _ in task.cancel() }
     }
+  }
+
+  /// The readable commits, under the lock (see LogStore+History.swift).
+  func _commitEntries() throws -> [_CommitEntry] {
+    try _state.withLock { try $0.history() }
+  }
+
+  /// The store as of a commit, under the lock (see LogStore+History.swift).
+  func _snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
+    try _state.withLock { try $0.snapshot(asOf: version) }
   }
 
   private func _publish(_ version: UInt64, _ changes: [RecordChange<Element>]) {
