@@ -33,6 +33,41 @@ import Testing
     #expect(try RequestSet(writer, asOf: UInt64(complete)).fetch() == script.states[complete])
   }
 
+  /// A compaction that keeps history writes its oldest kept commit's records, then the
+  /// later commits' frames; cut anywhere after that base, the log keeps the base and the
+  /// commits complete before the cut.
+  @Test func aLogCompactedWithHistoryAndCutKeepsItsBaseAndTheCommitsBeforeTheCut() throws {
+    let dir = try LogTempDir()
+    let script = try ScriptedLog.make(in: dir, count: 30, seed: 0xC0FFEE)
+    let source = dir.file("script.rslog")
+    let store = try LogStore<Beast>(path: source, options: .init(autoCompactDeadRatio: nil, keepHistory: .versions(10)))
+    try store.compact()
+    store.close()
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: source)))
+    var frameEnds: [Int] = []
+    var commitEnds: [Int] = []
+    bytes.withUnsafeBytes { raw in
+      guard case .success(let header) = _LogFormat.Header.parse(raw) else { return }
+      var at = _LogFormat.headerSize
+      while case .frame(let f) = _LogFormat.parseFrame(raw, at: at, saltState: _LogFormat.saltState(header.salt)) {
+        at = f.end
+        frameEnds.append(f.end)
+        if f.type == .commit { commitEnds.append(f.end) }
+      }
+    }
+    #expect(frameEnds.last == bytes.count && commitEnds.count == 10)
+    let path = dir.file("cut.rslog")
+    for cut in frameEnds where cut >= commitEnds[0] {
+      try writeFile(bytes[..<cut], to: path)
+      let reader = try LogStore<Beast>(path: path, options: .init(readOnly: true))
+      let newest = UInt64(20 + commitEnds.filter { $0 <= cut }.count)
+      #expect(try reader.history().map(\.version) == Array(21...newest), "cut at \(cut)")
+      for v in 21...newest {
+        #expect(try RequestSet(reader, asOf: v).fetch() == script.states[Int(v)], "cut at \(cut), version \(v)")
+      }
+    }
+  }
+
   /// Builds a log as RequestSet wrote it before commits were stamped: single changes as
   /// put and delete frames, batch commits with only their count.
   struct UnstampedLog {

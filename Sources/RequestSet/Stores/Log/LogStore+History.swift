@@ -55,7 +55,7 @@ extension LogStore: _PastReading {
   ///   `.fileChanged` when another program cut the file short.
   /// - Complexity: O(*n*) in the size of the file, which is read once (as opening does).
   public func history() throws -> [LogCommit] {
-    try _commitEntries().map {
+    try _past().history().map {
       LogCommit(
         version: $0.version, time: _LogFormat.date(micros: $0.time) ?? .distantPast, recordsChanged: $0.recordsChanged)
     }
@@ -80,6 +80,10 @@ extension LogStore: _PastReading {
     throw _timeUnavailable(time, oldest: commits.first)
   }
 
+  func _snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
+    try _past().snapshot(asOf: version)
+  }
+
   func _version(asOf time: Date) throws -> UInt64 { try commit(asOf: time).version }
 
   private func _timeUnavailable(_ time: Date, oldest: LogCommit?) -> RequestSetError {
@@ -96,47 +100,55 @@ extension LogStore: _PastReading {
   }
 }
 
-extension _LogState {
-  /// The readable commits, oldest first.
-  mutating func history() throws -> [_CommitEntry] {
-    try checkUsable()
-    _ = try followWriter()
-    guard let mapping = try currentMapping() else { return [] }
+/// What reading a log's past needs, taken from the store under its lock, so the replay
+/// itself runs without holding it (writers go on meanwhile; the log only grows past `end`,
+/// and a compaction leaves this mapping on the old file).
+struct _PastLog<Element: Record>: Sendable {
+  let path: String
+  let mapping: _Mapping?
+  let end: Int
+  let header: _LogFormat.Header
+  let mode: LogRecoveryMode
+  /// The store's current version.
+  let version: UInt64
+  let writtenKinds: _KindAccumulator
+  let openKinds: _OpenKinds
+  let probedKinds: [String: _KindSet]
+
+  private func replay(collectHistory: Bool, until target: UInt64?) throws -> _Recovery.Outcome<Element.ID>? {
+    guard let mapping, end > _LogFormat.headerSize else { return nil }
+    try mapping.check(covers: end)
     return try withExtendedLifetime(mapping) {
       try _Recovery.replay(
-        mapping.bytes(0, index.end), header: header, mode: options.recovery, path: path, idType: Element.ID.self,
-        collectHistory: true
-      ).history
+        mapping.bytes(0, end), header: header, mode: mode, path: path, idType: Element.ID.self,
+        collectHistory: collectHistory, until: target)
     }
+  }
+
+  /// The readable commits, oldest first.
+  func history() throws -> [_CommitEntry] {
+    try replay(collectHistory: true, until: nil)?.history ?? []
   }
 
   /// The store as it was at commit `version`: the file replayed up to that commit, its
   /// slots pointing at the frames still in the file.
-  mutating func snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
-    try checkUsable()
-    _ = try followWriter()
-    let current = index.version
-    guard let mapping = try currentMapping(), current > 0 else {
+  func snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
+    guard let outcome = try replay(collectHistory: false, until: version), self.version > 0 else {
       throw RequestSetError(
         .versionUnavailable,
         "The LogStore at \(path) holds no commits yet, so there is no version \(version) to read. Read it as of a "
           + "version that store.history() lists once it has been written to.")
     }
-    let outcome = try withExtendedLifetime(mapping) {
-      try _Recovery.replay(
-        mapping.bytes(0, index.end), header: header, mode: options.recovery, path: path, idType: Element.ID.self,
-        until: version)
-    }
     let past = outcome.index
     guard past.version == version else {
-      let first = outcome.firstVersion ?? current
+      let first = outcome.firstVersion ?? self.version
       let gap =
-        (first...current).contains(version)
+        (first...self.version).contains(version)
         ? " Version \(version) itself is not in the file: recovery skipped that damaged commit." : ""
       throw RequestSetError(
         .versionUnavailable,
         "Version \(version) of the LogStore at \(path) is not readable: the log keeps versions \(first) through "
-          + "\(current).\(gap) Compaction drops older versions (keep more with LogStoreOptions.keepHistory); "
+          + "\(self.version).\(gap) Compaction drops older versions (keep more with LogStoreOptions.keepHistory); "
           + "pick a version from store.history().")
     }
     // The keys a MemoryStore would know by then are those of every record it had held:
@@ -150,5 +162,16 @@ extension _LogState {
     return StoreSnapshot(
       storage: .external(records), slotCount: past.locations.count,
       live: past.liveCount == past.locations.count ? nil : past.live, liveCount: past.liveCount, version: version)
+  }
+}
+
+extension _LogState {
+  /// What reading the past needs, after picking up the writer's commits (read-only).
+  mutating func past() throws -> _PastLog<Element> {
+    try checkUsable()
+    _ = try followWriter()
+    return _PastLog(
+      path: path, mapping: try currentMapping(), end: index.end, header: header, mode: options.recovery,
+      version: index.version, writtenKinds: writtenKinds, openKinds: openKinds, probedKinds: probedKinds)
   }
 }

@@ -485,14 +485,10 @@ public final class LogStore<Element: Record>: RecordStore {
     }
   }
 
-  /// The readable commits, under the lock (see LogStore+History.swift).
-  func _commitEntries() throws -> [_CommitEntry] {
-    try _state.withLock { try $0.history() }
-  }
-
-  /// The store as of a commit, under the lock (see LogStore+History.swift).
-  func _snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element> {
-    try _state.withLock { try $0.snapshot(asOf: version) }
+  /// What reading the store's past needs, taken under the lock; the reading itself runs
+  /// without it (see LogStore+History.swift).
+  func _past() throws -> _PastLog<Element> {
+    try _state.withLock { try $0.past() }
   }
 
   private func _publish(_ version: UInt64, _ changes: [RecordChange<Element>]) {
