@@ -271,9 +271,26 @@ enum Table {
     for row in cells { out += line(row) }
     out += "(\(rows.rows.count) \(rows.rows.count == 1 ? "record" : "records"))\n"
     if !leftOut.isEmpty {
-      out += "\(leftOut.count) more \(leftOut.count == 1 ? "column does" : "columns do") not fit: "
-        + leftOut.joined(separator: ", ") + " (use --values or --format json)\n"
+      out += wrap(
+        "\(leftOut.count) more \(leftOut.count == 1 ? "column does" : "columns do") not fit: "
+          + leftOut.joined(separator: ", ") + " (use --values or --format json)", width: width)
     }
     return out
+  }
+
+  /// Words wrapped into lines of at most `width` characters (a longer word is cut).
+  static func wrap(_ text: String, width: Int) -> String {
+    var out = ""
+    var line = ""
+    for word in text.split(separator: " ") {
+      var word = String(word)
+      if word.count > width { word = String(word.prefix(max(1, width - 1))) + "…" }
+      if !line.isEmpty && line.count + 1 + word.count > width {
+        out += line + "\n"
+        line = ""
+      }
+      line += line.isEmpty ? word : " " + word
+    }
+    return out + line + "\n"
   }
 }

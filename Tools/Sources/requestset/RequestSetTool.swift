@@ -59,6 +59,12 @@ func openReader(_ path: String) throws -> LogStore<DynamicRecord> {
 }
 
 /// Opens a log to write, with the write lock.
+///
+/// An existing file is first opened read-only (in the mode that reads past any damage),
+/// so a file that is no log is refused before the writer leaves its `<path>.lock` beside it.
 func openWriter(_ path: String, recovery: LogRecoveryMode = .truncateTornTail) throws -> LogStore<DynamicRecord> {
-  try LogStore<DynamicRecord>(path: path, options: .init(recovery: recovery, autoCompactDeadRatio: nil))
+  if FileManager.default.fileExists(atPath: path) {
+    try LogStore<DynamicRecord>(path: path, options: .init(recovery: .skipDamagedFrames, readOnly: true)).close()
+  }
+  return try LogStore<DynamicRecord>(path: path, options: .init(recovery: recovery, autoCompactDeadRatio: nil))
 }

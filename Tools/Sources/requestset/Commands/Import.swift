@@ -42,8 +42,8 @@ struct Import: ParsableCommand {
       case .csv: input = CSVReader.read(String(decoding: data, as: UTF8.self), problems: &problems)
       }
       progress.update("checking \(input.count) records…", force: true)
-      let store = try openWriter(file)
-      defer { store.close() }
+      // Checked against a read-only look, so a failed import creates and locks nothing.
+      let existing = FileManager.default.fileExists(atPath: file) ? try openReader(file) : nil
       var firstLine: [FieldValue: Int] = [:]
       var records: [DynamicRecord] = []
       records.reserveCapacity(input.count)
@@ -68,7 +68,7 @@ struct Import: ParsableCommand {
           continue
         }
         firstLine[idValue] = item.line
-        if try store.exists(id: idValue) {
+        if let existing, try existing.exists(id: idValue) {
           problems.append(InputProblem(line: item.line, reason: "its id \(idValue) is already stored in \(file)"))
           continue
         }
@@ -83,7 +83,11 @@ struct Import: ParsableCommand {
         message += "\nFix the lines and import again."
         throw ToolError(message)
       }
+      existing?.close()
       progress.update("writing \(records.count) records…", force: true)
+      let store = try openWriter(file)
+      defer { store.close() }
+      // One batch: a record another writer stored meanwhile fails it whole.
       try store.insert(contentsOf: records)
       progress.finish()
       print("imported \(records.count) records into \(file) (\(store.count) records now)")
