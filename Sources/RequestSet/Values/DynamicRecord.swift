@@ -43,6 +43,12 @@ public struct DynamicRecord: Record, Hashable, CustomStringConvertible {
     self.fields = fields
   }
 
+  /// A record from a decoded id and fields that hold no `"id"` entry.
+  init(_id id: FieldValue, fields: [String: FieldValue]) {
+    self.id = id
+    self.fields = fields
+  }
+
   /// A record made from an object value: its `"id"` field becomes ``id``, the rest
   /// ``fields``.
   ///

@@ -9,7 +9,7 @@ enum JSONText {
     switch value {
     case .null: out.append(contentsOf: "null".utf8)
     case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-    case .int(let i): out.append(contentsOf: String(i).utf8)
+    case .int(let i): appendInt(i, to: &out)
     case .uint(let u): out.append(contentsOf: String(u).utf8)
     case .double(let d):
       out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
@@ -25,6 +25,25 @@ enum JSONText {
       out.append(UInt8(ascii: "]"))
     case .object(let fields):
       appendObject(fields, idFirst: false, to: &out)
+    }
+  }
+
+  /// An integer's decimal digits, without making a String.
+  static func appendInt(_ i: Int, to out: inout [UInt8]) {
+    if i < 0 {
+      guard i != .min else { return out.append(contentsOf: String(i).utf8) }
+      out.append(UInt8(ascii: "-"))
+    }
+    var v = i.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 20 digits, most significant last
+    var n = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      repeat {
+        buffer[n] = UInt8(ascii: "0") + UInt8(v % 10)
+        v /= 10
+        n += 1
+      } while v > 0
+      for k in stride(from: n - 1, through: 0, by: -1) { out.append(buffer[k]) }
     }
   }
 
@@ -46,6 +65,12 @@ enum JSONText {
 
   static func appendString(_ s: String, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
+    // Most strings need no escape: copy them whole.
+    if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+      out.append(contentsOf: s.utf8)
+      out.append(UInt8(ascii: "\""))
+      return
+    }
     for byte in s.utf8 {
       switch byte {
       case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
@@ -70,14 +95,65 @@ enum JSONText {
   }
 
   static func appendRecord(_ record: DynamicRecord, to out: inout [UInt8]) {
-    guard case .object(let fields) = record.value else { return }
-    appendObject(fields, idFirst: true, to: &out)
+    var writer = RecordWriter()
+    writer.append(record, to: &out)
   }
 
   static func text(_ value: FieldValue) -> String {
     var out: [UInt8] = []
     append(value, to: &out)
     return String(decoding: out, as: UTF8.self)
+  }
+}
+
+/// Writes records as JSON objects, `id` first and the other keys sorted.
+///
+/// Records of one type hold the same few keys, so the writer keeps the sorted union of the
+/// keys it has seen, each with its JSON prefix (`,"name":`) made once, and places a
+/// record's fields by walking its dictionary once, with no hashing or sorting per record.
+struct RecordWriter {
+  /// The sorted union of the keys seen so far, and each one's `,"key":` bytes.
+  private var keys: [String] = []
+  private var prefixes: [[UInt8]] = []
+  private var slots: [FieldValue?] = []
+  /// Past this many distinct keys a record's keys are sorted one by one instead.
+  static let maxCachedKeys = 32
+
+  mutating func append(_ record: DynamicRecord, to out: inout [UInt8]) {
+    out.append(contentsOf: #"{"id":"#.utf8)
+    JSONText.append(record.id, to: &out)
+    let fields = record.fields
+    if keys.count > Self.maxCachedKeys {
+      for key in fields.keys.sorted() { field(key, fields[key]!, to: &out) }
+    } else {
+      for i in slots.indices { slots[i] = nil }
+      for (key, value) in fields {
+        if let i = keys.firstIndex(of: key) {
+          slots[i] = value
+        } else {
+          let i = keys.firstIndex { $0 > key } ?? keys.count
+          keys.insert(key, at: i)
+          var prefix: [UInt8] = [UInt8(ascii: ",")]
+          JSONText.appendString(key, to: &prefix)
+          prefix.append(UInt8(ascii: ":"))
+          prefixes.insert(prefix, at: i)
+          slots.insert(value, at: i)
+        }
+      }
+      for i in slots.indices {
+        guard let value = slots[i] else { continue }
+        out.append(contentsOf: prefixes[i])
+        JSONText.append(value, to: &out)
+      }
+    }
+    out.append(UInt8(ascii: "}"))
+  }
+
+  private func field(_ key: String, _ value: FieldValue, to out: inout [UInt8]) {
+    out.append(UInt8(ascii: ","))
+    JSONText.appendString(key, to: &out)
+    out.append(UInt8(ascii: ":"))
+    JSONText.append(value, to: &out)
   }
 }
 

@@ -32,9 +32,9 @@ struct Tool {
     return "requestset-not-built"
   }()
 
-  static func process(_ arguments: [String], environment: [String: String] = [:]) -> Process {
+  static func process(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) -> Process {
     let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
+    p.executableURL = URL(fileURLWithPath: executable ?? path)
     p.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env["COLUMNS"] = nil
@@ -44,8 +44,8 @@ struct Tool {
   }
 
   /// Runs the tool to its end with standard output and error piped (so not terminals).
-  static func run(_ arguments: String..., environment: [String: String] = [:]) throws -> Result {
-    let p = process(arguments, environment: environment)
+  static func run(_ arguments: String..., environment: [String: String] = [:], executable: String? = nil) throws -> Result {
+    let p = process(arguments, environment: environment, executable: executable)
     let out = Pipe()
     let err = Pipe()
     p.standardOutput = out

@@ -243,6 +243,21 @@ func flipByte(_ path: String, at offset: Int) throws {
     #expect(!FileManager.default.fileExists(atPath: dir + "/r.rslog"))
   }
 
+  @Test func progressShowsOnATerminalOnly() throws {
+    let dir = try freshDirectory()
+    let data = dir + "/in.jsonl"
+    try Data(#"{"id": 1}"#.utf8).write(to: URL(fileURLWithPath: data))
+    // script(1) runs the tool on a pseudo-terminal: standard error is a terminal there.
+    let onTerminal = try Tool.run(
+      "-q", "-e", "-c", "'\(Tool.path)' import '\(dir)/a.rslog' --from '\(data)'", "/dev/null",
+      executable: "/usr/bin/script")
+    #expect(onTerminal.status == 0, "\(onTerminal)")
+    #expect(onTerminal.stdout.contains("\r\u{1B}[Kreading \(data)…"), "\(onTerminal)")
+    let piped = try Tool.run("import", dir + "/b.rslog", "--from", data)
+    #expect(piped.status == 0)
+    #expect(piped.stderr.isEmpty, "\(piped)")
+  }
+
   @Test func verifyReportsDamageAndRecoverKeepsWhatItCuts() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)

@@ -30,6 +30,7 @@ struct Dump: AsyncParsableCommand {
         columns = (columns.contains("id") ? ["id"] : []) + columns.filter { $0 != "id" }
         output.write(CSV.line(columns.map { CSV.quoted($0) }))
       }
+      var writer = RecordWriter()
       var line: [UInt8] = []
       line.reserveCapacity(1 << 10)
       var written = 0
@@ -37,7 +38,7 @@ struct Dump: AsyncParsableCommand {
         line.removeAll(keepingCapacity: true)
         switch format {
         case .jsonl:
-          JSONText.appendRecord(record, to: &line)
+          writer.append(record, to: &line)
           line.append(0x0A)
         case .csv:
           let value = record.value
