@@ -185,6 +185,22 @@ final class _BinaryDecoder {
       return url as! T
     }
     if T.self == Decimal.self, let d = try decodeDecimal(at: position, path: path()) { return d as! T }
+    if T.self == DynamicRecord.self {
+      // What DynamicRecord.init(from:) does, without a decoder and its containers.
+      var r = reader(at: position)
+      let depth = path().count
+      let value = try guarded(path()) { () throws(_CodecError) in try _BinaryValue.read(&r, names: names, depth: depth) }
+      guard case .object(var fields) = value else { throw mismatch(DynamicRecord.self, base[position], path()) }
+      let id = fields.removeValue(forKey: "id") ?? .null
+      return DynamicRecord(_id: id, fields: fields) as! T
+    }
+    if T.self == FieldValue.self {
+      // Read as stored: a decimal stays a decimal, an integer above Int.max a uint.
+      var r = reader(at: position)
+      let depth = path().count
+      let value = try guarded(path()) { () throws(_CodecError) in try _BinaryValue.read(&r, names: names, depth: depth) }
+      return value as! T
+    }
     let codingPath = path()
     guard codingPath.count < _Tag.maxDepth else {
       throw DecodingError.dataCorrupted(

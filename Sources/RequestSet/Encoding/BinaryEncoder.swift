@@ -199,6 +199,7 @@ final class _BinaryEncoder {
     // a number.
     if T.self == URL.self { return writeString((value as! URL).absoluteString) }
     if T.self == Decimal.self { return writeDecimal(value as! Decimal) }
+    if T.self == FieldValue.self { return try write(value as! FieldValue, depth: open.count) }
     guard open.count < _Tag.maxDepth else {
       throw RequestSetError(.encodingFailed, "A value nests deeper than \(_Tag.maxDepth) levels; flatten it.")
     }

@@ -69,7 +69,8 @@ enum _BinaryValue {
       return .array(items)
     case _Tag.object:
       guard depth < _Tag.maxDepth else { throw r.error("values nest deeper than \(_Tag.maxDepth) levels") }
-      var fields: [String: FieldValue] = [:]
+      // Records hold a handful of fields: room for them up front saves regrowing.
+      var fields = [String: FieldValue](minimumCapacity: depth == 0 ? 8 : 0)
       while true {
         let keyAt = r.position
         let k = try r.readVarint()

@@ -13,6 +13,10 @@ enum _FieldEncoder {
   /// finished as trees: what a field table appends without building a dictionary.
   static func encodeRow(_ record: some Encodable) throws -> _EncodedRow {
     let root = try _tree(record, what: "a record")
+    // A record that encodes itself as one field value (a `DynamicRecord`).
+    if root.kind == .value, case .object(let fields) = root.scalar {
+      return _EncodedRow(fields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
     guard root.kind == .keyed else { return _EncodedRow(fields: []) }
     return _EncodedRow(fields: root.fields.map { ($0.key, $0.child.finished) })
   }

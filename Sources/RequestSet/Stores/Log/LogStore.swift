@@ -114,17 +114,7 @@ public final class LogStore<Element: Record>: RecordStore {
       if code != 0 { throw _FileIO.failure("write a log header to", path, code, _FileIO.writeHint(code)) }
       size = header.count
     }
-    let mapping = size > 0 ? try _Mapping(file, length: size) : nil
-    let bytes = mapping.map { $0.bytes(0, size) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
-    let header: _LogFormat.Header
-    switch _LogFormat.Header.parse(bytes) {
-    case .success(let h): header = h
-    case .failure(let reason):
-      throw RequestSetError(
-        .corruptLog,
-        "\(path) is not a readable RequestSet log: \(reason.reason). Check the path; LogStore never "
-          + "overwrites a file it does not recognise.")
-    }
+    let (mapping, bytes, header) = try _LogFormat.mapHeader(file, size: size, path: path)
     var outcome = try _Recovery.replay(
       bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
     let rewrite =

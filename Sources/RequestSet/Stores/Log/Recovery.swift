@@ -78,6 +78,11 @@ func _readID<ID: Decodable>(_ bytes: UnsafeRawBufferPointer, names: [String?]) t
       return unsafeBitCast(Int(_unzigzag(try r.readVarint())), to: ID.self)
     }
   }
+  if ID.self == FieldValue.self {
+    // A DynamicRecord's id: any well-formed value, read without a decoder.
+    var r = _ByteReader(bytes)
+    return try _BinaryValue.read(&r, names: names) as! ID
+  }
   return try _BinaryDecoder.decode(ID.self, from: bytes, names: names)
 }
 
