@@ -16,7 +16,7 @@ struct RequestSetTool: AsyncParsableCommand {
       """,
     subcommands: [
       Info.self, Verify.self, Query.self, Dump.self, Import.self, Compact.self, Recover.self, Index.self,
-      Follow.self,
+      Follow.self, History.self,
     ])
 }
 

@@ -389,3 +389,59 @@ extension Pet {
     return p
   }
 }
+
+@Suite struct ToolHistoryTests {
+  /// A log with three commits: the pets (version 1), Daisy's birthday (2), Micky deleted (3).
+  func changingLog(in dir: String) throws -> String {
+    let path = dir + "/history.rslog"
+    let store = try LogStore<Pet>(path: path)
+    try store.insert(contentsOf: pets)
+    var daisy = pets[1]
+    daisy.age = 8
+    try store.save(daisy)
+    _ = try store.delete(id: 1)
+    store.close()
+    return path
+  }
+
+  @Test func historyListsEveryReadableCommit() throws {
+    let dir = try freshDirectory()
+    let log = try changingLog(in: dir)
+    let r = try Tool.run("history", log, "--format", "csv")
+    #expect(r.status == 0, "\(r)")
+    let lines = r.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.first == "version,time,recordsChanged")
+    #expect(lines.dropFirst().map { $0.split(separator: ",").first.map(String.init) } == ["1", "2", "3"])
+    #expect(lines.dropFirst().map { $0.split(separator: ",").last.map(String.init) } == ["3", "1", "1"])
+    // Every time is an ISO 8601 UTC time.
+    #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",")[1].hasSuffix("Z") }, "\(r)")
+  }
+
+  @Test func queryAsOfAVersionReadsThePast() throws {
+    let dir = try freshDirectory()
+    let log = try changingLog(in: dir)
+    #expect(try Tool.run("query", log, "--count").stdout == "2\n")
+    #expect(try Tool.run("query", log, "--count", "--as-of", "2").stdout == "3\n")
+    let before = try Tool.run("query", log, "id == 2", "--values", "age", "--as-of", "1", "--format", "csv")
+    #expect(before.stdout == "age\n7\n", "\(before)")
+    let after = try Tool.run("query", log, "id == 2", "--values", "age", "--as-of", "2", "--format", "csv")
+    #expect(after.stdout == "age\n8\n", "\(after)")
+    // As of a time after every commit: the present.
+    let now = try Tool.run("query", log, "--count", "--as-of-time", "2999-01-01T00:00:00Z")
+    #expect(now.stdout == "2\n", "\(now)")
+  }
+
+  @Test func badAsOfReadsFailWithAMessage() throws {
+    let dir = try freshDirectory()
+    let log = try changingLog(in: dir)
+    let tooNew = try Tool.run("query", log, "--as-of", "99")
+    #expect(tooNew.status != 0)
+    #expect(tooNew.stderr.contains("99"), "\(tooNew)")
+    let tooOld = try Tool.run("query", log, "--as-of-time", "2000-01-01T00:00:00Z")
+    #expect(tooOld.status != 0)
+    #expect(!tooOld.stderr.isEmpty, "\(tooOld)")
+    let garbled = try Tool.run("query", log, "--as-of-time", "yesterday")
+    #expect(garbled.status != 0)
+    #expect(garbled.stderr.contains("ISO 8601"), "\(garbled)")
+  }
+}

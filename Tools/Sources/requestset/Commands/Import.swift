@@ -90,7 +90,7 @@ struct Import: ParsableCommand {
       // One batch: a record another writer stored meanwhile fails it whole.
       try store.insert(contentsOf: records)
       progress.finish()
-      print("imported \(records.count) records into \(file) (\(store.count) records now)")
+      print("imported \(records.count) record\(records.count == 1 ? "" : "s") into \(file) (\(store.count) records now)")
     }
   }
 }

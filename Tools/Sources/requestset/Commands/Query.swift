@@ -17,7 +17,13 @@ struct QueryOptions: ParsableArguments {
 
   /// The request set these options describe, over `store`.
   func set(_ store: LogStore<DynamicRecord>) -> RequestSet<DynamicRecord> {
-    var set = RequestSet(store)
+    set(over: RequestSet(store))
+  }
+
+  /// The request set these options describe, over `base` (the store, or the store as of a
+  /// past commit).
+  func set(over base: RequestSet<DynamicRecord>) -> RequestSet<DynamicRecord> {
+    var set = base
     if let format { set = set.filter(format) }
     if !sort.isEmpty { set = set.sortBy(sort.map(QueryOptions.sortKey)) }
     if let offset { set = set.offset(offset) }
@@ -48,12 +54,38 @@ struct Query: ParsableCommand {
   @Flag(help: "Print the number of matching records.") var count = false
   @Flag(help: "Print the plan instead of the records.") var explain = false
   @Option(help: "Output format: table, json, jsonl or csv.") var format: OutputFormat = .table
+  @Option(name: .customLong("as-of"), help: "Read the log as it was after this commit version (see `history`).")
+  var asOf: UInt64?
+  @Option(
+    name: .customLong("as-of-time"),
+    help: "Read the log as it was at this time (ISO 8601, e.g. 2026-11-23T22:56:48Z): the newest commit at or before it.")
+  var asOfTime: String?
+
+  func validate() throws {
+    if asOf != nil && asOfTime != nil {
+      throw ValidationError("Give --as-of or --as-of-time, not both.")
+    }
+  }
+
+  /// The store itself, or the store as of the commit `--as-of` / `--as-of-time` names.
+  func base(_ store: LogStore<DynamicRecord>) throws -> RequestSet<DynamicRecord> {
+    if let asOf { return try RequestSet(store, asOf: asOf) }
+    if let asOfTime {
+      guard let time = ISO8601Time.parse(asOfTime) else {
+        throw ToolError(
+          "--as-of-time \(asOfTime) is not an ISO 8601 time; write it as 2026-11-23T22:56:48Z "
+            + "(fractional seconds and offsets such as +01:00 are accepted).")
+      }
+      return try RequestSet(store, asOf: time)
+    }
+    return RequestSet(store)
+  }
 
   func run() throws {
     try reportingErrors {
       let store = try openReader(file)
       defer { store.close() }
-      let set = query.set(store)
+      let set = query.set(over: try base(store))
       if explain {
         print(try set.validated().explain())
         return
@@ -76,3 +108,22 @@ struct Query: ParsableCommand {
 }
 
 extension OutputFormat: ExpressibleByArgument {}
+
+/// ISO 8601 times as `--as-of-time` takes them and `history` prints them.
+enum ISO8601Time {
+  /// Parses `2026-11-23T22:56:48Z`, with or without fractional seconds, with `Z` or an offset.
+  static func parse(_ text: String) -> Date? {
+    let plain = ISO8601DateFormatter()
+    if let date = plain.date(from: text) { return date }
+    let fractional = ISO8601DateFormatter()
+    fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return fractional.date(from: text)
+  }
+
+  /// `2026-11-23T22:56:48.123Z`: UTC, to the millisecond (a commit records microseconds).
+  static func format(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: date)
+  }
+}
