@@ -30,7 +30,7 @@ final class _FieldModel: Sendable {
   static let maximumChecks = 64
 
   private init(_ type: Any.Type) {
-    shape = _FieldShape.of(type)
+    shape = _FieldShape.ofRecord(type)
     var plan = _FieldPlan(shape: shape)
     if shape != nil {
       for field in shape!.fields { plan.status[field.name] = .unseen }

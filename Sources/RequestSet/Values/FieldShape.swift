@@ -106,7 +106,15 @@ final class _FieldShape: @unchecked Sendable {
     }
   }
 
-  private static func _structShape(_ type: Any.Type, depth: Int) -> _FieldShape? {
+  /// The shape of a record type: its stored properties that reflection can read (the
+  /// others, and the keys they encode under, go through `Codable`); nil when it has none.
+  static func ofRecord(_ type: Any.Type) -> _FieldShape? {
+    _structShape(type, depth: 0, partial: true)
+  }
+
+  /// A struct's shape. A nested struct (`partial` false) has one only when every stored
+  /// property can be read, so that its whole value reads as it encodes.
+  private static func _structShape(_ type: Any.Type, depth: Int, partial: Bool = false) -> _FieldShape? {
     func open<T>(_: T.Type) -> _FieldShape? {
       guard !(T.self is AnyClass), T.self is any Encodable.Type else { return nil }
       var fields: [(name: String, offset: Int, shape: _FieldShape)] = []
@@ -115,8 +123,8 @@ final class _FieldShape: @unchecked Sendable {
         guard let offset = MemoryLayout<T>.offset(of: keyPath),
           let shape = _make(Swift.type(of: keyPath).valueType, depth: depth + 1)
         else {
-          readable = false
-          return false
+          readable = partial
+          return partial
         }
         fields.append((String(cString: name), offset, shape))
         return true
