@@ -139,6 +139,10 @@ struct _FilterCompiler<Element: Sendable> {
         return .general { c.matches(try read($0)) }
       }
       try Self.validate(c, in: fields)
+      if let direct = fields as? any _DirectFieldAccess, let test = direct.directTest(c) {
+        // In memory, a plain comparison on an Int or String field: no FieldValue per record.
+        return .general(test)
+      }
       if let read = (fields as? any _DirectFieldAccess)?.directReader(for: c.key) {
         // In memory: read the field without a throwing reader in between.
         let test = c.valueTest

@@ -171,8 +171,9 @@ struct _FieldPlan: Sendable {
   /// `_FieldShape`s, which are immutable once made (see `_FieldShape`), so sharing one
   /// between threads cannot race.
   enum Route: @unchecked Sendable {
-    /// Straight from the record, at the record's address.
-    case reflected(_FieldRead, _FieldShape)
+    /// Straight from the record, at the record's address; with the value's shape, and its
+    /// offset in the record when it is a top-level field.
+    case reflected(_FieldRead, _FieldShape, offset: Int?)
     /// From the encoded fields.
     case encoded
   }
@@ -187,7 +188,7 @@ struct _FieldPlan: Sendable {
     let rest = parts.dropFirst()
     guard let read = field.shape.resolve(rest), let leaf = field.shape.shape(at: rest) else { return .encoded }
     let offset = field.offset
-    return .reflected({ p in read(p + offset) }, leaf)
+    return .reflected({ p in read(p + offset) }, leaf, offset: rest.isEmpty ? offset : nil)
   }
 
   /// The kind of value each reflected key holds in a record, for the kinds a store has

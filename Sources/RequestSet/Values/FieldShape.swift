@@ -29,25 +29,28 @@ final class _FieldShape: @unchecked Sendable {
   let wrapped: _FieldShape?
   /// For a struct read as an object: its stored properties in declaration order.
   let fields: [(name: String, offset: Int, shape: _FieldShape)]
-  /// For a top-level `String` field: equality with a constant read straight from memory.
-  let stringField: Bool
   /// A short name of the type, for `explain()`.
   let typeName: String
   /// How many dotted keys this value and the values nested in it hold (1 for a scalar).
   let keyCount: Int
+  /// For the common scalars and their optionals: a reader by slot over records at `base`,
+  /// `stride` apart, of the value at `offset` in each, as one closure with nothing in
+  /// between (what a scan over records in memory calls per record).
+  let slotReader: ((_ base: UnsafeRawPointer, _ stride: Int, _ offset: Int) -> (Int) -> FieldValue)?
 
   init(
     kind: _FieldKind, typeName: String, read: @escaping _FieldRead,
     payload: ((UnsafeRawPointer) -> UnsafeRawPointer?)? = nil, wrapped: _FieldShape? = nil,
-    fields: [(name: String, offset: Int, shape: _FieldShape)] = [], stringField: Bool = false
+    fields: [(name: String, offset: Int, shape: _FieldShape)] = [],
+    slotReader: ((_ base: UnsafeRawPointer, _ stride: Int, _ offset: Int) -> (Int) -> FieldValue)? = nil
   ) {
+    self.slotReader = slotReader
     self.kind = kind
     self.typeName = typeName
     self.read = read
     self.payload = payload
     self.wrapped = wrapped
     self.fields = fields
-    self.stringField = stringField
     keyCount = wrapped?.keyCount ?? fields.reduce(1) { $0 + $1.shape.keyCount }
   }
 
@@ -144,33 +147,59 @@ final class _FieldShape: @unchecked Sendable {
   }
 
   /// The shapes of the scalars `_FieldEncoder` encodes without a container, or through
-  /// one single value (`Date`, `UUID`).
+  /// one single value (`Date`, `UUID`), and of the optionals of the commonest ones.
   private static func _scalarShape(_ type: Any.Type) -> _FieldShape? {
-    func make<T>(_: T.Type, _ kind: _FieldKind, _ convert: @escaping (T) -> FieldValue) -> _FieldShape {
-      _FieldShape(kind: kind, typeName: "\(T.self)", read: { convert($0.assumingMemoryBound(to: T.self).pointee) })
+    // Written out per type, not through a generic helper: a generic closure would read
+    // each value through the type's metadata, many times slower in a scan.
+    func shape(
+      _ kind: _FieldKind, _ name: String, _ at: @escaping (_ p: UnsafeRawPointer, _ offset: Int) -> FieldValue
+    ) -> _FieldShape {
+      _FieldShape(
+        kind: kind, typeName: name, read: { at($0, 0) },
+        slotReader: { base, stride, offset in { slot in at(base + slot &* stride, offset) } })
     }
     switch type {
-    case is String.Type:
-      return _FieldShape(
-        kind: .string, typeName: "String", read: { .string($0.assumingMemoryBound(to: String.self).pointee) },
-        stringField: true)
-    case is Int.Type: return make(Int.self, .number) { .int($0) }
-    case is Int8.Type: return make(Int8.self, .number) { .int(Int($0)) }
-    case is Int16.Type: return make(Int16.self, .number) { .int(Int($0)) }
-    case is Int32.Type: return make(Int32.self, .number) { .int(Int($0)) }
-    case is Int64.Type: return make(Int64.self, .number) { .int(Int($0)) }
-    case is UInt.Type: return make(UInt.self, .number) { Int(exactly: $0).map(FieldValue.int) ?? .uint(UInt64($0)) }
-    case is UInt8.Type: return make(UInt8.self, .number) { .int(Int($0)) }
-    case is UInt16.Type: return make(UInt16.self, .number) { .int(Int($0)) }
-    case is UInt32.Type: return make(UInt32.self, .number) { .int(Int($0)) }
-    case is UInt64.Type: return make(UInt64.self, .number) { Int(exactly: $0).map(FieldValue.int) ?? .uint($0) }
-    case is Double.Type: return make(Double.self, .number) { .double($0) }
-    case is Float.Type: return make(Float.self, .number) { .double(Double($0)) }
-    case is Bool.Type: return make(Bool.self, .bool) { .bool($0) }
-    case is Decimal.Type: return make(Decimal.self, .number) { .decimal($0) }
-    case is Date.Type: return make(Date.self, .number) { .double($0.timeIntervalSinceReferenceDate) }
-    case is UUID.Type: return make(UUID.self, .string) { .string($0.uuidString) }
-    case is URL.Type: return make(URL.self, .string) { .string($0.absoluteString) }
+    case is String.Type: return shape(.string, "String") { .string($0.load(fromByteOffset: $1, as: String.self)) }
+    case is Int.Type: return shape(.number, "Int") { .int($0.load(fromByteOffset: $1, as: Int.self)) }
+    case is Int8.Type: return shape(.number, "Int8") { .int(Int($0.load(fromByteOffset: $1, as: Int8.self))) }
+    case is Int16.Type: return shape(.number, "Int16") { .int(Int($0.load(fromByteOffset: $1, as: Int16.self))) }
+    case is Int32.Type: return shape(.number, "Int32") { .int(Int($0.load(fromByteOffset: $1, as: Int32.self))) }
+    case is Int64.Type: return shape(.number, "Int64") { .int(Int($0.load(fromByteOffset: $1, as: Int64.self))) }
+    case is UInt.Type:
+      return shape(.number, "UInt") {
+        let v = $0.load(fromByteOffset: $1, as: UInt.self)
+        return Int(exactly: v).map(FieldValue.int) ?? .uint(UInt64(v))
+      }
+    case is UInt8.Type: return shape(.number, "UInt8") { .int(Int($0.load(fromByteOffset: $1, as: UInt8.self))) }
+    case is UInt16.Type: return shape(.number, "UInt16") { .int(Int($0.load(fromByteOffset: $1, as: UInt16.self))) }
+    case is UInt32.Type: return shape(.number, "UInt32") { .int(Int($0.load(fromByteOffset: $1, as: UInt32.self))) }
+    case is UInt64.Type:
+      return shape(.number, "UInt64") {
+        let v = $0.load(fromByteOffset: $1, as: UInt64.self)
+        return Int(exactly: v).map(FieldValue.int) ?? .uint(v)
+      }
+    case is Double.Type: return shape(.number, "Double") { .double($0.load(fromByteOffset: $1, as: Double.self)) }
+    case is Float.Type: return shape(.number, "Float") { .double(Double($0.load(fromByteOffset: $1, as: Float.self))) }
+    case is Bool.Type: return shape(.bool, "Bool") { .bool($0.load(fromByteOffset: $1, as: Bool.self)) }
+    case is Decimal.Type: return shape(.number, "Decimal") { .decimal($0.load(fromByteOffset: $1, as: Decimal.self)) }
+    case is Date.Type:
+      return shape(.number, "Date") { .double($0.load(fromByteOffset: $1, as: Date.self).timeIntervalSinceReferenceDate) }
+    case is UUID.Type: return shape(.string, "UUID") { .string($0.load(fromByteOffset: $1, as: UUID.self).uuidString) }
+    case is URL.Type: return shape(.string, "URL") { .string($0.load(fromByteOffset: $1, as: URL.self).absoluteString) }
+    default: return nil
+    }
+  }
+
+  /// A by-slot reader for the commonest optional scalars (see ``slotReader``).
+  static func _optionalSlotReader(_ type: Any.Type) -> ((UnsafeRawPointer, Int, Int) -> (Int) -> FieldValue)? {
+    func make(_ at: @escaping (UnsafeRawPointer, Int) -> FieldValue) -> (UnsafeRawPointer, Int, Int) -> (Int) -> FieldValue {
+      { base, stride, offset in { slot in at(base + slot &* stride, offset) } }
+    }
+    switch type {
+    case is String?.Type: return make { $0.load(fromByteOffset: $1, as: String?.self).map(FieldValue.string) ?? .null }
+    case is Int?.Type: return make { $0.load(fromByteOffset: $1, as: Int?.self).map(FieldValue.int) ?? .null }
+    case is Double?.Type: return make { $0.load(fromByteOffset: $1, as: Double?.self).map(FieldValue.double) ?? .null }
+    case is Bool?.Type: return make { $0.load(fromByteOffset: $1, as: Bool?.self).map(FieldValue.bool) ?? .null }
     default: return nil
     }
   }
@@ -193,7 +222,7 @@ extension Optional: _OptionalShaped {
     let inner = wrapped.read
     return _FieldShape(
       kind: wrapped.kind, typeName: wrapped.typeName + "?", read: { p in payload(p).map(inner) ?? .null },
-      payload: payload, wrapped: wrapped)
+      payload: payload, wrapped: wrapped, slotReader: _FieldShape._optionalSlotReader(Self.self))
   }
 }
 

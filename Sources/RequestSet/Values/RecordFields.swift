@@ -14,6 +14,9 @@ struct _StoredFields: Sendable {
 protocol _DirectFieldAccess: _FieldAccess {
   /// The reader of a key's value by slot, or nil when no record can hold the key.
   func directReader(for key: String) -> ((Int) -> FieldValue)?
+  /// A test of a plain comparison by slot that reads the Swift value and makes no
+  /// ``FieldValue`` per record, where the field's type allows; nil otherwise.
+  func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)?
 }
 
 extension _FieldTable: _DirectFieldAccess {
@@ -21,10 +24,12 @@ extension _FieldTable: _DirectFieldAccess {
     guard let column = column(key) else { return nil }
     return { column[$0] }
   }
+
+  func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)? { nil }
 }
 
 /// String-key access to records in memory (a ``MemoryStore``'s or an array's).
-struct _RecordFields<Element>: _DirectFieldAccess {
+struct _RecordFields<Element: Sendable>: _DirectFieldAccess {
   let records: ContiguousArray<Element>
   let stored: _StoredFields
 
@@ -36,28 +41,80 @@ struct _RecordFields<Element>: _DirectFieldAccess {
 
   func directReader(for key: String) -> ((Int) -> FieldValue)? {
     switch stored.plan.route(key) {
-    case .reflected(let read, _):
+    case .reflected(let read, let shape, let offset):
       guard !records.isEmpty else { return { _ in .null } }
-      // The records are a `let` that the closure keeps alive, so their buffer never moves.
-      let records = self.records
+      // The records are a `let` that `owner` keeps alive for as long as the reader lives,
+      // so their buffer never moves.
+      let owner = _RecordsOwner(records)
       let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
       let stride = MemoryLayout<Element>.stride
-      return { slot in withExtendedLifetime(records) { read(base + slot &* stride) } }
+      if let offset, let direct = shape.slotReader?(base, stride, offset) {
+        return { slot in
+          defer { withExtendedLifetime(owner) {} }
+          return direct(slot)
+        }
+      }
+      return { slot in
+        defer { withExtendedLifetime(owner) {} }
+        return read(base + slot &* stride)
+      }
     case .encoded:
       return stored.table.directReader(for: key)
     }
   }
 
-  /// How each key the filter names is read, for `explain()`: the keys that go through
-  /// `Codable` and the keys read from the records, when some key goes through `Codable`.
-  func routes(of keys: [String]) -> (reflected: [String], encoded: [String]) {
-    var reflected: [String] = []
-    var encoded: [String] = []
-    for key in keys {
-      if case .reflected = stored.plan.route(key) { reflected.append(key) } else { encoded.append(key) }
+  /// For a top-level `Int` field compared with an `Int`, or a `String` field tested for
+  /// (in)equality with a `String` (binary collation): the test `_FieldCondition` makes for
+  /// those cases (see `_FieldCondition._compareTest`), on the value read from memory.
+  func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)? {
+    guard let comparison = c.comparison, c.collation == .binary, !records.isEmpty,
+      case .reflected(_, let shape, let offset?) = stored.plan.route(c.key)
+    else { return nil }
+    let owner = _RecordsOwner(records)
+    let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
+    let stride = MemoryLayout<Element>.stride
+    func at(_ slot: Int) -> UnsafeRawPointer { base + slot &* stride }
+    switch (shape.typeName, c.value, comparison) {
+    case ("Int", .int(let v), _):
+      let holds: (Int) -> Bool
+      switch comparison {
+      case .equal: holds = { $0 == v }
+      case .notEqual: holds = { $0 != v }
+      case .lessThan: holds = { $0 < v }
+      case .lessThanOrEqual: holds = { $0 <= v }
+      case .greaterThan: holds = { $0 > v }
+      case .greaterThanOrEqual: holds = { $0 >= v }
+      }
+      if comparison == .equal {
+        return { slot in
+          defer { withExtendedLifetime(owner) {} }
+          return at(slot).load(fromByteOffset: offset, as: Int.self) == v
+        }
+      }
+      return { slot in
+        defer { withExtendedLifetime(owner) {} }
+        return holds(at(slot).load(fromByteOffset: offset, as: Int.self))
+      }
+    case ("String", .string(let v), .equal):
+      return { slot in
+        defer { withExtendedLifetime(owner) {} }
+        return at(slot).load(fromByteOffset: offset, as: String.self) == v
+      }
+    case ("String", .string(let v), .notEqual):
+      return { slot in
+        defer { withExtendedLifetime(owner) {} }
+        return at(slot).load(fromByteOffset: offset, as: String.self) != v
+      }
+    default:
+      return nil
     }
-    return (reflected, encoded)
   }
+}
+
+/// Keeps an array of records alive for the readers that point into its storage.
+private final class _RecordsOwner: Sendable {
+  private let records: any Sendable
+  init(_ records: any Sendable) { self.records = records }
 }
 
 extension _StoredFields {

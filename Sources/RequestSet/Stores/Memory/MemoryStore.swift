@@ -457,7 +457,7 @@ struct _MemoryState<Element: Record>: Sendable {
   /// A key's value in a stored slot.
   func value(_ key: String, slot: Int) -> FieldValue {
     switch route(key) {
-    case .reflected(let read, _): return records.withUnsafeBufferPointer { read(UnsafeRawPointer($0.baseAddress! + slot)) }
+    case .reflected(let read, _, _): return records.withUnsafeBufferPointer { read(UnsafeRawPointer($0.baseAddress! + slot)) }
     case .encoded: return fields.value(key, row: slot)
     }
   }
@@ -465,7 +465,7 @@ struct _MemoryState<Element: Record>: Sendable {
   /// A key's value in a record about to be written, with its encoded fields.
   func value(_ key: String, of record: Element, row: _EncodedRow?) -> FieldValue {
     switch route(key) {
-    case .reflected(let read, _): return withUnsafePointer(to: record) { read(UnsafeRawPointer($0)) }
+    case .reflected(let read, _, _): return withUnsafePointer(to: record) { read(UnsafeRawPointer($0)) }
     case .encoded: return row?.value(at: key) ?? .null
     }
   }
