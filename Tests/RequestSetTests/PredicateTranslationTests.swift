@@ -259,7 +259,7 @@ import Testing
   /// costs many times a pass of `evaluate`); it uses the fields once another query has.
   @Test func aPredicateAloneEncodesNoArrayFields() {
     let records = ContiguousArray(Self.animals)
-    let fields = _LazyFieldTable(records)
+    let fields = _LazyFields(records)
     let snapshot = StoreSnapshot(
       records: records, live: nil, liveCount: records.count, fields: .lazy(fields), version: 0)
     let all = RequestSet(_source: _Source(describe: { "array" }, snapshot: { snapshot }), _query: _Query())

@@ -33,6 +33,32 @@ import Testing
   }
 
   @Test(arguments: StoreKind.allCases)
+  func foundationSortDescriptorsSortAsTheyDoOnAnArray(kind: StoreKind) throws {
+    let all = try kind.makeSet(Animal.zoo)
+    let byAge = SortDescriptor(\Animal.age, order: .reverse)
+    #expect(try all.sortBy(byAge).fetch().map(\.id) == [5, 2, 3, 6, 1, 4])
+    #expect(try all.sortBy(byAge).fetch().map(\.id) == Animal.zoo.sorted(using: byAge).map(\.id))
+    let list = [SortDescriptor(\Animal.species), SortDescriptor(\Animal.age, order: .reverse)]
+    #expect(try all.sortBy(list).fetch().map(\.id) == Animal.zoo.sorted(using: list).map(\.id))
+    // A String key path compares with the descriptor's own comparator.
+    let byName = SortDescriptor(\Animal.name)
+    #expect(try names(all.sortBy(byName)) == Animal.zoo.sorted(using: byName).map(\.name))
+    #expect(try all.sortBy(SortDescriptor(\Animal.nickname)).filter(\.age > 2).fetch().map(\.id)
+      == Animal.zoo.filter { $0.age > 2 }.sorted(using: SortDescriptor(\Animal.nickname)).map(\.id))
+    #expect(try all.sortBy(byAge).limit(2).fetch().map(\.id) == [5, 2])
+    #expect(all.sortBy(byAge).explain().hasSuffix("  sort: \\Animal.age DESC (stable sort)"))
+  }
+
+  /// An index on the descriptor's key serves a sort with a limit, as it serves `sortBy(\.age)`.
+  @Test func aSortDescriptorWalksAnIndexOnItsKey() throws {
+    let store = try MemoryStore(Animal.zoo)
+    try store.createIndex("age")
+    let set = RequestSet(store).sortBy(SortDescriptor(\Animal.age)).limit(2)
+    #expect(set.explain().contains("stage 1: index order on age ASC"))
+    #expect(try set.fetch().map(\.id) == [4, 1])
+  }
+
+  @Test(arguments: StoreKind.allCases)
   func nilSortsFirstAscendingAndLastDescending(kind: StoreKind) throws {
     let all = try kind.makeSet(Animal.zoo)
     // Nicknames: Mick (1), nil (2), Rexy (3), nil (4), Al (5), nil (6).

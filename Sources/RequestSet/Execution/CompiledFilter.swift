@@ -139,10 +139,14 @@ struct _FilterCompiler<Element: Sendable> {
         return .general { c.matches(try read($0)) }
       }
       try Self.validate(c, in: fields)
-      if let column = (fields as? _FieldTable)?.column(c.key) {
-        // In memory: index the column directly, one closure call per record fewer.
+      if let direct = fields as? any _DirectFieldAccess, let test = direct.directTest(c) {
+        // In memory, a plain comparison on an Int or String field: no FieldValue per record.
+        return .general(test)
+      }
+      if let read = (fields as? any _DirectFieldAccess)?.directReader(for: c.key) {
+        // In memory: read the field without a throwing reader in between.
         let test = c.valueTest
-        return .general { test(column[$0]) }
+        return .general { test(read($0)) }
       }
       guard let read = fields.reader(for: c.key) else { return .constant(c.matches(.null)) }
       return .general { c.matches(try read($0)) }
@@ -189,8 +193,8 @@ struct _FilterCompiler<Element: Sendable> {
     }
   }
 
-  /// An AND or OR whose every operand is a string-key condition on a column of the
-  /// in-memory field table, as one test that indexes each column and calls its prepared
+  /// An AND or OR whose every operand is a string-key condition on records in memory, as
+  /// one test that reads each field directly and calls its prepared
   /// value test directly: the same fused loop a typed AND gets (see ``compile(_:)``),
   /// with no closure per operand in between. Nil when some operand is anything else (it
   /// is then compiled operand by operand); throws what compiling the first operands would.
@@ -204,15 +208,15 @@ struct _FilterCompiler<Element: Sendable> {
     // Two and three operands are taken one by one into constants: a closure kept in an
     // array is called through a reabstraction thunk, one more call per operand per record.
     switch (parts.count, isAnd) {
-    case (2, true): return .general { ta(a[$0]) && tb(b[$0]) }
-    case (2, false): return .general { ta(a[$0]) || tb(b[$0]) }
+    case (2, true): return .general { ta(a($0)) && tb(b($0)) }
+    case (2, false): return .general { ta(a($0)) || tb(b($0)) }
     case (3, _):
       guard let third = try _columnOperand(parts[2]) else { return nil }
       let (c, tc) = third
       return isAnd
-        ? .general { ta(a[$0]) && tb(b[$0]) && tc(c[$0]) } : .general { ta(a[$0]) || tb(b[$0]) || tc(c[$0]) }
+        ? .general { ta(a($0)) && tb(b($0)) && tc(c($0)) } : .general { ta(a($0)) || tb(b($0)) || tc(c($0)) }
     default:
-      var columns: [(column: ContiguousArray<FieldValue>, test: _ValueTest)] = [first, second]
+      var columns: [(read: (Int) -> FieldValue, test: _ValueTest)] = [first, second]
       columns.reserveCapacity(parts.count)
       for part in parts.dropFirst(2) {
         guard let operand = try _columnOperand(part) else { return nil }
@@ -220,23 +224,23 @@ struct _FilterCompiler<Element: Sendable> {
       }
       let all = columns
       return .general { slot in
-        for (column, test) in all where test(column[slot]) != isAnd { return !isAnd }
+        for (read, test) in all where test(read(slot)) != isAnd { return !isAnd }
         return isAnd
       }
     }
   }
 
-  /// A string-key condition's column in the in-memory field table and its prepared value
-  /// test, after checking its key and value; nil for any other operand, or a key that
-  /// has no column.
+  /// A string-key condition's direct reader over records in memory and its prepared
+  /// value test, after checking its key and value; nil for any other operand, or a key
+  /// that no record holds.
   private mutating func _columnOperand(
     _ part: _FilterNode<Element>
-  ) throws -> (column: ContiguousArray<FieldValue>, test: _ValueTest)? {
-    guard case .field(let c) = part, let fields = try? fields(), let table = fields as? _FieldTable,
-      table.kinds[c.key] != nil, let column = table.column(c.key)
+  ) throws -> (read: (Int) -> FieldValue, test: _ValueTest)? {
+    guard case .field(let c) = part, let fields = try? fields(), let direct = fields as? any _DirectFieldAccess,
+      direct.kinds[c.key] != nil, let read = direct.directReader(for: c.key)
     else { return nil }
     try Self.validate(c, in: fields)
-    return (column, c.valueTest)
+    return (read, c.valueTest)
   }
 
   /// The node with an OR's equalities on one key (`id == 1 OR id == 2 OR …`) merged into

@@ -6,7 +6,10 @@ extension RequestSet {
   /// that decode each record they test, because they have no field of their own to read: a
   /// closure, an untranslated predicate, a key path whose type's encoded form does not
   /// compare as the Swift value does (an enum with a payload, a `URL`), or one the stored
-  /// records have not confirmed as a Codable key yet.
+  /// records have not confirmed as a Codable key yet. On records in memory, when a string
+  /// key is one the type's `Codable` conformance writes differently from its stored
+  /// property (a renamed key, a custom `encode(to:)`, a class), a `fields:` line says
+  /// which keys are read straight from the records and which through `Codable`.
   ///
   /// It runs no query: it looks at the store's indexes in a snapshot (the set's own, once
   /// a read has fixed it) and counts index entries for the estimate.
@@ -63,6 +66,9 @@ extension RequestSet {
           lines.append("  decodes each record for: " + decoded.joined(separator: ", "))
         }
       }
+      if i == 0, let firstSnapshot, let routes = _fieldRoutes(stage, in: firstSnapshot) {
+        lines.append(routes)
+      }
       if !stage.sort.isEmpty {
         let keys = stage.sort.map(\.description).joined(separator: ", ")
         let strategy =
@@ -85,6 +91,44 @@ extension RequestSet {
       }
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// For records in memory, how the string keys of a stage's filter and sort are read,
+  /// when some key goes through `Codable`: which are read straight from the records
+  /// (reflected stored properties) and which from encoded fields the store keeps for them
+  /// (see `_FieldModel`). Nil when every key is read from the records, or none is named.
+  private func _fieldRoutes(_ stage: _Stage<Element>, in snapshot: StoreSnapshot<Element>) -> String? {
+    guard case .contiguous(_, let source) = snapshot._storage else { return nil }
+    let plan: _FieldPlan
+    switch source {
+    case .stored(let stored): plan = stored.plan
+    case .lazy(let box): plan = box.built?.plan ?? _FieldModel.of(Element.self).plan
+    case .unavailable: return nil
+    }
+    var keys: [String] = []
+    var stack = stage.filter.map { [$0] } ?? []
+    while let node = stack.popLast() {
+      switch node {
+      case .and(let parts), .or(let parts): stack.append(contentsOf: parts.terms.reversed())
+      case .not(let inner): stack.append(inner)
+      case .field(let c): if !keys.contains(c.key) { keys.append(c.key) }
+      default: continue
+      }
+    }
+    for case .field(let key, _, _) in stage.sort where !keys.contains(key) { keys.append(key) }
+    var reflected: [String] = []
+    var encoded: [String] = []
+    for key in keys {
+      if case .reflected = plan.route(key) {
+        reflected.append(key)
+      } else if plan.encodesEverything || plan.encodedOnly.contains(_DottedKey.split(key)[0]) {
+        encoded.append(key)
+      }  // else a key no record holds: the filter line says enough
+    }
+    guard !encoded.isEmpty else { return nil }
+    var line = "  fields: "
+    if !reflected.isEmpty { line += reflected.joined(separator: ", ") + " read from the records; " }
+    return line + encoded.joined(separator: ", ") + " through Codable (encoded per record)"
   }
 
   /// The conditions of `filter` that decode each record they test on a store that keeps

@@ -1,3 +1,5 @@
+import Foundation
+
 extension RequestSet {
   /// Sorts by a key path. Repeated calls add keys in call order; ties keep the order the
   /// records had before (store order, at first).
@@ -130,6 +132,71 @@ extension _SortKey {
     case "[c]": return .field(key: key, order: direction, collation: .caseInsensitive)
     case "[cd]", "[dc]": return .field(key: key, order: direction, collation: .caseDiacriticInsensitive)
     default: return .field(key: text, order: order, collation: collation)
+    }
+  }
+}
+
+extension RequestSet {
+  /// Sorts by a Foundation `SortDescriptor`, as SwiftData's `FetchDescriptor` and
+  /// `Array.sorted(using:)` take one.
+  ///
+  /// The descriptor compares records as it does anywhere else (a `String` key path
+  /// compares with its descriptor's comparator, `.localizedStandard` unless you chose
+  /// another); `.reverse` sorts descending. Repeated calls add keys in call order, and ties
+  /// keep the order the records had before. When the key path names a stored property of
+  /// a type whose field orders as the Swift value does (a number, a `Date`), the sort
+  /// reads the same resolved field a string-key sort reads, so an index on it can serve a
+  /// sort with a limit, and a ``LogStore`` compares the field without decoding records.
+  ///
+  /// ```swift
+  /// animals.sortBy(SortDescriptor(\.age, order: .reverse))
+  /// // sort: \Animal.age DESC
+  /// ```
+  /// - Parameter descriptor: The sort descriptor.
+  /// - Returns: The set, sorted by the descriptor after any sort keys it had.
+  /// - Complexity: O(1) to build; evaluation sorts the *m* matches in O(*m* log *m*).
+  public func sortBy(_ descriptor: SortDescriptor<Element>) -> RequestSet {
+    sortBy([descriptor])
+  }
+
+  /// Sorts by a list of Foundation `SortDescriptor`s, the first most significant.
+  ///
+  /// ```swift
+  /// animals.sortBy([SortDescriptor(\.species), SortDescriptor(\.age, order: .reverse)])
+  /// // sort: \Animal.species ASC, \Animal.age DESC
+  /// ```
+  /// - Parameter descriptors: The sort descriptors, the first most significant.
+  /// - Returns: The set, sorted by the descriptors after any sort keys it had.
+  /// - Complexity: O(1) to build; evaluation sorts the *m* matches in O(*m* log *m*).
+  public func sortBy(_ descriptors: [SortDescriptor<Element>]) -> RequestSet {
+    _with { $0.addSort(descriptors.map { .typed(_TypedSort.make($0)) }) }
+  }
+}
+
+extension _TypedSort {
+  /// A sort by a Foundation `SortDescriptor`: its own comparison, made ascending, with the
+  /// descriptor's direction as the key's order.
+  static func make(_ descriptor: SortDescriptor<Element>) -> _TypedSort {
+    let order: RequestSortOrder = descriptor.order == .reverse ? .descending : .ascending
+    var description = "SortDescriptor<\(Element.self)>"
+    var fieldKey: String?
+    if let keyPath = descriptor.keyPath {
+      description = "\(keyPath)"
+      // Strings compare with the descriptor's comparator, not byte by byte as the field.
+      let valueType = type(of: keyPath).valueType
+      if valueType != String.self && valueType != String?.self && _isTwinType(valueType, ordered: true) {
+        fieldKey = _fieldKey(keyPath, root: Element.self)
+      }
+    }
+    // The descriptor's own comparison includes its direction: undo it, so that `compare`
+    // is ascending and `order` carries the direction, as for every typed sort.
+    let sign = order == .descending ? -1 : 1
+    return _TypedSort(description: description, order: order, fieldKey: fieldKey) { a, b in
+      switch descriptor.compare(a.pointee, b.pointee) {
+      case .orderedAscending: return -sign
+      case .orderedSame: return 0
+      case .orderedDescending: return sign
+      }
     }
   }
 }

@@ -62,8 +62,10 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     self.init(records: array, live: nil, liveCount: array.count, fields: .unavailable, version: version)
   }
 
-  /// A snapshot of `Encodable` records; string-key filters encode each record once, on the
-  /// first query that needs them.
+  /// A snapshot of `Encodable` records; string-key filters read each field straight from
+  /// the records where the type's stored properties are its Codable keys, and encode the
+  /// records once, on the first query that needs them, only for the fields that are not
+  /// (see "Choosing a store" in the documentation).
   ///
   /// A store written outside the package passes its write counter as `version`: live
   /// request sets over it then see its commits by polling, and writes through a query
@@ -94,7 +96,7 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     _SchemaProbe.witness(contentsOf: array)
     self.init(
       records: array, live: nil, liveCount: array.count,
-      fields: .lazy(_LazyFieldTable(array)), version: version)
+      fields: .lazy(_LazyFields(array)), version: version)
   }
 
   /// The number of live records.
@@ -128,8 +130,8 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   /// What string keys can reach in this snapshot.
   func _fields() throws -> any _FieldAccess {
     switch _storage {
-    case .contiguous(_, .table(let t)): return t
-    case .contiguous(_, .lazy(let box)): return try box.table()
+    case .contiguous(let records, .stored(let stored)): return _RecordFields(records: records, stored: stored)
+    case .contiguous(let records, .lazy(let box)): return _RecordFields(records: records, stored: try box.fields())
     case .contiguous(_, .unavailable):
       throw RequestSetError(
         .storeUnavailable,
@@ -140,12 +142,13 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   }
 
   /// What string keys can reach, when that costs no more than a look-up: nil for records
-  /// in an array whose fields no query has needed yet (encoding every record costs many
-  /// times a pass of a predicate over them), and for records that are not `Encodable`.
+  /// in an array whose fields no query has needed yet (learning their kinds, or encoding
+  /// the fields read through `Codable`, takes a pass over the records), and for records
+  /// that are not `Encodable`.
   func _fieldsAtHand() -> (any _FieldAccess)? {
     switch _storage {
-    case .contiguous(_, .table(let t)): return t
-    case .contiguous(_, .lazy(let box)): return box.built
+    case .contiguous(let records, .stored(let stored)): return _RecordFields(records: records, stored: stored)
+    case .contiguous(let records, .lazy(let box)): return box.built.map { _RecordFields(records: records, stored: $0) }
     case .contiguous(_, .unavailable): return nil
     case .external(let source): return try? source.fields()
     }
@@ -193,44 +196,12 @@ extension _FieldTable: _FieldAccess {
   }
 }
 
-/// Where a snapshot's encoded fields come from.
+/// Where a snapshot's in-memory fields come from.
 enum _FieldSource: Sendable {
   /// Kept current by the store on every write.
-  case table(_FieldTable)
+  case stored(_StoredFields)
   /// Built on first use from an array of records, then shared by every query on it.
-  case lazy(_LazyFieldTable)
+  case lazy(_LazyFields)
   /// The element type is not `Encodable`.
   case unavailable
 }
-
-/// A field table built on first use, once, for a fixed array of records.
-final class _LazyFieldTable: Sendable {
-  private let build: @Sendable () throws -> _FieldTable
-  private let state = _Lock<_FieldTable?>(nil)
-
-  init<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>) {
-    build = {
-      var table = _FieldTable(probedKinds: [:])
-      for r in records { table.append(try _FieldEncoder.encodeRow(r)) }
-      if let first = records.first, let decodable = Element.self as? any Decodable.Type {
-        table.addProbed(_SchemaProbe.learn(decodable, from: try _FieldEncoder.encode(first)))
-      }
-      return table
-    }
-  }
-
-  /// The table if a query has built it already, else nil.
-  var built: _FieldTable? { state.withLock { $0 } }
-
-  func table() throws -> _FieldTable {
-    if let t = built { return t }
-    let t = try build()
-    return state.withLock { current in
-      if let current { return current }
-      current = t
-      return t
-    }
-  }
-}
-
-

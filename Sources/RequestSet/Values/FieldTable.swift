@@ -1,5 +1,6 @@
 /// The encoded fields of a store's records, one column per dotted key, aligned with the
-/// store's slots.
+/// store's slots: for the fields a record type's field model reads through `Codable`
+/// (see `_FieldModel`), and the kinds of value seen under every key.
 ///
 /// A record's fields are flattened on write: `owner` holds the whole nested value and
 /// `owner.city` the leaf, so both `filter("owner", value: nil)` and
@@ -30,6 +31,19 @@ struct _FieldTable: Sendable {
   /// encodes, such as optionals that are nil in every record so far.
   mutating func addProbed(_ probed: [String: _KindSet]) {
     for (key, set) in probed { kinds[key, default: _KindSet()].formUnion(set) }
+  }
+
+  /// Notes that a record holds a value of `kind` under `key` (a field read straight from
+  /// the record, which has no column here).
+  mutating func noteKind(_ key: String, _ kind: _FieldKind) {
+    kinds[key, default: _KindSet()].insert(kind)
+  }
+
+  /// Appends `n` rows that hold no encoded field (records whose fields are all read
+  /// straight from the record).
+  mutating func appendEmptyRows(_ n: Int) {
+    rowCount += n
+    for c in columns.indices { columns[c].append(contentsOf: repeatElement(.null, count: n)) }
   }
 
   /// Every key a string filter may name, sorted.

@@ -3,8 +3,9 @@ import Foundation
 /// A record's field as RequestSet sees it when a query names the field by string key.
 ///
 /// String-key filters and sorts (`filter("age", value: 3)`, `sortBy("name")`) never decode
-/// records: each store keeps its records' encoded fields as `FieldValue`s, and values you
-/// pass to a string-key filter are encoded the same way, so both sides always agree.
+/// records: each store reads its records' fields as `FieldValue`s (from the record in
+/// memory exactly as it would encode, or from its encoded bytes), and values you pass to a
+/// string-key filter are encoded the same way, so both sides always agree.
 ///
 /// ```swift
 /// FieldValue(encoding: 3)        // .int(3)

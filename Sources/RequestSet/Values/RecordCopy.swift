@@ -60,7 +60,7 @@ extension _EncodedRow {
 extension _RecordCopy {
   /// Per struct type: whether a record lost a stored value through its encoding, and how
   /// many records were checked.
-  private static let _lossy = _Lock<[ObjectIdentifier: (lossy: Bool, checked: Int)]>([:])
+  fileprivate static let _lossy = _Lock<[ObjectIdentifier: (lossy: Bool, checked: Int)]>([:])
 
   /// How many records of a type are checked before the answer is final.
   static let checkLimit = 8
@@ -122,5 +122,23 @@ extension _RecordCopy {
   /// encoding (see ``kept(_:row:)``).
   static func isLossy<T>(_ type: T.Type) -> Bool {
     _lossy.withLock { $0[ObjectIdentifier(T.self)]?.lossy ?? false }
+  }
+
+  /// What the checks of struct type `T` found so far, nil before the first.
+  fileprivate static func _lossyState<T>(_ type: T.Type) -> (lossy: Bool, checked: Int)? {
+    _lossy.withLock { $0[ObjectIdentifier(T.self)] }
+  }
+}
+
+extension _RecordCopy {
+  /// Whether ``kept(_:row:)`` needs a record's encoded fields: for a class, for a struct
+  /// type whose first records lost a stored value through their encoding, and while the
+  /// first records of a `Decodable` struct type are being checked. Once false for a type,
+  /// it stays false: a store then keeps records without encoding them for this rule.
+  static func needsRow<T>(_ type: T.Type) -> Bool {
+    if applies(to: T.self) { return true }
+    guard !(T.self is AnyClass), T.self is any Decodable.Type else { return false }
+    guard let known = _lossyState(T.self) else { return true }
+    return known.lossy || known.checked < checkLimit
   }
 }

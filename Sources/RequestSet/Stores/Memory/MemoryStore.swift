@@ -3,8 +3,12 @@ import Synchronization
 /// An embedded, in-memory store: the fastest backend, and the one to use in tests.
 ///
 /// Records live in one contiguous array in store order (the order they were first
-/// inserted); saving a record with an existing id replaces it in place. Each write also
-/// records the record's encoded fields, so string-key queries never decode records.
+/// inserted); saving a record with an existing id replaces it in place. String keys read
+/// each field straight from the record where the type's stored properties are its Codable
+/// keys, which the first records of the type confirm; a field that is not (a renamed key, a
+/// custom `encode(to:)`, a class) is read from encoded fields the store keeps for it alone
+/// (see ``RequestSet/explain()``). So a query never decodes records, and a write of a
+/// plain struct costs about what appending to an array costs.
 ///
 /// ```swift
 /// let store = MemoryStore<Animal>()
@@ -49,36 +53,76 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// Inserts a record.
   ///
   /// - Throws: ``RequestSetError`` `.duplicateID` when a record with the same id is
-  ///   stored; `.encodingFailed` when the record cannot be encoded;
+  ///   stored; `.encodingFailed` when the record must be encoded and cannot be;
   ///   `.decodingFailed` when a class record's `init(from:)` cannot read its own encoding.
-  /// - Complexity: Amortized O(*f*), *f* the number of encoded fields.
+  /// - Complexity: Amortized O(1) for a struct whose fields are all read from the record;
+  ///   O(*f*), *f* the number of encoded fields, for one that must be encoded.
   public func insert(_ record: Element) throws {
-    let fields = try _FieldEncoder.encodeRow(record)
-    // A class record is kept as a copy of its own, a struct that loses a stored value
-    // through its encoding as it decodes back (see `_RecordCopy`); commits carry the
-    // caller's object, so the store's copy is never handed out.
-    let kept = try _RecordCopy.kept(record, row: fields)
-    let version = try _state.withLock { state in
-      try state.checkOpen()
-      guard state.slots[record.id] == nil else { throw _duplicate(record.id) }
-      try state.checkUnique([.insert(record)], [fields])
-      state.append(kept, fields: fields)
-      state.version &+= 1
-      return state.version
-    }
-    _publish(version, [.insert(record)])
+    try apply([.insert(record)], ifVersion: nil)
   }
 
   /// Inserts several records, all or none of them.
+  ///
+  /// Into an empty store, the records of an `Array` or `ContiguousArray` of structs are
+  /// kept in the array's own storage, shared until either side changes it.
   ///
   /// ```swift
   /// try store.insert(contentsOf: [micky, rex])
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored already or occurs
-  ///   twice in `records`; `.encodingFailed` when a record cannot be encoded. Nothing is
-  ///   inserted then.
+  ///   twice in `records`; `.encodingFailed` when a record must be encoded and cannot be.
+  ///   Nothing is inserted then.
   public func insert(contentsOf records: some Sequence<Element>) throws {
-    try apply(records.map { .insert($0) }, ifVersion: nil)
+    var array = ContiguousArray(records)
+    guard !array.isEmpty else { return try _state.withLock { try $0.checkOpen() } }
+    let observing = _state.withLock { $0.isEmpty ? $0.toObserve : 0 }
+    guard observing > 0 else { return try apply(array.map { .insert($0) }, ifVersion: nil) }
+    // An empty store takes the array as it is: no change list, no copy of the records.
+    let rows = try _prepare(&array, observing: observing)
+    let version = try _state.withLock { state -> UInt64? in
+      try state.checkOpen()
+      guard state.isEmpty else { return nil }
+      try state.adopt(array, rows: rows, model: _model)
+      state.version &+= 1
+      return state.version
+    }
+    guard let version else { return try apply(array.map { .insert($0) }, ifVersion: nil) }
+    if _feed.isObserved { _publish(version, array.map { .insert($0) }) }
+  }
+
+  /// The type's field model: which fields string keys read from the record.
+  private let _model = _FieldModel.of(Element.self)
+
+  /// Encodes the records a write must encode, and replaces each with the record a store
+  /// keeps (see `_RecordCopy`): those of a class, while the type's field model or record
+  /// copy rule checks its first records, the first `observing` records of the write (the
+  /// schema probe's witnesses), and every record while some field goes through `Codable`.
+  /// The rest are not encoded at all.
+  ///
+  /// - Returns: Per record, its encoded fields, or nil where none were needed.
+  private func _prepare(_ records: inout ContiguousArray<Element>, observing: Int) throws -> [_EncodedRow?] {
+    var plan = _model.plan
+    var copyNeedsRow = _RecordCopy.needsRow(Element.self)
+    var rows: [_EncodedRow?] = []
+    for i in records.indices {
+      guard plan.needsRows || copyNeedsRow || i < observing else {
+        if rows.isEmpty { return [] }  // none needed at all: no list of nils
+        rows.append(nil)
+        continue
+      }
+      if rows.isEmpty && i > 0 { rows = Array(repeating: nil, count: i) }
+      let row = try _FieldEncoder.encodeRow(records[i])
+      if copyNeedsRow {
+        let kept = try _RecordCopy.kept(records[i], row: row)
+        if _RecordCopy.applies(to: Element.self) || _RecordCopy.isLossy(Element.self) { records[i] = kept }
+        copyNeedsRow = _RecordCopy.needsRow(Element.self)
+      }
+      if plan.checking && plan.shape != nil {
+        plan = withUnsafePointer(to: records[i]) { _model.check(UnsafeRawPointer($0), row: row) }
+      }
+      rows.append(row)
+    }
+    return rows
   }
 
   /// Applies changes atomically, in order: all of them or none.
@@ -88,25 +132,30 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// ```
   /// - Throws: ``RequestSetError`` `.duplicateID` for an insert whose id is taken,
   ///   `.conflict` when `expectedVersion` is stale, `.encodingFailed` for a record that
-  ///   cannot be encoded, `.decodingFailed` for a class record whose `init(from:)` cannot
-  ///   read its own encoding; nothing is applied then.
+  ///   must be encoded and cannot be, `.decodingFailed` for a class record whose
+  ///   `init(from:)` cannot read its own encoding; nothing is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     guard !changes.isEmpty else { return try _state.withLock { try $0.checkOpen() } }
-    // Encode outside the lock: it is the expensive part, and it can fail.
-    let fields: [_EncodedRow?] = try changes.map { change in
+    let observing = _state.withLock { $0.toObserve }
+    // Encode outside the lock: it is the expensive part, and it can fail. Records are kept
+    // as `_RecordCopy` says; commits carry the caller's objects, so the store's copies are
+    // never handed out.
+    var written = ContiguousArray<Element>()
+    var positions: [Int] = []
+    for (i, change) in changes.enumerated() {
       switch change {
-      case .insert(let r), .save(let r): return try _FieldEncoder.encodeRow(r)
-      case .delete: return nil
+      case .insert(let r), .save(let r):
+        written.append(r)
+        positions.append(i)
+      case .delete: continue
       }
     }
-    // Records are kept as `insert(_:)` keeps them (see `_RecordCopy`); commits carry the
-    // caller's objects, so the store's copies are never handed out.
-    let kept = try zip(changes, fields).map { (change, row) -> RecordChange<Element> in
-      switch change {
-      case .insert(let r): return .insert(try _RecordCopy.kept(r, row: row!))
-      case .save(let r): return .save(try _RecordCopy.kept(r, row: row!))
-      case .delete: return change
-      }
+    let preparedRows = try _prepare(&written, observing: observing)
+    var kept: [Element?] = Array(repeating: nil, count: changes.count)
+    var rows: [_EncodedRow?] = Array(repeating: nil, count: changes.count)
+    for (w, i) in positions.enumerated() {
+      kept[i] = written[w]
+      if !preparedRows.isEmpty { rows[i] = preparedRows[w] }
     }
     let version = try _state.withLock { state in
       try state.checkOpen()
@@ -114,13 +163,24 @@ public final class MemoryStore<Element: Record>: RecordStore {
         throw _conflict(expected: expectedVersion, found: state.version)
       }
       try _validate(changes) { state.slots[$0] != nil }
-      try state.checkUnique(changes, fields)
+      try state.sync(_model.plan)
+      // Another store's writes may have moved a field to Codable since the rows were made.
+      if state.fieldPlan.needsEncodedRows || state.toObserve > 0 {
+        for i in changes.indices where rows[i] == nil {
+          if let r = kept[i] { rows[i] = try _FieldEncoder.encodeRow(r) }
+        }
+      }
+      try state.checkUnique(changes, kept, rows)
       state.reserve(changes.count)
-      for (change, f) in zip(kept, fields) {
+      for (i, change) in changes.enumerated() {
         switch change {
-        case .insert(let r): state.append(r, fields: f!)
+        case .insert: state.append(kept[i]!, row: rows[i])
         case .save(let r):
-          if let slot = state.slots[r.id] { state.replace(slot: slot, with: r, fields: f!) } else { state.append(r, fields: f!) }
+          if let slot = state.slots[r.id] {
+            state.replace(slot: slot, with: kept[i]!, row: rows[i])
+          } else {
+            state.append(kept[i]!, row: rows[i])
+          }
         case .delete(let id): _ = state.delete(id: id)
         }
       }
@@ -216,23 +276,11 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// micky.age += 1
   /// try store.save(micky)
   /// ```
-  /// - Throws: ``RequestSetError`` `.encodingFailed` when the record cannot be encoded;
-  ///   `.decodingFailed` when a class record's `init(from:)` cannot read its own encoding.
+  /// - Throws: ``RequestSetError`` `.encodingFailed` when the record must be encoded and
+  ///   cannot be; `.decodingFailed` when a class record's `init(from:)` cannot read its
+  ///   own encoding.
   public func save(_ record: Element) throws {
-    let fields = try _FieldEncoder.encodeRow(record)
-    let kept = try _RecordCopy.kept(record, row: fields)
-    let version = try _state.withLock { state in
-      try state.checkOpen()
-      try state.checkUnique([.save(record)], [fields])
-      if let slot = state.slots[record.id] {
-        state.replace(slot: slot, with: kept, fields: fields)
-      } else {
-        state.append(kept, fields: fields)
-      }
-      state.version &+= 1
-      return state.version
-    }
-    _publish(version, [.save(record)])
+    try apply([.save(record)], ifVersion: nil)
   }
 
   /// Deletes the record with this id.
@@ -299,7 +347,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
         records: state.records,
         live: state.liveCount == state.records.count ? nil : state.live,
         liveCount: state.liveCount,
-        fields: .table(state.fields),
+        fields: .stored(_StoredFields(plan: state.fieldPlan, table: state.fields)),
         version: state.version)
       snapshot._indexes = _IndexAccess(catalog: state.indexes)
       return snapshot
@@ -331,7 +379,16 @@ struct _MemoryState<Element: Record>: Sendable {
   var live = _Bitset()
   var liveCount = 0
   var slots: [Element.ID: Int] = [:]
+  /// The encoded fields of the keys read through `Codable`, and the kinds of every key.
   var fields: _FieldTable
+  /// The field model `fields` is kept for.
+  var fieldPlan: _FieldPlan
+  /// The reflected keys whose kind `fields` has noted.
+  var seenKinds: _SeenKinds
+  /// What the schema probe learned from the first record (see `_SchemaProbe`).
+  var probed: [String: _KindSet] = [:]
+  /// Where each indexed key's value comes from, for the current field model.
+  private var routes: [String: _FieldPlan.Route] = [:]
   /// Grows by one with every commit (a batch is one commit).
   var version: UInt64 = 0
   /// Secondary indexes, kept current by every write below.
@@ -344,19 +401,83 @@ struct _MemoryState<Element: Record>: Sendable {
   }
 
   /// How many more written records to show the schema probe (see `_SchemaProbe`).
-  private var toObserve = _SchemaProbe.witnessLimit
+  private(set) var toObserve = _SchemaProbe.witnessLimit
+
+  /// Whether the store has never held a record in any slot.
+  var isEmpty: Bool { records.isEmpty }
 
   init() {
     fields = _FieldTable(probedKinds: [:])
+    fieldPlan = _FieldModel.of(Element.self).plan
+    seenKinds = _SeenKinds(fieldPlan)
   }
 
   /// Learns the type's keys from the first record written, and keeps the first few as
   /// witnesses for key paths (see `_SchemaProbe`).
   private mutating func _observe(_ record: Element, _ row: _EncodedRow) {
     let value = row.object
-    if toObserve == _SchemaProbe.witnessLimit { fields.addProbed(_SchemaProbe.learn(Element.self, from: value)) }
+    if toObserve == _SchemaProbe.witnessLimit {
+      probed = _SchemaProbe.learn(Element.self, from: value)
+      fields.addProbed(probed)
+    }
     toObserve -= 1
     if _SchemaProbe.wantsWitness(Element.self) { _SchemaProbe.witness(record, fields: value) }
+  }
+
+  /// Moves to the type's current field model when it changed since the store's encoded
+  /// fields were made (a field another write found differing from its encoding): encodes
+  /// the stored records again for the fields now read through `Codable`.
+  ///
+  /// - Throws: ``RequestSetError`` `.encodingFailed` when a stored record cannot be encoded.
+  mutating func sync(_ plan: _FieldPlan) throws {
+    guard plan.generation != fieldPlan.generation else {
+      fieldPlan = plan  // the same fields; `checking` may have ended
+      return
+    }
+    var table = _FieldTable(probedKinds: probed)
+    var seen = _SeenKinds(plan)
+    if plan.needsEncodedRows {
+      for s in records.indices {
+        table.append(live[s] ? plan.kept(try _FieldEncoder.encodeRow(records[s])) : _EncodedRow(fields: []))
+      }
+    } else {
+      table.appendEmptyRows(records.count)
+    }
+    records.withUnsafeBufferPointer { buffer in
+      for s in buffer.indices where live[s] && !seen.isComplete {
+        seen.observe(UnsafeRawPointer(buffer.baseAddress! + s), plan, into: &table)
+      }
+    }
+    fields = table
+    fieldPlan = plan
+    seenKinds = seen
+    _cacheRoutes()
+  }
+
+  /// A key's value in a stored slot.
+  func value(_ key: String, slot: Int) -> FieldValue {
+    switch route(key) {
+    case .reflected(let read, _, _): return records.withUnsafeBufferPointer { read(UnsafeRawPointer($0.baseAddress! + slot)) }
+    case .encoded: return fields.value(key, row: slot)
+    }
+  }
+
+  /// A key's value in a record about to be written, with its encoded fields.
+  func value(_ key: String, of record: Element, row: _EncodedRow?) -> FieldValue {
+    switch route(key) {
+    case .reflected(let read, _, _): return withUnsafePointer(to: record) { read(UnsafeRawPointer($0)) }
+    case .encoded: return row?.value(at: key) ?? .null
+    }
+  }
+
+  private func route(_ key: String) -> _FieldPlan.Route {
+    routes[key] ?? fieldPlan.route(key)
+  }
+
+  /// Resolves the indexed keys' routes once, for the writes that follow.
+  private mutating func _cacheRoutes() {
+    routes = [:]
+    for index in indexes.indexes { routes[index.key] = fieldPlan.route(index.key) }
   }
 
   mutating func reserve(_ n: Int) {
@@ -364,42 +485,103 @@ struct _MemoryState<Element: Record>: Sendable {
     slots.reserveCapacity(slots.count + n)
   }
 
-  mutating func append(_ record: Element, fields value: _EncodedRow) {
+  /// Notes the kinds of the reflected keys a newly written slot holds, until every key
+  /// has been seen.
+  private mutating func _noteKinds(slot: Int) {
+    guard !seenKinds.isComplete else { return }
+    let plan = fieldPlan
+    records.withUnsafeBufferPointer { buffer in
+      seenKinds.observe(UnsafeRawPointer(buffer.baseAddress! + slot), plan, into: &fields)
+    }
+  }
+
+  /// Takes `array` as the records of a store that has never held one, sharing its storage.
+  ///
+  /// - Parameter rows: Per record, its encoded fields, or nil; empty when none were made.
+  /// - Throws: ``RequestSetError`` `.duplicateID` when two records share an id (nothing
+  ///   is taken then), `.encodingFailed` when a record must be encoded and cannot be.
+  mutating func adopt(_ array: ContiguousArray<Element>, rows: [_EncodedRow?], model: _FieldModel) throws {
+    var newSlots: [Element.ID: Int] = Dictionary(minimumCapacity: array.count)
+    for (s, r) in array.enumerated() {
+      guard newSlots.updateValue(s, forKey: r.id) == nil else { throw _duplicate(r.id, inBatch: true) }
+    }
+    try sync(model.plan)
+    var rows = rows
+    if fieldPlan.needsEncodedRows {
+      if rows.isEmpty { rows = Array(repeating: nil, count: array.count) }
+      for s in array.indices where rows[s] == nil { rows[s] = try _FieldEncoder.encodeRow(array[s]) }
+    }
+    var newIndexes = indexes
+    if indexes.hasUnique {
+      let keys = indexes.indexes.map(\.key)
+      let list: [(id: Element.ID, values: [FieldValue]?)] = array.enumerated().map { s, r in
+        (r.id, keys.map { value($0, of: r, row: rows.isEmpty ? nil : rows[s]) })
+      }
+      try newIndexes.checkUnique(list, typeName: "\(Element.self)", slotOf: { _ in nil }, storedValue: { _, _ in .null })
+    }
+    records = array
+    slots = newSlots
+    for _ in array.indices { live.append(true) }
+    liveCount = array.count
+    if rows.isEmpty {
+      fields.appendEmptyRows(array.count)
+    } else {
+      for s in array.indices { fields.append(fieldPlan.kept(rows[s] ?? _EncodedRow(fields: []))) }
+    }
+    for s in array.indices {
+      if toObserve > 0, !rows.isEmpty, let row = rows[s] { _observe(array[s], row) }
+      _noteKinds(slot: s)
+      if seenKinds.isComplete && toObserve == 0 { break }
+    }
+    for (i, index) in indexes.indexes.enumerated() {
+      for s in array.indices { newIndexes.update(i, slot: s, old: nil, new: value(index.key, slot: s)) }
+    }
+    indexes = newIndexes
+  }
+
+  mutating func append(_ record: Element, row: _EncodedRow?) {
     let slot = records.count
     slots[record.id] = slot
     records.append(record)
     live.append(true)
     liveCount += 1
-    fields.append(value)
-    if toObserve > 0 { _observe(record, value) }
+    fields.append(row.map(fieldPlan.kept) ?? _EncodedRow(fields: []))
+    if toObserve > 0, let row { _observe(record, row) }
+    _noteKinds(slot: slot)
     for (i, index) in indexes.indexes.enumerated() {
-      indexes.update(i, slot: slot, old: nil, new: fields.value(index.key, row: slot))
+      let new = value(index.key, slot: slot)
+      indexes.update(i, slot: slot, old: nil, new: new)
     }
   }
 
-  mutating func replace(slot: Int, with record: Element, fields value: _EncodedRow) {
-    let old = indexes.indexes.map { fields.value($0.key, row: slot) }
+  mutating func replace(slot: Int, with record: Element, row: _EncodedRow?) {
+    var old: [FieldValue] = []
+    for index in indexes.indexes { old.append(value(index.key, slot: slot)) }
     records[slot] = record
-    fields.replace(row: slot, with: value)
-    if toObserve > 0 { _observe(record, value) }
+    fields.replace(row: slot, with: row.map(fieldPlan.kept) ?? _EncodedRow(fields: []))
+    if toObserve > 0, let row { _observe(record, row) }
+    _noteKinds(slot: slot)
     for (i, index) in indexes.indexes.enumerated() {
-      indexes.update(i, slot: slot, old: old[i], new: fields.value(index.key, row: slot))
+      let new = value(index.key, slot: slot)
+      indexes.update(i, slot: slot, old: old[i], new: new)
     }
   }
 
   /// Throws `.uniqueViolation` when the changes would give two records one value of a
-  /// unique index; `rows` are the changed records' fields (nil for deletes).
-  func checkUnique(_ changes: [RecordChange<Element>], _ rows: [_EncodedRow?]) throws {
+  /// unique index; `kept` and `rows` are the written records and their encoded fields
+  /// (nil for deletes; a row is nil where none was needed).
+  mutating func checkUnique(_ changes: [RecordChange<Element>], _ kept: [Element?], _ rows: [_EncodedRow?]) throws {
     guard indexes.hasUnique else { return }
     let keys = indexes.indexes.map(\.key)
-    let list: [(id: Element.ID, values: [FieldValue]?)] = zip(changes, rows).map { change, row in
+    var list: [(id: Element.ID, values: [FieldValue]?)] = []
+    for (i, change) in changes.enumerated() {
       switch change {
-      case .insert(let r), .save(let r): return (r.id, keys.map { row?.value(at: $0) ?? .null })
-      case .delete(let id): return (id, nil)
+      case .insert(let r), .save(let r): list.append((r.id, keys.map { value($0, of: kept[i] ?? r, row: rows[i]) }))
+      case .delete(let id): list.append((id, nil))
       }
     }
     try indexes.checkUnique(
-      list, typeName: "\(Element.self)", slotOf: { slots[$0] }, storedValue: { fields.value(keys[$1], row: $0) })
+      list, typeName: "\(Element.self)", slotOf: { slots[$0] }, storedValue: { value(keys[$1], slot: $0) })
   }
 
   mutating func createIndex(_ key: String, unique: Bool) throws {
@@ -413,14 +595,16 @@ struct _MemoryState<Element: Record>: Sendable {
     }
     var entries: [_IndexEntry] = []
     entries.reserveCapacity(liveCount)
-    for s in 0..<records.count where live[s] { entries.append(_IndexEntry(value: fields.value(key, row: s), slot: s)) }
+    for s in 0..<records.count where live[s] { entries.append(_IndexEntry(value: value(key, slot: s), slot: s)) }
     try indexes.add(key: key, unique: unique, entries: entries, typeName: "\(Element.self)")
+    _cacheRoutes()
   }
 
   mutating func delete(id: Element.ID) -> Bool {
     guard let slot = slots.removeValue(forKey: id) else { return false }
     for (i, index) in indexes.indexes.enumerated() {
-      indexes.update(i, slot: slot, old: fields.value(index.key, row: slot), new: nil)
+      let old = value(index.key, slot: slot)
+      indexes.update(i, slot: slot, old: old, new: nil)
     }
     live[slot] = false
     liveCount -= 1
