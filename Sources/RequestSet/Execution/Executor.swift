@@ -1,13 +1,23 @@
 /// Runs a query against a snapshot: stage by stage, filter, then sort, then window.
 enum _Executor {
   /// The slots of the result, in result order.
-  static func slots<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> [Int] {
+  ///
+  /// - Parameter firstStageMatches: The first stage's matches in store order, when a count
+  ///   already found them (see ``firstStageMatches(_:in:)``): the stage then sorts and
+  ///   windows them instead of reading the store again.
+  static func slots<Element>(
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, firstStageMatches: [Int]? = nil
+  ) throws -> [Int] {
     if let invalid = query.invalid { throw invalid }
     return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       var current: [Int]? = nil  // nil: every live slot of the snapshot
       for (i, stage) in query.stages.enumerated() {
-        if i == 0 {
+        if i == 0, let matches = firstStageMatches {
+          var rest = stage
+          rest.filter = nil
+          current = try _run(rest, on: matches, compiler: &compiler)
+        } else if i == 0 {
           let plan = _Planner.plan(stage, in: snapshot)
           current = try _run(plan, stage, compiler: &compiler)
         } else {
@@ -15,6 +25,23 @@ enum _Executor {
         }
       }
       return current ?? snapshot._liveSlots()
+    }
+  }
+
+  /// The first stage's matches in store order, before its sort and window: all a count
+  /// of a one-stage sorted set needs, and what ``slots(_:in:firstStageMatches:)`` sorts
+  /// later without filtering again. Checks the sort keys as evaluation would.
+  static func firstStageMatches<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> [Int] {
+    if let invalid = query.invalid { throw invalid }
+    return try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      var bare = query.stages[0]
+      // Sort keys do not change which records match, but a bad sort key is still an error.
+      _ = try _comparator(bare.sort, compiler: &compiler)
+      bare.sort = []
+      bare.reversed = false
+      bare.window = _Window()
+      return try _run(_Planner.plan(bare, in: snapshot), bare, compiler: &compiler)
     }
   }
 
