@@ -180,14 +180,8 @@ enum _Executor {
       if compare == nil {
         // No sort: stop once the window is full.
         let range = stage.window.range(in: Int.max)
-        var out: [Int] = []
-        var seen = 0
-        try _scanWhile(input, cursor, matcher) { slot in
-          if seen >= range.lowerBound { out.append(slot) }
-          seen += 1
-          return seen < range.upperBound
-        }
-        return out
+        let found = try _collect(input, cursor, matcher, upTo: range.upperBound)
+        return range.lowerBound == 0 ? found : Array(found[min(range.lowerBound, found.count)...])
       }
     }
     if let compare, let limit = stage.window.limit, distinct == nil {
@@ -281,6 +275,75 @@ enum _Executor {
     } else {
       for s in 0..<snapshot._slotCount where try test(s) { if try !body(s) { return } }
     }
+  }
+
+  /// The first `limit` matching slots of `input` (every live slot when nil), in order.
+  ///
+  /// The loops append directly, with no closure per match: this is what counting an
+  /// unsorted set costs (see `_ResultCache.count`), so it stays as close to a
+  /// hand-written loop as the matcher allows.
+  private static func _collect<Element>(
+    _ input: [Int]?, _ cursor: _RecordCursor<Element>, _ matcher: _Matcher<Element>, upTo limit: Int
+  ) throws -> [Int] {
+    let snapshot = cursor.snapshot
+    var out: [Int] = []
+    guard limit > 0 else { return out }
+    switch matcher {
+    case .constant(false):
+      return out
+    case .constant(true):
+      if let input { return limit >= input.count ? input : Array(input.prefix(limit)) }
+      let all = snapshot._liveSlots()
+      return limit >= all.count ? all : Array(all.prefix(limit))
+    case .typed(let t):
+      if let base = cursor.base {
+        // The fast path: a typed condition over records in memory.
+        if let input {
+          for s in input where t(base + s) {
+            out.append(s)
+            if out.count == limit { break }
+          }
+        } else if let live = snapshot._live {
+          for s in 0..<snapshot._slotCount where live[s] && t(base + s) {
+            out.append(s)
+            if out.count == limit { break }
+          }
+        } else {
+          for s in 0..<snapshot._slotCount where t(base + s) {
+            out.append(s)
+            if out.count == limit { break }
+          }
+        }
+        return out
+      }
+      return try _collect(input, snapshot, upTo: limit) { t(try cursor.pointer($0)) }
+    case .general(let g):
+      return try _collect(input, snapshot, upTo: limit, g)
+    }
+  }
+
+  private static func _collect<Element>(
+    _ input: [Int]?, _ snapshot: StoreSnapshot<Element>, upTo limit: Int, _ test: (Int) throws -> Bool
+  ) throws -> [Int] {
+    var out: [Int] = []
+    if let input {
+      for s in input where try test(s) {
+        out.append(s)
+        if out.count == limit { break }
+      }
+    } else if let live = snapshot._live {
+      for s in 0..<snapshot._slotCount where live[s] {
+        guard try test(s) else { continue }
+        out.append(s)
+        if out.count == limit { break }
+      }
+    } else {
+      for s in 0..<snapshot._slotCount where try test(s) {
+        out.append(s)
+        if out.count == limit { break }
+      }
+    }
+    return out
   }
 
   @inline(__always)
