@@ -9,6 +9,8 @@ enum _Executor {
     _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, firstStageMatches: [Int]? = nil
   ) throws -> [Int] {
     if let invalid = query.invalid { throw invalid }
+    // `filter(\.id == v)`: the store's id map answers it, with no plan to build.
+    if firstStageMatches == nil, let found = _Planner.idSlots(query, in: snapshot) { return found }
     return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       var current: [Int]? = nil  // nil: every live slot of the snapshot
