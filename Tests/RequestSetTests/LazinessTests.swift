@@ -123,6 +123,21 @@ final class CountingStore: RecordStore {
     #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)
   }
 
+  @Test(arguments: StoreKind.writable)
+  func anUnfilteredCountIsTheSnapshotsCount(kind: StoreKind) throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    #expect(try store.delete(id: 2))
+    let all = RequestSet(store)
+    #expect(all.count == 5)
+    #expect(all.map(\.id) == [1, 3, 4, 5, 6])
+    #expect(all.offset(1).limit(3).count == 3)
+    #expect(all.offset(4).limit(3).count == 1)
+    #expect(all.offset(Int.max).count == 0)
+    #expect(all.sortBy(\.age).limit(2).count == 2)
+    #expect(all.sortBy(\.age).limit(2).map(\.id) == [4, 1])
+  }
+
   @Test func aBadSortKeyStillStopsTheCount() throws {
     let set = RequestSet(Animal.zoo).sortBy("nope")
     #expect(throws: RequestSetError.self) { try set.fetchCount() }

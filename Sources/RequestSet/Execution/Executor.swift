@@ -47,6 +47,16 @@ enum _Executor {
     }
   }
 
+  /// Throws what the stage's sort keys would throw in an evaluation (an unknown string
+  /// key, say), without reading any record.
+  static func checkSortKeys<Element>(_ stage: _Stage<Element>, in snapshot: StoreSnapshot<Element>) throws {
+    guard !stage.sort.isEmpty else { return }
+    try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      _ = try _comparator(stage.sort, compiler: &compiler)
+    }
+  }
+
   /// Runs the first stage the way the planner chose.
   private static func _run<Element>(
     _ plan: _AccessPlan<Element>, _ stage: _Stage<Element>, compiler: inout _FilterCompiler<Element>

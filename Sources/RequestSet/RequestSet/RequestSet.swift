@@ -195,11 +195,19 @@ final class _ResultCache<Element: Sendable>: Sendable {
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }
     guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil,
-      !stage.sort.isEmpty || stage.reversed
+      !stage.sort.isEmpty || stage.reversed || stage.filter == nil
     else {
       return try evaluation(source, query).count
     }
     let snapshot = try snapshot(source)
+    if stage.filter == nil {
+      // Nothing to test: the snapshot knows how many records it holds. A bad sort key is
+      // still an error.
+      try _Executor.checkSortKeys(stage, in: snapshot)
+      let n = stage.window.range(in: snapshot.count).count
+      state.withLock { $0.count = n }
+      return n
+    }
     let matched = try _Executor.firstStageMatches(query, in: snapshot)
     let n = stage.window.range(in: matched.count).count
     state.withLock { st in
