@@ -21,7 +21,24 @@ enum _Executor {
           current = try _run(rest, on: matches, compiler: &compiler)
         } else if i == 0 {
           let plan = _Planner.plan(stage, in: snapshot)
-          current = try _run(plan, stage, compiler: &compiler)
+          if case .walk = plan.path {
+            current = try _run(plan, stage, compiler: &compiler)
+          } else if stage.sort.isEmpty, stage.distinct == nil, !stage.reversed {
+            // A plain filter (what `count` evaluates): compiled here rather than two calls
+            // deeper, so a filter nested as deep as a format string may nest still compiles
+            // on a small thread stack, as it did when counting compiled it directly.
+            var candidates: [Int]? = nil
+            var matcher = try compiler.compile(stage.filter)
+            if case .lookup = plan.path {
+              candidates = plan.candidates ?? []
+              matcher = try compiler.compile(plan.filter)
+            }
+            let range = stage.window.range(in: Int.max)
+            let found = try _collect(candidates, cursor, matcher, upTo: range.upperBound)
+            current = range.lowerBound == 0 ? found : Array(found[min(range.lowerBound, found.count)...])
+          } else {
+            current = try _run(plan, stage, compiler: &compiler)
+          }
         } else {
           current = try _run(stage, on: current, compiler: &compiler)
         }
