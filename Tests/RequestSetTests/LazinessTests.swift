@@ -75,6 +75,75 @@ final class CountingStore: RecordStore {
   }
 }
 
+/// One plan per evaluation: every read of one set shares the one run of its query.
+@Suite struct OneRunTests {
+  /// Reads in the order a program often makes them: the count first, then the records.
+  static func readEverything(_ set: RequestSet<Animal>) throws -> [Int] {
+    let n = set.count
+    #expect(set.underestimatedCount == n)
+    let all = Array(set).map(\.id)
+    #expect(all.count == n)
+    #expect(set.indices.map { set[$0].id } == all)
+    #expect(set.first?.id == all.first)
+    #expect(set.last?.id == all.last)
+    #expect(try set.fetch().map(\.id) == all)
+    #expect(try set.fetchCount() == n)
+    #expect(set.isEmpty == (n == 0))
+    return all
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func countThenIterationRunTheQueryOnce(kind: StoreKind) throws {
+    let base = try kind.makeSet(Animal.zoo)
+    let calls = Atomic<Int>(0)
+    let set = base.filter { calls.add(1, ordering: .relaxed); return $0.age > 2 }
+    let ids = try Self.readEverything(set)
+    #expect(ids == Animal.zoo.filter { $0.age > 2 }.map(\.id))
+    #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func countOfASortedSetThenIterationRunTheQueryOnce(kind: StoreKind) throws {
+    let base = try kind.makeSet(Animal.zoo)
+    let calls = Atomic<Int>(0)
+    let set = base.filter { calls.add(1, ordering: .relaxed); return $0.age > 1 }.sortBy(\.name).limit(3)
+    let ids = try Self.readEverything(set)
+    let expected = Animal.zoo.filter { $0.age > 1 }.sorted { $0.name < $1.name }.prefix(3).map(\.id)
+    #expect(ids == Array(expected))
+    #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)
+  }
+
+  @Test(arguments: StoreKind.allCases)
+  func arrayOfAnUnreadSetRunsTheQueryOnce(kind: StoreKind) throws {
+    let base = try kind.makeSet(Animal.zoo)
+    let calls = Atomic<Int>(0)
+    let set = base.filter { calls.add(1, ordering: .relaxed); return $0.age > 2 }.reversed()
+    let ids = Array(set).map(\.id)
+    #expect(ids == Animal.zoo.filter { $0.age > 2 }.map(\.id).reversed())
+    #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)
+  }
+
+  @Test(arguments: StoreKind.writable)
+  func anUnfilteredCountIsTheSnapshotsCount(kind: StoreKind) throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    #expect(try store.delete(id: 2))
+    let all = RequestSet(store)
+    #expect(all.count == 5)
+    #expect(all.map(\.id) == [1, 3, 4, 5, 6])
+    #expect(all.offset(1).limit(3).count == 3)
+    #expect(all.offset(4).limit(3).count == 1)
+    #expect(all.offset(Int.max).count == 0)
+    #expect(all.sortBy(\.age).limit(2).count == 2)
+    #expect(all.sortBy(\.age).limit(2).map(\.id) == [4, 1])
+  }
+
+  @Test func aBadSortKeyStillStopsTheCount() throws {
+    let set = RequestSet(Animal.zoo).sortBy("nope")
+    #expect(throws: RequestSetError.self) { try set.fetchCount() }
+  }
+}
+
 @Suite struct ValueSemanticsTests {
   @Test(arguments: StoreKind.allCases)
   func everyBuilderLeavesTheReceiverAsItWas(kind: StoreKind) throws {

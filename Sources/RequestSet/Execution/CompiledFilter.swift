@@ -50,23 +50,29 @@ struct _FilterCompiler<Element: Sendable> {
     switch node {
     case .constant(let b): return .constant(b)
     case .typed(let c): return _twin(c) ?? .typed(c.test)
+    // A closure is a test of the record in place too (see `_ClosureCondition`).
+    case .closure(let c): return .typed(c.inPlace)
     case .and(let j) where cursor.base != nil && j.count > 1:
-      // Typed conditions AND-ed in memory stay one typed test: the scan's fast path
-      // passes each the record's address, with no per-slot closure in between.
-      var tests: [@Sendable (UnsafePointer<Element>) -> Bool] = []
+      // Typed conditions (and closures) AND-ed in memory stay one typed test: the scan's
+      // fast path passes each the record's address, with no per-slot closure in between.
+      // Each test is taken into the next closure as a constant, never through an array:
+      // a closure read back from an array is called through two reabstraction thunks,
+      // three calls per operand per record instead of one.
+      var combined: (@Sendable (UnsafePointer<Element>) -> Bool)? = nil
       for part in j.terms {
-        guard case .typed(let c) = part else { return try _general(node, merged: true) }
-        tests.append(c.test)
+        let next: @Sendable (UnsafePointer<Element>) -> Bool
+        switch part {
+        case .typed(let c): next = c.test
+        case .closure(let c): next = c.inPlace
+        default: return try _general(node, merged: true)
+        }
+        if let before = combined {
+          combined = { before($0) && next($0) }
+        } else {
+          combined = next
+        }
       }
-      if tests.count == 2 {
-        let (a, b) = (tests[0], tests[1])
-        return .typed { a($0) && b($0) }
-      }
-      let all = tests
-      return .typed { p in
-        for t in all where !t(p) { return false }
-        return true
-      }
+      return .typed(combined!)
     default: return try _general(node, merged: true)
     }
   }
@@ -104,8 +110,9 @@ struct _FilterCompiler<Element: Sendable> {
       let test = c.test
       return .general { test(try cursor.pointer($0)) }
     case .closure(let c):
-      let test = c.test
-      return .general { test(try cursor.pointer($0).pointee) }
+      // In place: the record is borrowed where it lies, not copied for the call.
+      let test = c.inPlace
+      return .general { test(try cursor.pointer($0)) }
     case .predicate(let p):
       // A translated predicate runs as field conditions when the store's fields are at
       // hand and surely agree with the record's properties; otherwise `evaluate` tests

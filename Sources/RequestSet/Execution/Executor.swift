@@ -1,20 +1,76 @@
 /// Runs a query against a snapshot: stage by stage, filter, then sort, then window.
 enum _Executor {
   /// The slots of the result, in result order.
-  static func slots<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> [Int] {
+  ///
+  /// - Parameter firstStageMatches: The first stage's matches in store order, when a count
+  ///   already found them (see ``firstStageMatches(_:in:)``): the stage then sorts and
+  ///   windows them instead of reading the store again.
+  static func slots<Element>(
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, firstStageMatches: [Int]? = nil
+  ) throws -> [Int] {
     if let invalid = query.invalid { throw invalid }
+    // `filter(\.id == v)`: the store's id map answers it, with no plan to build.
+    if firstStageMatches == nil, let found = _Planner.idSlots(query, in: snapshot) { return found }
     return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       var current: [Int]? = nil  // nil: every live slot of the snapshot
       for (i, stage) in query.stages.enumerated() {
-        if i == 0 {
+        if i == 0, let matches = firstStageMatches {
+          var rest = stage
+          rest.filter = nil
+          current = try _run(rest, on: matches, compiler: &compiler)
+        } else if i == 0 {
           let plan = _Planner.plan(stage, in: snapshot)
-          current = try _run(plan, stage, compiler: &compiler)
+          if case .walk = plan.path {
+            current = try _run(plan, stage, compiler: &compiler)
+          } else if stage.sort.isEmpty, stage.distinct == nil, !stage.reversed {
+            // A plain filter (what `count` evaluates): compiled here rather than two calls
+            // deeper, so a filter nested as deep as a format string may nest still compiles
+            // on a small thread stack, as it did when counting compiled it directly.
+            var candidates: [Int]? = nil
+            var matcher = try compiler.compile(stage.filter)
+            if case .lookup = plan.path {
+              candidates = plan.candidates ?? []
+              matcher = try compiler.compile(plan.filter)
+            }
+            let range = stage.window.range(in: Int.max)
+            let found = try _collect(candidates, cursor, matcher, upTo: range.upperBound)
+            current = range.lowerBound == 0 ? found : Array(found[min(range.lowerBound, found.count)...])
+          } else {
+            current = try _run(plan, stage, compiler: &compiler)
+          }
         } else {
           current = try _run(stage, on: current, compiler: &compiler)
         }
       }
       return current ?? snapshot._liveSlots()
+    }
+  }
+
+  /// The first stage's matches in store order, before its sort and window: all a count
+  /// of a one-stage sorted set needs, and what ``slots(_:in:firstStageMatches:)`` sorts
+  /// later without filtering again. Checks the sort keys as evaluation would.
+  static func firstStageMatches<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> [Int] {
+    if let invalid = query.invalid { throw invalid }
+    return try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      var bare = query.stages[0]
+      // Sort keys do not change which records match, but a bad sort key is still an error.
+      _ = try _comparator(bare.sort, compiler: &compiler)
+      bare.sort = []
+      bare.reversed = false
+      bare.window = _Window()
+      return try _run(_Planner.plan(bare, in: snapshot), bare, compiler: &compiler)
+    }
+  }
+
+  /// Throws what the stage's sort keys would throw in an evaluation (an unknown string
+  /// key, say), without reading any record.
+  static func checkSortKeys<Element>(_ stage: _Stage<Element>, in snapshot: StoreSnapshot<Element>) throws {
+    guard !stage.sort.isEmpty else { return }
+    try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      _ = try _comparator(stage.sort, compiler: &compiler)
     }
   }
 
@@ -153,14 +209,8 @@ enum _Executor {
       if compare == nil {
         // No sort: stop once the window is full.
         let range = stage.window.range(in: Int.max)
-        var out: [Int] = []
-        var seen = 0
-        try _scanWhile(input, cursor, matcher) { slot in
-          if seen >= range.lowerBound { out.append(slot) }
-          seen += 1
-          return seen < range.upperBound
-        }
-        return out
+        let found = try _collect(input, cursor, matcher, upTo: range.upperBound)
+        return range.lowerBound == 0 ? found : Array(found[min(range.lowerBound, found.count)...])
       }
     }
     if let compare, let limit = stage.window.limit, distinct == nil {
@@ -254,6 +304,75 @@ enum _Executor {
     } else {
       for s in 0..<snapshot._slotCount where try test(s) { if try !body(s) { return } }
     }
+  }
+
+  /// The first `limit` matching slots of `input` (every live slot when nil), in order.
+  ///
+  /// The loops append directly, with no closure per match: this is what counting an
+  /// unsorted set costs (see `_ResultCache.count`), so it stays as close to a
+  /// hand-written loop as the matcher allows.
+  private static func _collect<Element>(
+    _ input: [Int]?, _ cursor: _RecordCursor<Element>, _ matcher: _Matcher<Element>, upTo limit: Int
+  ) throws -> [Int] {
+    let snapshot = cursor.snapshot
+    var out: [Int] = []
+    guard limit > 0 else { return out }
+    switch matcher {
+    case .constant(false):
+      return out
+    case .constant(true):
+      if let input { return limit >= input.count ? input : Array(input.prefix(limit)) }
+      let all = snapshot._liveSlots()
+      return limit >= all.count ? all : Array(all.prefix(limit))
+    case .typed(let t):
+      if let base = cursor.base {
+        // The fast path: a typed condition over records in memory.
+        if let input {
+          for s in input where t(base + s) {
+            out.append(s)
+            if out.count == limit { break }
+          }
+        } else if let live = snapshot._live {
+          for s in 0..<snapshot._slotCount where live[s] && t(base + s) {
+            out.append(s)
+            if out.count == limit { break }
+          }
+        } else {
+          for s in 0..<snapshot._slotCount where t(base + s) {
+            out.append(s)
+            if out.count == limit { break }
+          }
+        }
+        return out
+      }
+      return try _collect(input, snapshot, upTo: limit) { t(try cursor.pointer($0)) }
+    case .general(let g):
+      return try _collect(input, snapshot, upTo: limit, g)
+    }
+  }
+
+  private static func _collect<Element>(
+    _ input: [Int]?, _ snapshot: StoreSnapshot<Element>, upTo limit: Int, _ test: (Int) throws -> Bool
+  ) throws -> [Int] {
+    var out: [Int] = []
+    if let input {
+      for s in input where try test(s) {
+        out.append(s)
+        if out.count == limit { break }
+      }
+    } else if let live = snapshot._live {
+      for s in 0..<snapshot._slotCount where live[s] {
+        guard try test(s) else { continue }
+        out.append(s)
+        if out.count == limit { break }
+      }
+    } else {
+      for s in 0..<snapshot._slotCount where try test(s) {
+        out.append(s)
+        if out.count == limit { break }
+      }
+    }
+    return out
   }
 
   @inline(__always)

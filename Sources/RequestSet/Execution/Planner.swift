@@ -20,13 +20,18 @@ enum _Planner {
       if case .and(let j) = filter { parts = j.terms } else { parts = [filter] }
     }
     var best: (parts: [Int], lookup: _Lookup)? = nil
-    for (i, part) in parts.enumerated() {
-      guard let lookup = _lookup(part, access, snapshot) else { continue }
+    // Indices, not `enumerated()`: this runs once per query, and in the engine's
+    // unspecialized code each generic wrapper costs a metadata lookup.
+    for i in parts.indices {
+      guard let lookup = _lookup(parts[i], access, snapshot) else { continue }
       if best == nil || lookup.estimate < best!.lookup.estimate { best = ([i], lookup) }
     }
-    // Bounds on one key AND-ed together (`age >= 30 AND age < 40`) are one range.
-    for (parts, lookup) in _ranges(parts, access) where lookup.estimate < (best?.lookup.estimate ?? Int.max) {
-      best = (parts, lookup)
+    // Bounds on one key AND-ed together (`age >= 30 AND age < 40`) are one range; an
+    // exact lookup of at most one record (an id) cannot be beaten.
+    if parts.count > 1, !(best.map { $0.lookup.exact && $0.lookup.estimate <= 1 } ?? false) {
+      for (parts, lookup) in _ranges(parts, access) where lookup.estimate < (best?.lookup.estimate ?? Int.max) {
+        best = (parts, lookup)
+      }
     }
 
     var lookupCost = Int.max
@@ -206,6 +211,23 @@ enum _Planner {
       })
   }
 
+  /// The result of a query that is one typed `\.id == v` and nothing else (no sort,
+  /// `distinct` or `reversed()`; a window is fine), straight from the store's id map:
+  /// nil when the query is anything else, or the store cannot tell.
+  ///
+  /// This is what `plan` would choose (an exact id lookup, nothing left to test), without
+  /// building the plan: a lookup by id costs a dictionary lookup, not a planning pass.
+  static func idSlots<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) -> [Int]? {
+    guard query.invalid == nil, query.stages.count == 1, let access = snapshot._indexes else { return nil }
+    let stage = query.stages[0]
+    guard stage.sort.isEmpty, !stage.reversed, stage.distinct == nil, case .typed(let t)? = stage.filter,
+      let twin = t.field, twin.key == "id", case .compare(.equal) = twin.op,
+      let found = _idLookup(twin, access, snapshot)
+    else { return nil }
+    let range = stage.window.range(in: found.count)
+    return range.count == found.count ? found : Array(found[range])
+  }
+
   /// The slots of `id == v` or `id IN {…}`, ascending; nil when the store cannot tell.
   private static func _idLookup<Element>(
     _ c: _FieldCondition, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
@@ -215,7 +237,13 @@ enum _Planner {
     else { return nil }
     let values: [FieldValue]
     switch c.op {
-    case .compare(.equal): values = [c.value]
+    case .compare(.equal):
+      // One id, the usual case: no arrays to build.
+      switch slotForID(c.value, snapshot.version) {
+      case .found(let s): return s < snapshot._slotCount && snapshot._isLive(s) ? [s] : []
+      case .absent: return []
+      case .unknown: return nil
+      }
     case .in:
       guard case .array(let items) = c.value else { return nil }
       values = items

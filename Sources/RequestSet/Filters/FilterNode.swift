@@ -496,8 +496,22 @@ extension _TypedCondition {
 }
 
 /// A Swift closure used as a filter.
+///
+/// The engine runs ``inPlace``, which hands the closure the record where it lies. A call
+/// through `test` from the engine's generic code would first copy the record (a retain and
+/// a release per reference-counted field); `inPlace` is built in `init`, which is inlined
+/// where the filter is written, so it is specialized for the record type and reads the
+/// record through the pointer without copying it.
 @usableFromInline
 struct _ClosureCondition<Element>: Sendable {
-  let test: @Sendable (Element) -> Bool
+  @usableFromInline let test: @Sendable (Element) -> Bool
+  /// `test` of the record at the pointer, borrowing it in place.
+  @usableFromInline let inPlace: @Sendable (UnsafePointer<Element>) -> Bool
   var description: String { "{ closure }" }
+
+  @inlinable
+  init(test: @escaping @Sendable (Element) -> Bool) {
+    self.test = test
+    self.inPlace = { test($0.pointee) }
+  }
 }

@@ -43,6 +43,9 @@ public struct RequestFilter<Element: Sendable>: Sendable, CustomStringConvertibl
   /// ```swift
   /// let even = RequestFilter<Animal> { $0.id % 2 == 0 }
   /// ```
+  /// The closure reads each record where the store keeps it (in memory, it is not copied
+  /// for the call).
+  @inlinable
   public init(_ isIncluded: @escaping @Sendable (Element) -> Bool) {
     _node = .closure(_ClosureCondition(test: isIncluded))
   }

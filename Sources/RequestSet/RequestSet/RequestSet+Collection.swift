@@ -15,7 +15,10 @@ extension RequestSet: RandomAccessCollection {
   /// ```swift
   /// animals.filter(\.age > 3).count
   /// ```
-  /// Counting an unevaluated set neither copies nor materializes the matching records.
+  /// Counting runs the query once for every read of the set: it keeps the positions of
+  /// the matches (never copies of the records), and iteration, subscripts, `first` and
+  /// `last` read those without running the query again. Counting a sorted set does not
+  /// sort; the first read that needs the order sorts the matches the count found.
   /// A bad query stops the program; ``fetchCount()`` throws instead, and a set returned
   /// by ``validated()`` never stops.
   /// - Complexity: O(*n*) the first time, O(1) after.
@@ -83,5 +86,7 @@ extension RequestSet: RandomAccessCollection {
   public func makeIterator() -> Iterator { Iterator(_evaluation: _evaluated) }
 
   /// The number of records: iteration knows it before the first element.
-  public var underestimatedCount: Int { count }
+  ///
+  /// It evaluates the set, so `Array(set)` runs the query once and then copies the result.
+  public var underestimatedCount: Int { _evaluated.count }
 }

@@ -43,7 +43,7 @@ extension RequestSet {
   /// ```swift
   /// let n = try animals.filter("age", .greaterThan, 3).fetchCount()
   /// ```
-  /// Like ``count``, it does not build the result when it can avoid it.
+  /// Like ``count``, it runs the query once for every later read of the set.
   public func fetchCount() throws -> Int {
     try _cache.count(_source, _query)
   }

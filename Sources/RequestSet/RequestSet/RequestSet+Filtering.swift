@@ -39,6 +39,9 @@ extension RequestSet {
   /// ```swift
   /// let even: RequestSet<Animal> = animals.filter { $0.id % 2 == 0 }
   /// ```
+  /// The closure reads each record where the store keeps it: on a `MemoryStore` or an
+  /// array, a record is not copied for the call.
+  @inlinable
   public func filter(
     mode: RequestFilterMode = .and, _ isIncluded: @escaping @Sendable (Element) -> Bool
   ) -> RequestSet {

@@ -63,23 +63,38 @@ extension RequestSet {
     if let n = _cache.peekCount() { return n > 0 }
     // The set's own snapshot, so a later read agrees with the answer.
     let snapshot = try _cache.snapshot(_source)
-    return try _Executor.count(limit(1)._query, in: snapshot) > 0
+    var query = _query
+    query.limit(1)
+    return try _Executor.count(query, in: snapshot) > 0
   }
 
   /// The first record without building the whole result: a sorted set keeps the best one
-  /// in a single pass, an unsorted one stops at the first match.
+  /// in a single pass, an unsorted one stops at the first match. Once a read has run the
+  /// query (a `count`, say), it reads that result instead.
   func _fetchFirst() throws -> Element? {
-    if let e = _cache.peekEvaluation() { return e.count == 0 ? nil : try e.element(0) }
+    if _cache.hasRun() {
+      let e = try _cache.evaluation(_source, _query)
+      return e.count == 0 ? nil : try e.element(0)
+    }
     let snapshot = try _cache.snapshot(_source)
-    let slots = try _Executor.slots(limit(1)._query, in: snapshot)
+    var query = _query
+    query.limit(1)
+    let slots = try _Executor.slots(query, in: snapshot)
     return try slots.first.map { try snapshot._record(at: $0) }
   }
 
-  /// The last record without building the whole result.
+  /// The last record without building the whole result, or from the result once a read
+  /// has run the query.
   func _fetchLast() throws -> Element? {
-    if let e = _cache.peekEvaluation() { return e.count == 0 ? nil : try e.element(e.count - 1) }
+    if _cache.hasRun() {
+      let e = try _cache.evaluation(_source, _query)
+      return e.count == 0 ? nil : try e.element(e.count - 1)
+    }
     let snapshot = try _cache.snapshot(_source)
-    let slots = try _Executor.slots(reversed().limit(1)._query, in: snapshot)
+    var query = _query
+    query.reverse()
+    query.limit(1)
+    let slots = try _Executor.slots(query, in: snapshot)
     return try slots.first.map { try snapshot._record(at: $0) }
   }
 

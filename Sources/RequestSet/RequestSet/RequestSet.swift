@@ -137,12 +137,18 @@ struct _Evaluation<Element: Sendable>: Sendable {
 /// The lazily computed result of one request set, shared by its copies.
 ///
 /// The snapshot is fixed by the first read of any kind, so a count taken first and the
-/// records read later come from the same moment of the store.
+/// records read later come from the same moment of the store. The query runs once: `count`
+/// builds the result that iteration, subscripts, `first` and `last` then read. Counting a
+/// sorted set keeps the first stage's matches in store order instead of sorting them;
+/// the result, when a read needs it, sorts those without filtering again.
 final class _ResultCache<Element: Sendable>: Sendable {
   struct State: Sendable {
     var snapshot: StoreSnapshot<Element>?
     var count: Int?
     var evaluation: _Evaluation<Element>?
+    /// The first stage's matches, in store order, before its sort and window: what
+    /// counting a sorted set computed (see ``count(_:_:)``).
+    var matched: [Int]?
   }
   private let state = _Lock(State())
 
@@ -157,14 +163,16 @@ final class _ResultCache<Element: Sendable>: Sendable {
   }
 
   func evaluation(_ source: _Source<Element>, _ query: _Query<Element>) throws -> _Evaluation<Element> {
-    if let e = state.withLock({ $0.evaluation }) { return e }
+    let (known, matched) = state.withLock { ($0.evaluation, $0.matched) }
+    if let known { return known }
     let snapshot = try snapshot(source)
-    let slots = try _Executor.slots(query, in: snapshot)
+    let slots = try _Executor.slots(query, in: snapshot, firstStageMatches: matched)
     return state.withLock { st in
       if let e = st.evaluation { return e }
       let e = _Evaluation(snapshot: snapshot, slots: slots)
       st.evaluation = e
       st.count = e.count
+      st.matched = nil
       return e
     }
   }
@@ -178,11 +186,38 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// The count, when a read has already computed it.
   func peekCount() -> Int? { state.withLock { $0.count } }
 
+  /// Whether a count has run the query: the result then costs no further scan.
+  func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil } }
+
+  /// The number of results, from the one run of the query that every read shares.
+  ///
+  /// A set with no sort (and no `reversed()`) is evaluated: its result is exactly the
+  /// matches in store order, so counting costs the scan it would cost anyway, and the
+  /// iteration that usually follows reads what it found. A one-stage sorted set keeps its
+  /// matches unsorted instead, since its count does not depend on the order.
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }
+    guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil,
+      !stage.sort.isEmpty || stage.reversed || stage.filter == nil
+    else {
+      return try evaluation(source, query).count
+    }
     let snapshot = try snapshot(source)
-    let n = try _Executor.count(query, in: snapshot)
-    state.withLock { $0.count = n }
+    if stage.filter == nil {
+      // Nothing to test: the snapshot knows how many records it holds. A bad sort key is
+      // still an error.
+      try _Executor.checkSortKeys(stage, in: snapshot)
+      let n = stage.window.range(in: snapshot.count).count
+      state.withLock { $0.count = n }
+      return n
+    }
+    let matched = try _Executor.firstStageMatches(query, in: snapshot)
+    let n = stage.window.range(in: matched.count).count
+    state.withLock { st in
+      guard st.evaluation == nil else { return }
+      st.matched = matched
+      st.count = n
+    }
     return n
   }
 }
