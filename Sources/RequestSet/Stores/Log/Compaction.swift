@@ -14,6 +14,7 @@ extension _LogState {
   /// the old file through their own mapping.
   mutating func compact() throws {
     try checkWritable()
+    try loadSlots()
     let source = try currentMapping()
     let tmp = path + ".compacting"
     _FileIO.remove(tmp)
@@ -34,8 +35,11 @@ extension _LogState {
     newHeader.encoded().withUnsafeBytes { buffer.append($0) }
     var flushed = 0
     var sequence: UInt64 = 0
+    // The new file's CRC-32C as it is written, for its checkpoint.
+    var fileCRC = _CRC32C.initial
 
     func flush() throws {
+      fileCRC = _CRC32C.update(fileCRC, buffer.bytes)
       let code = _FileIO.pwriteAll(target, buffer.bytes, at: flushed)
       if code != 0 {
         throw _FileIO.failure(
@@ -126,6 +130,7 @@ extension _LogState {
       failure = error
       try checkUsable()
     }
+    writeCheckpoint(logCRC: _CRC32C.finish(fileCRC))
   }
 }
 

@@ -126,8 +126,19 @@ final class _OpenKinds: Sendable {
 
   static let empty = _OpenKinds(learned: _KindAccumulator())
 
-  private init(learned: _KindAccumulator) {
+  init(learned: _KindAccumulator) {
     state = _Lock(.learned(learned))
+  }
+
+  /// The kinds when they are known without walking any record: learned already, or no
+  /// record to learn from. Nil while a walk is pending.
+  func knownValue() -> _KindAccumulator? {
+    state.withLock { state in
+      switch state {
+      case .learned(let kinds): return kinds
+      case .pending(_, _, let locations, _): return locations.isEmpty ? _KindAccumulator() : nil
+      }
+    }
   }
 
   func value() throws -> _KindAccumulator {
