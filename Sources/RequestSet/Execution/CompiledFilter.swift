@@ -88,6 +88,7 @@ struct _FilterCompiler<Element: Sendable> {
     guard cursor.base == nil, let twin = c.field, !twin.idOnly, let fields = try? fields(),
       Self.holdsKinds(of: .field(twin), in: fields)
     else { return nil }
+    if let test = fields.matcher(for: twin) { return .general(test) }
     guard let read = fields.reader(for: twin.key) else { return .constant(twin.matches(.null)) }
     return .general { twin.matches(try read($0)) }
   }
@@ -144,6 +145,7 @@ struct _FilterCompiler<Element: Sendable> {
         let test = c.valueTest
         return .general { test(column[$0]) }
       }
+      if let test = fields.matcher(for: c) { return .general(test) }
       guard let read = fields.reader(for: c.key) else { return .constant(c.matches(.null)) }
       return .general { c.matches(try read($0)) }
     case .not(let inner):

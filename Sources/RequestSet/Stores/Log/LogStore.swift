@@ -190,6 +190,7 @@ public final class LogStore<Element: Record>: RecordStore {
       state.report.rewritten = true
     }
     try state.rebuildIndexes()
+    try state.showProbe()
     _state = _Lock(state)
   }
 

@@ -362,24 +362,31 @@ struct _LogState<Element: Record> {
 
   /// The records as a snapshot sees them now.
   mutating func records() throws -> _LogRecords<Element> {
-    if toObserve == _SchemaProbe.witnessLimit && index.liveCount > 0 {
-      // Opened on records no write has shown the probe yet: show it the first few.
-      let opened = _LogRecords<Element>(
-        path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
-        names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
-        writtenKinds: writtenKinds, openKinds: openKinds)
-      var shown = 0
-      for slot in index.locations.indices where shown < _SchemaProbe.witnessLimit {
-        guard let record = try? opened.record(at: slot) else { continue }
-        observe(record)
-        shown += 1
-      }
-      toObserve = 0
-    }
+    try showProbe()
     return _LogRecords<Element>(
       path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
       names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
       writtenKinds: writtenKinds, openKinds: openKinds)
+  }
+
+  /// Shows the schema probe the first few stored records when no write has shown it any
+  /// yet (a store opened on existing records). The store does it on open, so that key-path
+  /// filters built after the open already know their field twins (see TypedFieldTwin.swift)
+  /// and the first query reads one field per record instead of decoding every record.
+  mutating func showProbe() throws {
+    guard toObserve == _SchemaProbe.witnessLimit && index.liveCount > 0 else { return }
+    let opened = _LogRecords<Element>(
+      path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
+      names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
+      writtenKinds: writtenKinds, openKinds: openKinds)
+    var shown = 0
+    for slot in index.locations.indices where index.live[slot] {
+      if shown == _SchemaProbe.witnessLimit { break }
+      guard let record = try? opened.record(at: slot) else { continue }
+      observe(record)
+      shown += 1
+    }
+    toObserve = 0
   }
 
   /// The dead fraction of the file: replaced and deleted records, delete frames, key frames.
