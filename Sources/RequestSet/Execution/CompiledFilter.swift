@@ -145,7 +145,6 @@ struct _FilterCompiler<Element: Sendable> {
         let test = c.valueTest
         return .general { test(column[$0]) }
       }
-      if let test = fields.matcher(for: c) { return .general(test) }
       guard let read = fields.reader(for: c.key) else { return .constant(c.matches(.null)) }
       return .general { c.matches(try read($0)) }
     case .not(let inner):
