@@ -38,6 +38,20 @@ enum _BinaryValue {
         let k = try r.readVarint()
         if k == 0 { return false }
         if k == wanted { break }
+        // The values most fields hold, skipped inline: a one-byte value, a short string.
+        if r.position < r.end {
+          let tag = r.base[r.position]
+          if tag >= _Tag.smallInt || tag <= _Tag.true {
+            r.position += 1
+            continue
+          }
+          if tag == _Tag.string, r.end - r.position >= 2, r.base[r.position + 1] < 0x80,
+            Int(r.base[r.position + 1]) <= r.end - r.position - 2
+          {
+            r.position += 2 + Int(r.base[r.position + 1])
+            continue
+          }
+        }
         try skip(&r, depth: 1)
       }
     }

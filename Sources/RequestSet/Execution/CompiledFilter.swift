@@ -94,6 +94,7 @@ struct _FilterCompiler<Element: Sendable> {
     guard cursor.base == nil, let twin = c.field, !twin.idOnly, let fields = try? fields(),
       Self.holdsKinds(of: .field(twin), in: fields)
     else { return nil }
+    if let test = fields.matcher(for: twin) { return .general(test) }
     guard let read = fields.reader(for: twin.key) else { return .constant(twin.matches(.null)) }
     return .general { twin.matches(try read($0)) }
   }

@@ -5,6 +5,18 @@ struct _Bitset: Sendable, Equatable {
 
   init() {}
 
+  /// The set whose bits are `words` (bit *i* of word *i* / 64), `count` of them; nil when a
+  /// bit past `count` is set or the words do not fit `count`.
+  init?(words: [UInt64], count: Int) {
+    guard words.count == (count + 63) / 64 else { return nil }
+    if count % 64 != 0, let last = words.last, last >> UInt64(count % 64) != 0 { return nil }
+    self.words = words
+    capacity = count
+  }
+
+  /// The number of bits set.
+  var popCount: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+
   /// Appends one bit.
   mutating func append(_ value: Bool) {
     if capacity % 64 == 0 { words.append(0) }

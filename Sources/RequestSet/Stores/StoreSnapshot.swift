@@ -182,11 +182,17 @@ protocol _FieldAccess {
   /// A reader of one key's value by slot, or nil when no record holds the key (every
   /// record reads as nil). Called once per key per evaluation; the reader runs per record.
   func reader(for key: String) -> ((Int) throws -> FieldValue)?
+  /// A test of `condition` by slot that the store runs on its own representation without
+  /// building the field's value (a `LogStore` compares a string's bytes in place), or nil
+  /// to read values with `reader(for:)`. Must answer as `condition.matches` would.
+  func matcher(for condition: _FieldCondition) -> ((Int) throws -> Bool)?
 }
 
 extension _FieldAccess {
   /// Every key, sorted, for error messages.
   var knownKeys: [String] { kinds.keys.sorted() }
+
+  func matcher(for condition: _FieldCondition) -> ((Int) throws -> Bool)? { nil }
 }
 
 extension _FieldTable: _FieldAccess {

@@ -18,6 +18,7 @@ extension _LogState {
   /// Compaction+History.swift); a salvage after damage keeps none.
   mutating func compact(keepingHistory: Bool = true) throws {
     try checkWritable()
+    try loadSlots()
     let source = try currentMapping()
     let kept = keepingHistory ? try keptHistory(source) : nil
     let base = kept?.base ?? index
@@ -40,8 +41,11 @@ extension _LogState {
     newHeader.encoded().withUnsafeBytes { buffer.append($0) }
     var flushed = 0
     var sequence: UInt64 = 0
+    // The new file's CRC-32C as it is written, for its checkpoint.
+    var fileCRC = _CRC32C.initial
 
     func flush() throws {
+      fileCRC = _CRC32C.update(fileCRC, buffer.bytes)
       let code = _FileIO.pwriteAll(target, buffer.bytes, at: flushed)
       if code != 0 {
         throw _FileIO.failure(
@@ -137,6 +141,7 @@ extension _LogState {
       failure = error
       try checkUsable()
     }
+    writeCheckpoint(logCRC: _CRC32C.finish(fileCRC))
   }
 }
 

@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A ``LogStore`` snapshot's records: read from the file on demand, by slot.
 ///
 /// It holds its own mapping of the file it was taken from and its own copy of the index,
@@ -111,6 +117,44 @@ struct _LogFieldAccess<Element: Record>: _FieldAccess {
   }
 }
 
+extension _LogFieldAccess {
+  /// `key == "text"` and `key != "text"` (binary collation) as a comparison of the stored
+  /// string's UTF-8 bytes, with no String built per record. Equal bytes are equal strings,
+  /// and two different ASCII strings are different; anything else (non-ASCII text, which
+  /// Swift compares by canonical equivalence, or a value of another kind) is read as a
+  /// ``FieldValue`` and tested by the condition itself.
+  func matcher(for condition: _FieldCondition) -> ((Int) throws -> Bool)? {
+    guard let comparison = condition.comparison, comparison == .equal || comparison == .notEqual,
+      condition.collation == .binary, case .string(let text) = condition.value,
+      let path = _keyIDs(condition.key, records.ids)
+    else { return nil }
+    let wanted = Array(text.utf8)
+    let wantedASCII = wanted.allSatisfy { $0 < 0x80 }
+    let equal = comparison == .equal
+    let records = self.records
+    let names = records.names
+    return { slot in
+      var r = try records.recordReader(slot)
+      do throws(_CodecError) {
+        guard try _BinaryValue.seek(&r, path: path) else { return condition.matches(.null) }
+        let valueAt = r
+        if try r.readByte() == _Tag.string {
+          let n = try r.readLength(max: r.remaining)
+          let bytes = try r.readBytes(n)
+          let same =
+            n == wanted.count && wanted.withUnsafeBytes { n == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, n) == 0 }
+          if same { return equal }
+          if wantedASCII && !bytes.contains(where: { $0 >= 0x80 }) { return !equal }
+        }
+        r = valueAt
+        return condition.matches(try _BinaryValue.read(&r, names: names))
+      } catch {
+        throw _damagedRecord(records.path, records.locations[slot], error)
+      }
+    }
+  }
+}
+
 /// The kinds of value per key in the records that were live when a store opened, learned
 /// once, on the first string-key query, by walking those records' bytes.
 final class _OpenKinds: Sendable {
@@ -126,8 +170,19 @@ final class _OpenKinds: Sendable {
 
   static let empty = _OpenKinds(learned: _KindAccumulator())
 
-  private init(learned: _KindAccumulator) {
+  init(learned: _KindAccumulator) {
     state = _Lock(.learned(learned))
+  }
+
+  /// The kinds when they are known without walking any record: learned already, or no
+  /// record to learn from. Nil while a walk is pending.
+  func knownValue() -> _KindAccumulator? {
+    state.withLock { state in
+      switch state {
+      case .learned(let kinds): return kinds
+      case .pending(_, _, let locations, _): return locations.isEmpty ? _KindAccumulator() : nil
+      }
+    }
   }
 
   func value() throws -> _KindAccumulator {

@@ -47,6 +47,16 @@ import Synchronization
 /// ``close()`` releases the lock at once. A program that ignores the lock and cuts the file
 /// short makes later reads and writes throw `.fileChanged`.
 ///
+/// **Checkpoint.** A clean ``close()`` (or releasing the store) and every compaction write
+/// `<path>.checkpoint` beside a log of at least ``LogStoreOptions/checkpointMinimumBytes``:
+/// what replaying the log rebuilds (record locations, field names, index definitions,
+/// kinds of value per key), with the log's length and CRC-32C. Opening reads it and checks
+/// the log's bytes against it in one pass instead of replaying every frame
+/// (``LogRecoveryReport/openedFromCheckpoint``); the id map is then read from the records
+/// on the first write or lookup by id. A checkpoint that does not describe exactly the
+/// log's bytes (the log grew or was cut, a byte flipped, a compaction since, a damaged
+/// checkpoint) is ignored and the log replayed, so deleting it is always safe.
+///
 /// The file format is specified in `docs/LOG-FORMAT.md`.
 public final class LogStore<Element: Record>: RecordStore {
   /// How the store opens and maintains its file.
@@ -68,8 +78,9 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ```
   /// - Parameters:
   ///   - path: The log file, a regular file. Beside it the store keeps `<path>.lock` (the
-  ///     write lock), briefly `<path>.compacting` and `<path>.creating`, and, when recovery
-  ///     cuts bytes off, `<path>.damaged-<offset>` with those bytes.
+  ///     write lock), `<path>.checkpoint` (see the type's discussion), briefly
+  ///     `<path>.compacting`, `<path>.creating` and `<path>.checkpoint.tmp`, and, when
+  ///     recovery cuts bytes off, `<path>.damaged-<offset>` with those bytes.
   ///   - options: Durability, recovery mode, read-only, automatic compaction.
   /// - Throws: ``RequestSetError`` `.invalidPath` for an empty path, a path holding a NUL
   ///   byte, or one that names a directory, a device, a FIFO or a socket;
@@ -80,7 +91,8 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   `Element.ID`; `.ioFailure` when the file cannot be created, opened, read or cut (or
   ///   the side file for cut bytes cannot be written); `.decodingFailed` never (records
   ///   are decoded on demand).
-  /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once.
+  /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once;
+  ///   with a current checkpoint, one checksum pass over the file and O(*s*) for *s* slots.
   public init(path: String, options: Options = .init()) throws {
     self.path = path
     try _FileIO.checkPath(path)
@@ -115,8 +127,25 @@ public final class LogStore<Element: Record>: RecordStore {
       size = header.count
     }
     let (mapping, bytes, header) = try _LogFormat.mapHeader(file, size: size, path: path)
-    var outcome = try _Recovery.replay(
-      bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+    // A checkpoint that describes exactly these bytes spares the replay (see Checkpoint.swift).
+    let idType = String(reflecting: Element.ID.self)
+    var outcome: _Recovery.Outcome<Element.ID>
+    var restoredKinds: _KindAccumulator?
+    var checkpointed = false
+    if let c = _Checkpoint.load(log: path, header: header, bytes: bytes, idType: idType),
+      let keys = _Checkpoint.keyTable(c.names)
+    {
+      var report = LogRecoveryReport(mode: options.recovery, fileSize: size)
+      report.frameCount = c.frameCount
+      report.recordCount = c.liveCount
+      report.openedFromCheckpoint = true
+      outcome = .init(index: _LogIndex(checkpoint: c, keys: keys), report: report, cutAt: nil)
+      restoredKinds = c.kinds
+      checkpointed = true
+    } else {
+      outcome = try _Recovery.replay(
+        bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
+    }
     let rewrite =
       !options.readOnly && options.recovery == .skipDamagedFrames
       && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)
@@ -147,10 +176,12 @@ public final class LogStore<Element: Record>: RecordStore {
     var state = _LogState<Element>(
       path: path, options: options, file: file, lock: lock, header: header,
       saltState: _LogFormat.saltState(header.salt), index: index, mapping: mapping,
-      openKinds: _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
+      openKinds: restoredKinds.map(_OpenKinds.init(learned:))
+        ?? _OpenKinds(path: path, mapping: mapping, locations: live, names: index.keys.names),
       probedKinds: [:], report: outcome.report)
     // The version continues the log's: the newest commit's, as ``history()`` lists it.
     state.version = index.version
+    if checkpointed { state.checkpointed = (index.end, header.generation) }
     if rewrite {
       // Salvaged: rewrite the log without the damage, so the next open is clean. What was
       // damaged cannot vouch for the history around it, so none is kept.
@@ -158,6 +189,7 @@ public final class LogStore<Element: Record>: RecordStore {
       state.report.rewritten = true
     }
     try state.rebuildIndexes()
+    try state.showProbe()
     _state = _Lock(state)
   }
 
@@ -194,6 +226,7 @@ public final class LogStore<Element: Record>: RecordStore {
   public func insert(_ record: Element) throws {
     let version = try _state.withLock { state in
       try state.checkWritable()
+      try state.loadSlots()
       guard state.index.slots[record.id] == nil else { throw _duplicate(record.id) }
       try state.write([.insert(record)])
       return state.version
@@ -220,6 +253,7 @@ public final class LogStore<Element: Record>: RecordStore {
     let changes: [RecordChange<Element>] = batch.map { .insert($0) }
     let version = try _state.withLock { state in
       try state.checkWritable()
+      try state.loadSlots()
       if let clash = batch.first(where: { state.index.slots[$0.id] != nil }) { throw _duplicate(clash.id) }
       try state.write(changes)
       return state.version
@@ -286,6 +320,7 @@ public final class LogStore<Element: Record>: RecordStore {
       if let expectedVersion, expectedVersion != state.version {
         throw _conflict(expected: expectedVersion, found: state.version)
       }
+      try state.loadSlots()
       try _validate(changes) { state.index.slots[$0] != nil }
       guard !changes.isEmpty else { return nil }
       try state.write(changes)
@@ -333,6 +368,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// including evaluating a request set that was not evaluated yet, throw `.closed`;
   /// ``count``, ``fileSize`` and ``recoveryReport`` keep their last values. Closing twice
   /// does nothing. The file descriptor itself is closed when the store is released.
+  /// A writer that has not failed first writes the log's checkpoint, `<path>.checkpoint`
+  /// (see ``LogStoreOptions/checkpointMinimumBytes``), unless the one there is current.
   ///
   /// ```swift
   /// let old = try RequestSet(store).fetch()
@@ -381,7 +418,7 @@ public final class LogStore<Element: Record>: RecordStore {
   private func _slot(for id: FieldValue, at version: UInt64) -> _IDLookup {
     guard let id = _decodeID(id, as: Element.ID.self) else { return .unknown }
     return _state.withLock { state in
-      guard state.version == version else { return .unknown }
+      guard state.version == version, (try? state.loadSlots()) != nil else { return .unknown }
       return state.index.slots[id].map { .found($0) } ?? .absent
     }
   }

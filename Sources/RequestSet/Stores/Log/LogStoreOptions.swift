@@ -123,6 +123,11 @@ public struct LogStoreOptions: Sendable, Equatable {
   /// written since the store opened or last compacted, so the history it keeps does not make
   /// it run again on every write.
   public var keepHistory: LogHistoryRetention
+  /// Logs smaller than this get no checkpoint (`<path>.checkpoint`, which lets the next
+  /// open skip replaying the log): they replay in about a millisecond anyway. 1 MiB by
+  /// default; 0 checkpoints every log. A negative value makes
+  /// ``LogStore/init(path:options:)`` throw `.invalidOptions`.
+  public var checkpointMinimumBytes: Int
 
   /// Options with the given values; every argument has the default described on its
   /// property.
@@ -132,7 +137,7 @@ public struct LogStoreOptions: Sendable, Equatable {
   public init(
     durability: LogDurability = .flush, recovery: LogRecoveryMode = .truncateTornTail, readOnly: Bool = false,
     autoCompactDeadRatio: Double? = 0.5, autoCompactMinimumBytes: Int = 1 << 20,
-    keepHistory: LogHistoryRetention = .none
+    keepHistory: LogHistoryRetention = .none, checkpointMinimumBytes: Int = 1 << 20
   ) {
     self.durability = durability
     self.recovery = recovery
@@ -140,6 +145,7 @@ public struct LogStoreOptions: Sendable, Equatable {
     self.autoCompactDeadRatio = autoCompactDeadRatio
     self.autoCompactMinimumBytes = autoCompactMinimumBytes
     self.keepHistory = keepHistory
+    self.checkpointMinimumBytes = checkpointMinimumBytes
   }
 }
 
@@ -163,6 +169,12 @@ extension LogStoreOptions {
         .invalidOptions,
         "LogStoreOptions.keepHistory is .versions(\(n)) for the log \(path); it must keep at least 1 version (the "
           + "current one). Use .none to keep only the current state, or .all to keep every commit.")
+    }
+    if checkpointMinimumBytes < 0 {
+      throw RequestSetError(
+        .invalidOptions,
+        "LogStoreOptions.checkpointMinimumBytes is \(checkpointMinimumBytes) for the log \(path); it must be 0 or "
+          + "more (logs smaller than this get no checkpoint).")
     }
   }
 }
@@ -230,6 +242,10 @@ public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
   /// anything: recovery never destroys bytes without keeping them first. Nil when nothing
   /// was cut, and for a read-only store (which changes nothing).
   public var preserved: Preserved?
+  /// Whether opening read the log's checkpoint (`<path>.checkpoint`) instead of replaying
+  /// every frame: only a checkpoint that describes exactly the file's bytes is read, so
+  /// the store holds the same records either way.
+  public var openedFromCheckpoint = false
 
   /// True when the file was intact: nothing cut, skipped or dropped.
   public var isClean: Bool { tornTail == nil && damage.isEmpty && discardedFrom == nil && droppedRecords == 0 }
@@ -243,6 +259,7 @@ public struct LogRecoveryReport: Sendable, Equatable, CustomStringConvertible {
     if droppedRecords > 0 { parts.append("\(droppedRecords) records of incomplete batches dropped") }
     if rewritten { parts.append("file rewritten") }
     if let p = preserved { parts.append("\(p.byteCount) bytes from offset \(p.offset) kept in \(p.path)") }
+    if openedFromCheckpoint { parts.append("read from its checkpoint") }
     return parts.joined(separator: "; ")
   }
 }

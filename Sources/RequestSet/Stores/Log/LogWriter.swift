@@ -39,6 +39,9 @@ struct _LogState<Element: Record> {
 
   /// Set by `close()`: every call throws `.closed`.
   var closed = false
+  /// The log end and generation the checkpoint on disk describes, when the store knows it
+  /// does (it read or wrote that checkpoint): a clean close then has nothing to write.
+  var checkpointed: (end: Int, generation: UInt64)?
 
   var isReadOnly: Bool { options.readOnly }
 
@@ -67,6 +70,7 @@ struct _LogState<Element: Record> {
   /// Returns false when the store was closed already.
   mutating func close() -> Bool {
     guard !closed else { return false }
+    writeCheckpoint()
     closed = true
     mapping = nil
     openKinds = .empty
@@ -77,6 +81,38 @@ struct _LogState<Element: Record> {
       lock = nil
     }
     return true
+  }
+
+  /// Writes `<path>.checkpoint` for the log as it stands (see Checkpoint.swift), unless
+  /// the one there describes it already. Only a writer that has not failed writes one; a
+  /// failure to write it costs the next open a replay, nothing more.
+  ///
+  /// - Parameter logCRC: The CRC-32C of the log's bytes when the caller has it (compaction
+  ///   computes it as it writes); else it is computed from the file.
+  mutating func writeCheckpoint(logCRC known: UInt32? = nil) {
+    guard lock != nil, !closed, failure == nil, index.end > _LogFormat.headerSize,
+      index.end >= options.checkpointMinimumBytes
+    else { return }
+    if let done = checkpointed, done.end == index.end, done.generation == header.generation { return }
+    var crc = known
+    if crc == nil {
+      // Read only bytes the file still holds: a mapped page past its end would fault.
+      guard (try? file.checkCovers(index.end)) != nil, let m = try? currentMapping(), m.length >= index.end else {
+        return
+      }
+      crc = _Checkpoint.logChecksum(m.bytes(0, index.end))
+    }
+    var kinds = openKinds.knownValue()
+    kinds?.formUnion(writtenKinds)
+    // Frames are numbered from 1 without gaps in a log a writer holds (replay cuts or
+    // rewrites any other), so the last number is the count a replay would report.
+    let contents = _Checkpoint.Contents(
+      end: index.end, sequence: index.sequence, frameCount: Int(index.sequence),
+      liveCount: index.liveCount, liveBytes: index.liveBytes, version: index.version, time: index.time,
+      names: index.keys.names,
+      indexDefinitions: index.indexDefinitions, kinds: kinds, locations: index.locations, live: index.live)
+    let bytes = _Checkpoint.encode(contents, header: header, logCRC: crc!, idType: String(reflecting: Element.ID.self))
+    if _Checkpoint.write(bytes, log: path) { checkpointed = (index.end, header.generation) }
   }
 
   // MARK: Encoding frames
@@ -151,6 +187,7 @@ struct _LogState<Element: Record> {
   /// index.
   mutating func write(_ changes: [RecordChange<Element>]) throws {
     try checkWritable()
+    try loadSlots()
     defer { shrinkScratch() }
     let keyMark = index.keys.count
     payloads.count = 0
@@ -311,6 +348,7 @@ struct _LogState<Element: Record> {
   /// Appends a delete frame; false (and nothing written) when the id is not stored.
   mutating func delete(id: Element.ID) throws -> Bool {
     try checkWritable()
+    try loadSlots()
     guard index.slots[id] != nil else { return false }
     try write([.delete(id: id)])
     return true
@@ -319,30 +357,38 @@ struct _LogState<Element: Record> {
   /// The record with this id, read from the file.
   mutating func fetch(id: Element.ID) throws -> Element? {
     try checkUsable()
+    try loadSlots()
     guard let slot = index.slots[id] else { return nil }
     return try records().record(at: slot)
   }
 
   /// The records as a snapshot sees them now.
   mutating func records() throws -> _LogRecords<Element> {
-    if toObserve == _SchemaProbe.witnessLimit && !index.slots.isEmpty {
-      // Opened on records no write has shown the probe yet: show it the first few.
-      let opened = _LogRecords<Element>(
-        path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
-        names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
-        writtenKinds: writtenKinds, openKinds: openKinds)
-      var shown = 0
-      for slot in index.locations.indices where shown < _SchemaProbe.witnessLimit {
-        guard let record = try? opened.record(at: slot) else { continue }
-        observe(record)
-        shown += 1
-      }
-      toObserve = 0
-    }
+    try showProbe()
     return _LogRecords<Element>(
       path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
       names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
       writtenKinds: writtenKinds, openKinds: openKinds)
+  }
+
+  /// Shows the schema probe the first few stored records when no write has shown it any
+  /// yet (a store opened on existing records). The store does it on open, so that key-path
+  /// filters built after the open already know their field twins (see TypedFieldTwin.swift)
+  /// and the first query reads one field per record instead of decoding every record.
+  mutating func showProbe() throws {
+    guard toObserve == _SchemaProbe.witnessLimit && index.liveCount > 0 else { return }
+    let opened = _LogRecords<Element>(
+      path: path, mapping: try currentMapping(), locations: index.locations, end: index.end,
+      names: index.keys.names, ids: index.keys.ids, probedKinds: probedKinds,
+      writtenKinds: writtenKinds, openKinds: openKinds)
+    var shown = 0
+    for slot in index.locations.indices where index.live[slot] {
+      if shown == _SchemaProbe.witnessLimit { break }
+      guard let record = try? opened.record(at: slot) else { continue }
+      observe(record)
+      shown += 1
+    }
+    toObserve = 0
   }
 
   /// The dead fraction of the file: replaced and deleted records, delete frames, key frames.
@@ -360,6 +406,13 @@ struct _LogState<Element: Record> {
       index.end >= options.autoCompactMinimumBytes, deadRatio > ratio
     else { return }
     try? compact()
+  }
+
+  /// Reads the id map when the index was restored from a checkpoint (see
+  /// `_LogIndex.slotsPending`): before anything that looks a record up by id.
+  mutating func loadSlots() throws {
+    guard index.slotsPending else { return }
+    try index.loadSlots(from: try currentMapping(), path: path)
   }
 
   /// A mapping of the file that covers every indexed byte.

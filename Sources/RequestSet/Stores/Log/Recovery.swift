@@ -14,7 +14,12 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   var locations: [_RecordLocation] = []
   var live = _Bitset()
   var liveCount = 0
-  var slots: [ID: Int] = [:]
+  /// id → slot; empty while ``slotsPending`` (see ``slots``).
+  private var _slots: [ID: Int] = [:]
+  /// True for an index restored from a checkpoint, which holds no ids: the id map is read
+  /// from the records' bytes by ``loadSlots(from:path:)`` when a write or an id lookup
+  /// first needs it, so that opening costs no pass over every record.
+  private(set) var slotsPending = false
   /// The sum of live records' frame sizes: the file minus this is dead space.
   var liveBytes = 0
   /// The last frame's sequence number.
@@ -28,6 +33,68 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   /// The last stamped commit's time, in microseconds since 1970: the next commit's
   /// time is never less.
   var time: UInt64 = 0
+
+  /// id → slot. Only read once the map is loaded (`_LogState.loadSlots()`); every path
+  /// that needs it loads it first, so a pending map here is a bug in the store.
+  var slots: [ID: Int] {
+    get {
+      precondition(!slotsPending, "the id map is read before it was loaded")
+      return _slots
+    }
+    _modify {
+      precondition(!slotsPending, "the id map is read before it was loaded")
+      yield &_slots
+    }
+  }
+
+  /// An index restored from a checkpoint, whose id map is read on first use.
+  init(checkpoint c: _Checkpoint.Contents, keys: _KeyTable) {
+    self.keys = keys
+    locations = c.locations
+    live = c.live
+    liveCount = c.liveCount
+    liveBytes = c.liveBytes
+    sequence = c.sequence
+    version = c.version
+    time = c.time
+    end = c.end
+    indexDefinitions = c.indexDefinitions
+    slotsPending = liveCount > 0
+  }
+
+  init() {}
+
+  /// Reads the id of every live record from its bytes in `mapping` into the id map.
+  ///
+  /// - Throws: ``RequestSetError`` `.corruptLog` or `.schemaMismatch` when an id does not
+  ///   read as `ID` (the log changed under the store).
+  mutating func loadSlots(from mapping: _Mapping?, path: String) throws where ID: Decodable {
+    guard slotsPending else { return }
+    var slots: [ID: Int] = [:]
+    slots.reserveCapacity(liveCount)
+    let names = keys.names
+    for slot in 0..<locations.count where live[slot] {
+      let location = locations[slot]
+      let r = try _recordValueReader(mapping, location, path: path)  // just past the id
+      let id: ID
+      do {
+        id = try _readID(UnsafeRawBufferPointer(start: r.base, count: r.position), names: names)
+      } catch {
+        throw RequestSetError(
+          .schemaMismatch,
+          "The record id at offset \(location.offset) of \(path) does not read as \(ID.self): \(error). Open the log "
+            + "with the record type that wrote it.", underlying: error)
+      }
+      guard slots.updateValue(slot, forKey: id) == nil else {
+        throw RequestSetError(
+          .corruptLog,
+          "The log \(path) holds two live records with the id \(id) (at offset \(location.offset)), which its "
+            + "checkpoint cannot have described. Delete \(path).checkpoint and open the log again.")
+      }
+    }
+    _slots = slots
+    slotsPending = false
+  }
 
   /// Inserts, or replaces in place (keeping the slot).
   @inline(__always)

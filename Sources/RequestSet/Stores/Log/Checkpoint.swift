@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The checkpoint beside a log, `<path>.checkpoint`: what replaying the log would rebuild
+/// (each slot's record location, which slots are live, the field names, the index
+/// definitions, the kinds of value per key), so that opening a clean log reads this one
+/// file instead of every frame.
+///
+/// ```
+/// checkpoint = magic[8] version:u16 flags:u16 reserved:u32
+///              salt:u64 generation:u64 end:u64 logCRC:u32 reserved:u32      (the log it describes)
+///              sequence:u64 frameCount:u64 liveCount:u64 liveBytes:u64 slotCount:u64
+///              idType:string names:(varint count, (varint len+1 | 0 for none, utf8)*)
+///              indexes:(varint len, payload of an .indexes frame)
+///              kinds:(varint count, u8*) (varint count, (string, u8)*)
+///              (offset:u64 length:u32 frameLength:u32){slotCount} liveWords:u64{(slotCount+63)/64}
+///              crc:u32                                                         (CRC-32C of all before it)
+/// ```
+/// Everything is little-endian; a string is a varint byte count and UTF-8.
+///
+/// The checkpoint is a cache, never the truth: it is used only when its own checksum holds,
+/// it names the log's salt and generation, the log is exactly `end` bytes long, and the
+/// CRC-32C of those bytes is `logCRC`. Any other log (grown, cut, compacted, a byte
+/// flipped) is replayed as if there were no checkpoint, so deleting it is always safe.
+/// Record ids are not stored: the id map is read from the records' bytes the first time a
+/// write or an id lookup needs it.
+enum _Checkpoint {
+  static let magic: [UInt8] = [0x52, 0x53, 0x43, 0x4B, 0x50, 0x54, 0x0D, 0x0A]  // "RSCKPT\r\n"
+  static let version: UInt16 = 1
+  /// The most slots a checkpoint may claim: bounds what a damaged count can allocate.
+  static let maxSlots = 1 << 40
+
+  /// The checkpoint's path for a log.
+  static func path(for log: String) -> String { log + ".checkpoint" }
+
+  /// What a checkpoint restores.
+  struct Contents {
+    var end: Int
+    var sequence: UInt64
+    var frameCount: Int
+    var liveCount: Int
+    var liveBytes: Int
+    /// The version of the log's newest commit and its time (microseconds since 1970; 0
+    /// when unknown), which a replay reads from the commit stamps.
+    var version: UInt64
+    var time: UInt64
+    var names: [String?]
+    var indexDefinitions: [RequestIndex]
+    /// The kinds of value per key in the live records (a superset), when the writer knew
+    /// them; nil makes the store learn them on the first string-key query, as after a replay.
+    var kinds: _KindAccumulator?
+    var locations: [_RecordLocation]
+    var live: _Bitset
+  }
+
+  /// The checksum the checkpoint keeps of the log's bytes.
+  static func logChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { _CRC32C.checksum(bytes) }
+
+  // MARK: Writing
+
+  /// The checkpoint's bytes for a log whose first `end` bytes have CRC-32C `logCRC`.
+  static func encode(
+    _ c: Contents, header: _LogFormat.Header, logCRC: UInt32, idType: String
+  ) -> _ByteBuffer {
+    let out = _ByteBuffer(capacity: 128 + c.locations.count * 16 + c.names.count * 16)
+    magic.withUnsafeBytes { out.append($0) }
+    out.appendLittleEndian(version)
+    out.appendLittleEndian(UInt16(c.kinds == nil ? 0 : 1))
+    out.appendLittleEndian(UInt32(0))
+    out.appendLittleEndian(header.salt)
+    out.appendLittleEndian(header.generation)
+    out.appendLittleEndian(UInt64(c.end))
+    out.appendLittleEndian(logCRC)
+    out.appendLittleEndian(UInt32(0))
+    out.appendLittleEndian(c.sequence)
+    out.appendLittleEndian(UInt64(c.frameCount))
+    out.appendLittleEndian(UInt64(c.liveCount))
+    out.appendLittleEndian(UInt64(c.liveBytes))
+    out.appendLittleEndian(UInt64(c.locations.count))
+    out.appendLittleEndian(c.version)
+    out.appendLittleEndian(c.time)
+    appendString(idType, to: out)
+    out.appendVarint(UInt64(c.names.count))
+    for name in c.names {
+      if let name {
+        out.appendVarint(UInt64(name.utf8.count) + 1)
+        out.append(name)
+      } else {
+        out.appendVarint(0)
+      }
+    }
+    let definitions = _LogFormat.indexDefinitionsPayload(c.indexDefinitions)
+    out.appendVarint(UInt64(definitions.count))
+    out.append(definitions.bytes)
+    let kinds = c.kinds ?? _KindAccumulator()
+    out.appendVarint(UInt64(kinds.top.count))
+    kinds.top.withUnsafeBytes { out.append($0) }
+    out.appendVarint(UInt64(kinds.nested.count))
+    for (key, set) in kinds.nested.sorted(by: { $0.key < $1.key }) {
+      appendString(key, to: out)
+      out.append(set.bits)
+    }
+    out.reserve(c.locations.count * 16)
+    for l in c.locations {
+      out.appendLittleEndian(UInt64(l.offset))
+      out.appendLittleEndian(l.length)
+      out.appendLittleEndian(l.frameLength)
+    }
+    for word in c.live.words { out.appendLittleEndian(word) }
+    out.appendLittleEndian(_CRC32C.checksum(out.bytes))
+    return out
+  }
+
+  private static func appendString(_ s: String, to out: _ByteBuffer) {
+    out.appendVarint(UInt64(s.utf8.count))
+    out.append(s)
+  }
+
+  /// Writes the checkpoint beside `log`: to a temporary file, then renamed over the old
+  /// one, so a reader finds the old checkpoint, the new one or none, never half of one.
+  /// Not forced to disk: a checkpoint that a crash leaves damaged is ignored on open.
+  /// Failure is not an error of the store's (the log is complete without it): it returns
+  /// false and leaves no checkpoint.
+  @discardableResult
+  static func write(_ bytes: _ByteBuffer, log: String) -> Bool {
+    let target = path(for: log)
+    let tmp = target + ".tmp"
+    guard let file = try? _FileIO.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, hint: "") else {
+      _FileIO.remove(target)
+      return false
+    }
+    if _FileIO.pwriteAll(file, bytes.bytes, at: 0) != 0 || _FileIO.rename(tmp, to: target) != 0 {
+      _FileIO.remove(tmp)
+      _FileIO.remove(target)
+      return false
+    }
+    return true
+  }
+
+  // MARK: Reading
+
+  /// The checkpoint of the log whose `bytes` are mapped, or nil when there is none that
+  /// describes exactly these bytes (missing, damaged, stale, of another generation or
+  /// record id type): the caller then replays the log.
+  static func load(log: String, header: _LogFormat.Header, bytes: UnsafeRawBufferPointer, idType: String)
+    -> Contents?
+  {
+    guard let file = try? _FileIO.open(path(for: log), O_RDONLY | O_NONBLOCK, hint: ""),
+      (try? _FileIO.checkRegular(file)) != nil, let size = try? _FileIO.size(file), size >= 64 + 4,
+      size <= 64 + 4 + maxSlots
+    else { return nil }
+    var buffer = [UInt8](repeating: 0, count: size)
+    let code = buffer.withUnsafeMutableBytes { _FileIO.preadAll(file.fd, $0.baseAddress!, size, at: 0) }
+    guard code == 0 else { return nil }
+    return buffer.withUnsafeBytes { checkpoint -> Contents? in
+      let body = UnsafeRawBufferPointer(rebasing: checkpoint[..<(size - 4)])
+      let stored = UnsafeRawBufferPointer(rebasing: checkpoint[(size - 4)...]).loadUnaligned(as: UInt32.self)
+      guard UInt32(littleEndian: stored) == _CRC32C.checksum(body) else { return nil }
+      do throws(_CodecError) {
+        return try parse(body, header: header, log: bytes, idType: idType)
+      } catch {
+        return nil
+      }
+    }
+  }
+
+  /// Reads a checkpoint whose checksum holds; nil when it describes another log.
+  private static func parse(
+    _ body: UnsafeRawBufferPointer, header: _LogFormat.Header, log: UnsafeRawBufferPointer, idType: String
+  ) throws(_CodecError) -> Contents? {
+    var r = _ByteReader(body)
+    guard magic.elementsEqual(try r.readBytes(8)), try r.readLittleEndian(UInt16.self) == version else {
+      return nil
+    }
+    let flags = try r.readLittleEndian(UInt16.self)
+    _ = try r.readLittleEndian(UInt32.self)
+    let salt = try r.readLittleEndian(UInt64.self)
+    let generation = try r.readLittleEndian(UInt64.self)
+    let end = try r.readLittleEndian(UInt64.self)
+    let logCRC = try r.readLittleEndian(UInt32.self)
+    _ = try r.readLittleEndian(UInt32.self)
+    // The log it describes, and only that one: same file identity, same length, same bytes.
+    guard salt == header.salt, generation == header.generation, end == UInt64(log.count),
+      logChecksum(log) == logCRC
+    else { return nil }
+    let sequence = try r.readLittleEndian(UInt64.self)
+    let frameCount = try r.readLittleEndian(UInt64.self)
+    let liveCount = try r.readLittleEndian(UInt64.self)
+    let liveBytes = try r.readLittleEndian(UInt64.self)
+    let slotCount = try r.readLittleEndian(UInt64.self)
+    let commitVersion = try r.readLittleEndian(UInt64.self)
+    let commitTime = try r.readLittleEndian(UInt64.self)
+    guard try readString(&r) == idType, slotCount <= UInt64(r.remaining / 16), liveCount <= slotCount,
+      frameCount <= end, liveBytes <= end
+    else { return nil }
+    var names: [String?] = []
+    let nameCount = try r.readLength(max: Swift.min(_KeyTable.maxCount, r.remaining))
+    names.reserveCapacity(nameCount)
+    for _ in 0..<nameCount {
+      let n = try r.readLength(max: r.remaining + 1)
+      names.append(n == 0 ? nil : String(decoding: try r.readBytes(n - 1), as: UTF8.self))
+    }
+    let definitionsLength = try r.readLength(max: r.remaining)
+    let definitions = try _LogFormat.parseIndexDefinitions(try r.readBytes(definitionsLength))
+    var kinds = _KindAccumulator()
+    let topCount = try r.readLength(max: r.remaining)
+    kinds.top = Array(try r.readBytes(topCount))
+    let nestedCount = try r.readLength(max: r.remaining)
+    for _ in 0..<nestedCount {
+      let key = try readString(&r)
+      kinds.nested[key] = _KindSet(bits: try r.readByte())
+    }
+    let slots = Int(slotCount)
+    let words = (slots + 63) / 64
+    guard r.remaining == slots * 16 + words * 8 else { throw r.error("the slot tables have the wrong size") }
+    var locations: [_RecordLocation] = []
+    locations.reserveCapacity(slots)
+    let firstRecord = _LogFormat.headerSize
+    for _ in 0..<slots {
+      let offset = try r.readLittleEndian(UInt64.self)
+      let length = try r.readLittleEndian(UInt32.self)
+      let frameLength = try r.readLittleEndian(UInt32.self)
+      // Every location must lie inside the log: a record read never leaves the mapping.
+      guard offset >= UInt64(firstRecord), offset <= end, UInt64(length) <= end - offset, frameLength > length
+      else {
+        throw r.error("a record location lies outside the log")
+      }
+      locations.append(_RecordLocation(offset: Int(offset), length: length, frameLength: frameLength))
+    }
+    var bits: [UInt64] = []
+    bits.reserveCapacity(words)
+    for _ in 0..<words { bits.append(try r.readLittleEndian(UInt64.self)) }
+    guard let live = _Bitset(words: bits, count: slots) else { throw r.error("bits set past the last slot") }
+    guard live.popCount == Int(liveCount) else {
+      throw r.error("the live count disagrees with the live slots")
+    }
+    let ids = Dictionary(uniqueKeysWithValues: names.enumerated().compactMap { i, n in n.map { ($0, i) } })
+    guard ids.count == names.compactMap({ $0 }).count else { throw r.error("a field name is defined twice") }
+    return Contents(
+      end: Int(end), sequence: sequence, frameCount: Int(frameCount), liveCount: Int(liveCount),
+      liveBytes: Int(liveBytes), version: commitVersion, time: commitTime, names: names,
+      indexDefinitions: definitions,
+      kinds: flags & 1 != 0 ? kinds : nil,
+      locations: locations,
+      live: live)
+  }
+
+  /// The field names as a key table; nil when they cannot form one.
+  static func keyTable(_ names: [String?]) -> _KeyTable? {
+    var keys = _KeyTable()
+    for (id, name) in names.enumerated() {
+      guard let name else { continue }
+      do throws(_CodecError) { try keys.define(id: id, name: name) } catch { return nil }
+    }
+    return keys
+  }
+
+  private static func readString(_ r: inout _ByteReader) throws(_CodecError) -> String {
+    let n = try r.readLength(max: r.remaining)
+    return String(decoding: try r.readBytes(n), as: UTF8.self)
+  }
+}
