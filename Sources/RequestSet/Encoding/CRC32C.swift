@@ -47,6 +47,33 @@ enum _CRC32C {
     return softwareUpdate(state, bytes)
   }
 
+  /// A checksum of large `bytes` in three lanes the CPU runs side by side: the bytes are
+  /// cut into three parts (the first two `count / 3` rounded down to a multiple of 8, the
+  /// third the rest), each part's CRC-32C is taken, and the three are combined as
+  /// `a ^ rotl(b, 11) ^ rotl(c, 22)`. Any change confined to one part changes that part's
+  /// CRC and so the result. About three times as fast as ``checksum(_:)`` with the
+  /// instruction; what the log checkpoint keeps of the log's bytes.
+  static func laneChecksum(_ bytes: UnsafeRawBufferPointer, software: Bool = false) -> UInt32 {
+    let lane = bytes.count / 3 & ~7
+    var states: (UInt32, UInt32, UInt32) = (initial, initial, initial)
+    if lane > 0, let base = bytes.baseAddress {
+      if usesHardware && !software {
+        withUnsafeMutableBytes(of: &states) { s in
+          _requestset_crc32c_update3(
+            s.baseAddress!.assumingMemoryBound(to: UInt32.self), base, base + lane, base + 2 * lane, lane)
+        }
+      } else {
+        states.0 = softwareUpdate(states.0, UnsafeRawBufferPointer(rebasing: bytes[0..<lane]))
+        states.1 = softwareUpdate(states.1, UnsafeRawBufferPointer(rebasing: bytes[lane..<2 * lane]))
+        states.2 = softwareUpdate(states.2, UnsafeRawBufferPointer(rebasing: bytes[2 * lane..<3 * lane]))
+      }
+    }
+    let tail = UnsafeRawBufferPointer(rebasing: bytes[(3 * lane)...])
+    states.2 = software ? softwareUpdate(states.2, tail) : update(states.2, tail)
+    func rotl(_ v: UInt32, _ n: UInt32) -> UInt32 { (v << n) | (v >> (32 - n)) }
+    return finish(states.0) ^ rotl(finish(states.1), 11) ^ rotl(finish(states.2), 22)
+  }
+
   /// Folds `bytes` into a running state with the slicing-by-8 tables: the fallback where
   /// the CPU has no CRC-32C instruction, and the reference the hardware path is tested
   /// against.

@@ -23,13 +23,13 @@
 ///
 /// The checkpoint is a cache, never the truth: it is used only when its own checksum holds,
 /// it names the log's salt and generation, the log is exactly `end` bytes long, and the
-/// CRC-32C of those bytes is `logCRC`. Any other log (grown, cut, compacted, a byte
+/// three-lane CRC-32C of those bytes (`_CRC32C.laneChecksum`) is `logCRC`. Any other log (grown, cut, compacted, a byte
 /// flipped) is replayed as if there were no checkpoint, so deleting it is always safe.
 /// Record ids are not stored: the id map is read from the records' bytes the first time a
 /// write or an id lookup needs it.
 enum _Checkpoint {
   static let magic: [UInt8] = [0x52, 0x53, 0x43, 0x4B, 0x50, 0x54, 0x0D, 0x0A]  // "RSCKPT\r\n"
-  static let version: UInt16 = 1
+  static let version: UInt16 = 2
   /// The most slots a checkpoint may claim: bounds what a damaged count can allocate.
   static let maxSlots = 1 << 40
 
@@ -57,7 +57,7 @@ enum _Checkpoint {
   }
 
   /// The checksum the checkpoint keeps of the log's bytes.
-  static func logChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { _CRC32C.checksum(bytes) }
+  static func logChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { _CRC32C.laneChecksum(bytes) }
 
   // MARK: Writing
 

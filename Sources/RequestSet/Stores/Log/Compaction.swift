@@ -41,11 +41,8 @@ extension _LogState {
     newHeader.encoded().withUnsafeBytes { buffer.append($0) }
     var flushed = 0
     var sequence: UInt64 = 0
-    // The new file's CRC-32C as it is written, for its checkpoint.
-    var fileCRC = _CRC32C.initial
 
     func flush() throws {
-      fileCRC = _CRC32C.update(fileCRC, buffer.bytes)
       let code = _FileIO.pwriteAll(target, buffer.bytes, at: flushed)
       if code != 0 {
         throw _FileIO.failure(
@@ -141,7 +138,7 @@ extension _LogState {
       failure = error
       try checkUsable()
     }
-    writeCheckpoint(logCRC: _CRC32C.finish(fileCRC))
+    writeCheckpoint()
   }
 }
 

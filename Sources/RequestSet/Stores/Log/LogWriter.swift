@@ -87,8 +87,8 @@ struct _LogState<Element: Record> {
   /// the one there describes it already. Only a writer that has not failed writes one; a
   /// failure to write it costs the next open a replay, nothing more.
   ///
-  /// - Parameter logCRC: The CRC-32C of the log's bytes when the caller has it (compaction
-  ///   computes it as it writes); else it is computed from the file.
+  /// - Parameter logCRC: The log's checksum (`_Checkpoint.logChecksum`) when the caller
+  ///   has it; else it is computed from the file.
   mutating func writeCheckpoint(logCRC known: UInt32? = nil) {
     guard lock != nil, !closed, failure == nil, index.end > _LogFormat.headerSize,
       index.end >= options.checkpointMinimumBytes
