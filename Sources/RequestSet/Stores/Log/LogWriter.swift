@@ -86,22 +86,16 @@ struct _LogState<Element: Record> {
   /// Writes `<path>.checkpoint` for the log as it stands (see Checkpoint.swift), unless
   /// the one there describes it already. Only a writer that has not failed writes one; a
   /// failure to write it costs the next open a replay, nothing more.
-  ///
-  /// - Parameter logCRC: The log's checksum (`_Checkpoint.logChecksum`) when the caller
-  ///   has it; else it is computed from the file.
-  mutating func writeCheckpoint(logCRC known: UInt32? = nil) {
+  mutating func writeCheckpoint() {
     guard lock != nil, !closed, failure == nil, index.end > _LogFormat.headerSize,
       index.end >= options.checkpointMinimumBytes
     else { return }
     if let done = checkpointed, done.end == index.end, done.generation == header.generation { return }
-    var crc = known
-    if crc == nil {
-      // Read only bytes the file still holds: a mapped page past its end would fault.
-      guard (try? file.checkCovers(index.end)) != nil, let m = try? currentMapping(), m.length >= index.end else {
-        return
-      }
-      crc = _Checkpoint.logChecksum(m.bytes(0, index.end))
+    // Read only bytes the file still holds: a mapped page past its end would fault.
+    guard (try? file.checkCovers(index.end)) != nil, let m = try? currentMapping(), m.length >= index.end else {
+      return
     }
+    let crc = _Checkpoint.logChecksum(m.bytes(0, index.end))
     var kinds = openKinds.knownValue()
     kinds?.formUnion(writtenKinds)
     // Frames are numbered from 1 without gaps in a log a writer holds (replay cuts or
@@ -111,7 +105,7 @@ struct _LogState<Element: Record> {
       liveCount: index.liveCount, liveBytes: index.liveBytes, version: index.version, time: index.time,
       names: index.keys.names,
       indexDefinitions: index.indexDefinitions, kinds: kinds, locations: index.locations, live: index.live)
-    let bytes = _Checkpoint.encode(contents, header: header, logCRC: crc!, idType: String(reflecting: Element.ID.self))
+    let bytes = _Checkpoint.encode(contents, header: header, logCRC: crc, idType: String(reflecting: Element.ID.self))
     if _Checkpoint.write(bytes, log: path) { checkpointed = (index.end, header.generation) }
   }
 
