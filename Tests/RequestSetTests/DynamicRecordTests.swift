@@ -197,4 +197,27 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     let store = try LogStore<DynamicRecord>(path: path)
     #expect(try RequestSet(store).filter("anything == 3").fetchCount() == 0)
   }
+
+  @Test func dottedPathsReadNestedValuesAndEscapeDots() throws {
+    let value: FieldValue = .object([
+      "owner": .object(["city": .string("Oslo"), "zip": .null]),
+      "counts": .object(["b.c": .int(2), "a\\b": .int(3)]),
+      "name": .string("Rex"),
+    ])
+    #expect(value[path: "owner.city"] == .string("Oslo"))
+    #expect(value[path: "owner.zip"] == .null)
+    #expect(value[path: "owner.nope"] == nil)
+    #expect(value[path: "name.first"] == nil)
+    #expect(value[path: "counts.b\\.c"] == .int(2))
+    #expect(value[path: "counts.b.c"] == nil)
+    #expect(FieldValue.fieldNames(inKey: "counts.b\\.c") == ["counts", "b.c"])
+    #expect(FieldValue.fieldNames(inKey: "name") == ["name"])
+    for names in [["counts", "b.c"], ["paths", "a\\b"], ["owner", "city"], ["x"]] {
+      let key = FieldValue.key(forFieldNames: names)
+      #expect(FieldValue.fieldNames(inKey: key) == names)
+    }
+    #expect(value[path: FieldValue.key(forFieldNames: ["counts", "a\\b"])] == .int(3))
+    let record = try DynamicRecord(value)
+    #expect(record["counts.b\\.c"] == value[path: "counts.b\\.c"])
+  }
 }

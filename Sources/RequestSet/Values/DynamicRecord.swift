@@ -94,14 +94,7 @@ public struct DynamicRecord: Record, Hashable, CustomStringConvertible {
   /// ```
   /// - Parameter key: A field name or dotted path; `"id"` reads ``id``.
   /// - Complexity: O(*d*) for a path of *d* names.
-  public subscript(key: String) -> FieldValue? {
-    var current: FieldValue = value
-    for name in _DottedKey.split(key) {
-      guard case .object(let fields) = current, let next = fields[name] else { return nil }
-      current = next
-    }
-    return current
-  }
+  public subscript(key: String) -> FieldValue? { value[path: key] }
 
   /// The record as ``value`` prints it.
   public var description: String { value.description }

@@ -248,40 +248,12 @@ enum CSV {
     return fields.keys.sorted().flatMap { leaves(of: fields[$0], key: key + "." + escape($0)) }
   }
 
-  static func escape(_ name: String) -> String {
-    name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ".", with: "\\.")
-  }
+  static func escape(_ name: String) -> String { FieldValue.key(forFieldNames: [name]) }
 
-  static func value(at key: String, in object: FieldValue) -> FieldValue? {
-    var current = object
-    for name in splitKey(key) {
-      guard case .object(let fields) = current, let next = fields[name] else { return nil }
-      current = next
-    }
-    return current
-  }
+  static func value(at key: String, in object: FieldValue) -> FieldValue? { object[path: key] }
 
   /// A dotted key's names; `\.` is a dot inside a name.
-  static func splitKey(_ key: String) -> [String] {
-    var parts: [String] = []
-    var current = ""
-    var escaped = false
-    for c in key {
-      if escaped {
-        current.append(c)
-        escaped = false
-      } else if c == "\\" {
-        escaped = true
-      } else if c == "." {
-        parts.append(current)
-        current = ""
-      } else {
-        current.append(c)
-      }
-    }
-    parts.append(current)
-    return parts
-  }
+  static func splitKey(_ key: String) -> [String] { FieldValue.fieldNames(inKey: key) }
 
   static func cell(_ value: FieldValue?) -> String {
     switch value {
