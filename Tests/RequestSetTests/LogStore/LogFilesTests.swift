@@ -227,6 +227,27 @@ struct NamedBeast: Record, Equatable {
     withExtendedLifetime(store) {}
   }
 
+  /// A writable open of a file that is no log failed and left `<path>.lock` beside it; it
+  /// leaves nothing now, and a lock file that was there before stays.
+  @Test func aFailedOpenLeavesNoLockFileBehind() throws {
+    let dir = try LogTempDir()
+    let path = dir.file("notes.json")
+    let text = Data(#"{"not": "a log", "but": "a user's file"}"#.utf8)
+    try text.write(to: URL(fileURLWithPath: path))
+    #expect(throws: RequestSetError.self) { try LogStore<Beast>(path: path) }
+    #expect(!FileManager.default.fileExists(atPath: path + ".lock"))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text, "the file is untouched")
+    // A lock file some earlier store left is not this open's to remove.
+    #expect(FileManager.default.createFile(atPath: path + ".lock", contents: nil))
+    #expect(throws: RequestSetError.self) { try LogStore<Beast>(path: path) }
+    #expect(FileManager.default.fileExists(atPath: path + ".lock"))
+    // An open that succeeds keeps its lock file while the store lives.
+    let good = dir.file("good.rslog")
+    let store = try LogStore<Beast>(path: good)
+    #expect(FileManager.default.fileExists(atPath: good + ".lock"))
+    withExtendedLifetime(store) {}
+  }
+
   // MARK: Schema mismatch and side files
 
   @Test(arguments: [LogRecoveryMode.truncateTornTail, .failOnAnyDamage, .stopAtFirstDamage, .skipDamagedFrames])

@@ -14,6 +14,9 @@
 /// releases the lock when the process dies, `kill -9` included.
 final class _WriteLock: Sendable {
   let file: _FileDescriptor
+  let path: String
+  /// Whether this lock made the lock file (it did not exist before).
+  let created: Bool
 
   /// Takes the lock without waiting.
   ///
@@ -21,6 +24,8 @@ final class _WriteLock: Sendable {
   ///   when the lock file cannot be opened.
   init(logPath: String) throws {
     let lockPath = logPath + ".lock"
+    path = lockPath
+    created = !_FileIO.exists(lockPath)
     file = try _FileIO.open(
       lockPath, O_RDWR | O_CREAT, mode: 0o644,
       hint: "The directory must be writable to open a log for writing; open it with readOnly: true otherwise.")
@@ -34,6 +39,14 @@ final class _WriteLock: Sendable {
       }
       throw _FileIO.failure("lock", lockPath, errno, "Check that the file system supports flock.")
     }
+  }
+
+  /// Removes the lock file when this lock made it, while still holding it: for an open
+  /// that failed, so it leaves nothing beside the path it was given. Another process that
+  /// opened the old lock file in between still has to lock the log file itself (see
+  /// `_LogFiles.openLocked`), so two writers stay impossible.
+  func removeIfCreated() {
+    if created { _FileIO.remove(path) }
   }
 
   deinit { _ = flock(file.fd, LOCK_UN) }

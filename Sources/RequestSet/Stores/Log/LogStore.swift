@@ -99,10 +99,13 @@ public final class LogStore<Element: Record>: RecordStore {
     try options.validate(path: path)
     // Before any open: a FIFO must not be opened (it could block), /dev/null not mapped.
     try _FileIO.checkNotSpecial(path)
-    let lock: _WriteLock?
+    let lock = options.readOnly ? nil : try _WriteLock(logPath: path)
+    // A lock file this open made goes again when the open fails (a path that is no log, a
+    // log another store holds): a failed open leaves nothing beside the file.
+    var opened = false
+    defer { if !opened { lock?.removeIfCreated() } }
     let file: _FileDescriptor
     if options.readOnly {
-      lock = nil
       guard _FileIO.exists(path) else {
         throw RequestSetError(
           .ioFailure,
@@ -112,7 +115,6 @@ public final class LogStore<Element: Record>: RecordStore {
       file = try _FileIO.open(path, O_RDONLY | O_NONBLOCK, hint: "Check the path and its permissions.")
       try _FileIO.checkRegular(file)
     } else {
-      lock = try _WriteLock(logPath: path)
       file = try _LogFiles.openLocked(path)
       // Only now, holding the log file's lock: a compaction that never got to its rename.
       _FileIO.remove(path + ".compacting")
@@ -190,6 +192,7 @@ public final class LogStore<Element: Record>: RecordStore {
     }
     try state.rebuildIndexes()
     try state.showProbe()
+    opened = true
     _state = _Lock(state)
   }
 
