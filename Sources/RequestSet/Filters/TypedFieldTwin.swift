@@ -115,7 +115,7 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, in values
 @usableFromInline
 func _sortFieldKey<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ value: Value.Type) -> String? {
   guard _isTwinType(Value.self, ordered: true) else { return nil }
-  return _fieldKey(keyPath, root: Root.self)
+  return _ResolvedField.named(by: keyPath, root: Root.self)?.key
 }
 
 /// Whether values of `type` encode to fields that compare as the Swift values do: with

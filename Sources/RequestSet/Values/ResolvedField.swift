@@ -73,6 +73,24 @@ struct _ResolvedField: Sendable, Equatable, CustomStringConvertible {
     return named(key, in: _FieldModel.of(root).plan, root: root)
   }
 
+  /// Why a key path names no field a store can read, so that a store that keeps records
+  /// encoded decodes each record to test it; nil when it names one.
+  ///
+  /// ```swift
+  /// _ResolvedField.whyNoField(\Menagerie.title, root: Menagerie.self)
+  /// // "CodingKeys or encode(to:) store it under another key than \"title\""
+  /// ```
+  static func whyNoField(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
+    guard let named = _storedFieldKey(keyPath, root: root) else {
+      return "not a stored property: a computed property or a subscript"
+    }
+    guard _fieldKey(keyPath, root: root) == nil else { return nil }
+    if _SchemaProbe.confirms(keyPath, key: named, root: root) == nil {
+      return "no stored record has shown yet which key it is stored under"
+    }
+    return "CodingKeys or encode(to:) store it under another key than \"\(named)\""
+  }
+
   /// Why the model reads `key` through `Codable`.
   private static func _codableReason(_ key: String, _ plan: _FieldPlan, _ root: Any.Type) -> String {
     guard let shape = plan.shape else {
@@ -80,10 +98,10 @@ struct _ResolvedField: Sendable, Equatable, CustomStringConvertible {
     }
     let first = _DottedKey.split(key)[0]
     guard let field = shape.fields.first(where: { $0.name == first }) else {
-      if plan.encodedOnly.contains(first) {
-        return "no stored property is named \"\(first)\": a key CodingKeys or encode(to:) write"
+      if _StoredPaths.of(root).isStoredProperty(first) {
+        return "reflection cannot read the stored property \(first)"
       }
-      return "reflection cannot read the stored property"
+      return "no stored property is named \"\(first)\": a key CodingKeys or encode(to:) write"
     }
     if plan.status[first] == .differs { return "\(first) encodes differently from its stored \(field.shape.typeName)" }
     return "\(key) is not a stored property of \(field.shape.typeName)"
@@ -97,15 +115,21 @@ struct _ResolvedField: Sendable, Equatable, CustomStringConvertible {
 /// with their key paths; nested ones are reached by appending, so `\Animal.home.city` is
 /// found as `\Animal.home` appending `\Home.city`, and compares equal to the key path a
 /// program writes. A chain through an optional (`\Animal.owner?.city`) cannot be built
-/// that way (an optional-chaining component has no key path of its own), so for those the
-/// names the key path's description gives are accepted only when each one is a stored
+/// that way (an optional-chaining component has no key path of its own), nor one through
+/// a class (a class property's key path is of another kind than reflection's), so for those
+/// the names the key path's description gives are accepted only when each one is a stored
 /// property, at its depth, of the type reflection found there.
 final class _StoredPaths: Sendable {
   /// The names of the stored properties below one value, by name, and whether each holds
   /// an optional.
   struct Node: Sendable {
     var children: [String: Node] = [:]
+    /// The value is an optional: key paths chain through it with `?`.
     var optional = false
+    /// The value is a class instance: its properties' key paths are of another kind.
+    var isClass = false
+    /// Key paths below this value cannot be found by comparing them with reflection's.
+    var isOpaque: Bool { optional || isClass }
   }
 
   /// Key path to the names it chains through, outermost first.
@@ -136,27 +160,30 @@ final class _StoredPaths: Sendable {
     }
   }
 
+  /// Whether the record type has a stored property of that name.
+  func isStoredProperty(_ name: String) -> Bool { root.children[name] != nil }
+
   /// The names of the stored properties `keyPath` chains through, outermost first; nil
   /// when it is not a chain of stored properties (a computed property, a subscript).
   func names(of keyPath: AnyKeyPath) -> [String]? {
     if let known = paths[_KeyPathKey(keyPath: keyPath)] { return known }
-    // Only a chain through an optional is missing from `paths`.
+    // Only a chain through an optional or a class is missing from `paths`.
     let text = String(describing: keyPath)
     let prefix = "\\" + typeName + "."
-    guard text.hasPrefix(prefix), text.contains(where: { $0 == "?" || $0 == "!" }) else { return nil }
+    guard text.hasPrefix(prefix) else { return nil }
     var names: [String] = []
     var node = root
-    var throughOptional = false
+    var opaque = false
     for part in text.dropFirst(prefix.count).split(separator: ".", omittingEmptySubsequences: false) {
       var name = Substring(part)
       while let last = name.last, last == "?" || last == "!" { name = name.dropLast() }
       guard let next = node.children[String(name)] else { return nil }
-      if node.optional { throughOptional = true }
+      if node.isOpaque { opaque = true }
       names.append(String(name))
       node = next
     }
-    // A chain with no optional in it was in `paths` if it named stored properties.
-    return throughOptional || node.optional ? names : nil
+    // A chain through neither was in `paths` if it named stored properties.
+    return opaque || node.optional ? names : nil
   }
 
   /// How many entries a type lists at most, and how deep: a bound on the work for types
@@ -168,27 +195,36 @@ final class _StoredPaths: Sendable {
     _ type: Any.Type, prefix: AnyKeyPath?, names: [String], depth: Int, into paths: inout [_KeyPathKey: [String]]
   ) -> Node {
     var node = Node()
+    node.isClass = type is AnyClass
     guard depth < _maxDepth, _mayHoldProperties(type) else { return node }
+    // One stored property: its key path when there is one, and what is below it.
+    func add(_ name: String, _ valueType: Any.Type, _ keyPath: AnyKeyPath?) -> Bool {
+      guard paths.count < _maxEntries else { return false }
+      let chain = names + [name]
+      // Below an optional or a class no key path can be appended: only the names are kept.
+      let full: AnyKeyPath? = keyPath.flatMap { depth == 0 ? $0 : prefix?.appending(path: $0) }
+      if let full { paths[_KeyPathKey(keyPath: full)] = chain }
+      if let optional = valueType as? any _OptionalWrapping.Type {
+        var child = _collect(optional._wrappedType, prefix: nil, names: chain, depth: depth + 1, into: &paths)
+        child.optional = true
+        node.children[name] = child
+      } else {
+        node.children[name] = _collect(valueType, prefix: full, names: chain, depth: depth + 1, into: &paths)
+      }
+      return true
+    }
+    if node.isClass {
+      // Reflection gives a class's stored properties without key paths (`.classType`,
+      // spelled by its raw value: the static is a `var`, which strict concurrency does not
+      // let us read).
+      _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { cName, _, valueType, _ in
+        add(String(cString: cName), valueType, nil)
+      }
+      return node
+    }
     func open<T>(_: T.Type) {
-      // `.classType`, spelled by its raw value: the static is a `var`, which strict
-      // concurrency does not let us read.
-      let options = T.self is AnyClass ? _EachFieldOptions(rawValue: 1 << 0) : _EachFieldOptions()
-      _ = _forEachFieldWithKeyPath(of: T.self, options: options) { cName, keyPath in
-        guard paths.count < _maxEntries else { return false }
-        let name = String(cString: cName)
-        let chain = names + [name]
-        // Below an optional no key path can be appended: only the names are kept.
-        let full: AnyKeyPath? = depth == 0 ? keyPath : prefix?.appending(path: keyPath)
-        if let full { paths[_KeyPathKey(keyPath: full)] = chain }
-        let valueType = Swift.type(of: keyPath).valueType
-        if let optional = valueType as? any _OptionalWrapping.Type {
-          var child = _collect(optional._wrappedType, prefix: nil, names: chain, depth: depth + 1, into: &paths)
-          child.optional = true
-          node.children[name] = child
-        } else {
-          node.children[name] = _collect(valueType, prefix: full, names: chain, depth: depth + 1, into: &paths)
-        }
-        return true
+      _ = _forEachFieldWithKeyPath(of: T.self) { cName, keyPath in
+        add(String(cString: cName), Swift.type(of: keyPath).valueType, keyPath)
       }
     }
     _openExistential(type, do: open)
