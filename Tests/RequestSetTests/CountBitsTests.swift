@@ -41,6 +41,21 @@ import Testing
     #expect(all.filter(\.id == 9).count == 1)
   }
 
+  /// Deleted records leave slots that are not live: whole words of them, words with some,
+  /// and words with none.
+  @Test(arguments: StoreKind.writable)
+  func countingSkipsDeletedRecords(kind: StoreKind) throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Self.animals)
+    let gone = Self.animals.filter { ($0.id >= 64 && $0.id < 192) || $0.id % 7 == 0 }.map(\.id)
+    for id in gone { _ = try store.delete(id: id) }
+    let left = Self.animals.filter { !gone.contains($0.id) }
+    let set = RequestSet(store).filter { $0.age > 3 }
+    #expect(set.count == left.filter { $0.age > 3 }.count)
+    #expect(set.map(\.id) == left.filter { $0.age > 3 }.map(\.id))
+    #expect(RequestSet(store).filter("age", value: 5).count == left.filter { $0.age == 5 }.count)
+  }
+
   @Test func bitsTurnBackIntoTheSlotsTheyHold() {
     let bits: [UInt64] = [0b1011, 0, 1 << 63, 1]
     #expect(_Executor.slots(fromBits: bits, count: 5) == [0, 1, 3, 191, 192])

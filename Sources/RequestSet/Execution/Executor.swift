@@ -208,10 +208,14 @@ enum _Executor {
       while start < slots {
         let end = min(start + 64, slots)
         var word: UInt64 = 0
-        if let live {
-          for s in start..<end where live[s] { if try test(s) { word |= 1 &<< UInt64(s &- start) } }
-        } else {
+        // A word of live slots whole (the common case) is tested without a check per slot.
+        let liveWord = live?.words[start &>> 6] ?? ~0
+        if liveWord == ~0 {
           for s in start..<end where try test(s) { word |= 1 &<< UInt64(s &- start) }
+        } else if liveWord != 0 {
+          for s in start..<end where liveWord & (1 &<< UInt64(s &- start)) != 0 {
+            if try test(s) { word |= 1 &<< UInt64(s &- start) }
+          }
         }
         out[start &>> 6] = word
         n &+= word.nonzeroBitCount
