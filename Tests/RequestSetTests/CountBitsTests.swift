@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import RequestSet
 
 /// Counting a plain filtered scan keeps its matches as one bit per record (see

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RequestSet
 
 /// One typed condition on `Menagerie` and the same test in plain Swift.
@@ -25,7 +26,9 @@ private struct TypedMenagerieCondition: CustomStringConvertible {
       return .init(description: "\\.diet != \(v)", typed: { $0.filter(\.diet != v) }) { $0.diet != v }
     case 4:
       let v = Menagerie.cities[Int(rng.next() % 3)]
-      return .init(description: "\\.pen?.city == \(v)", typed: { $0.filter(\.pen?.city == v) }) { $0.pen?.city == v }
+      return .init(description: "\\.pen?.city == \(v)", typed: { $0.filter(\.pen?.city == v) }) {
+        $0.pen?.city == v
+      }
     case 5:
       let v = Int(rng.next() % 4)
       return .init(description: "\\.pen?.number >= \(v)", typed: { $0.filter(\.pen?.number >= v) }) {
@@ -50,7 +53,9 @@ private struct TypedMenagerieCondition: CustomStringConvertible {
       return .init(description: "\\.title <= \(v)", typed: { $0.filter(\.title <= v) }) { $0.title <= v }
     default:
       let v = pick.nameLength
-      return .init(description: "\\.nameLength == \(v)", typed: { $0.filter(\.nameLength == v) }) { $0.nameLength == v }
+      return .init(description: "\\.nameLength == \(v)", typed: { $0.filter(\.nameLength == v) }) {
+        $0.nameLength == v
+      }
     }
   }
 }
@@ -119,8 +124,12 @@ private struct TypedMenagerieSort: Sendable {
     let name = try #require(_ResolvedField.named(by: \Menagerie.name, root: Menagerie.self))
     #expect(name == _ResolvedField.named("name", in: plan, root: Menagerie.self))
     #expect(name.description == "name (String, reflected)")
-    #expect(_ResolvedField.named(by: \Menagerie.pen?.city, root: Menagerie.self)?.description == "pen.city (String, reflected)")
-    #expect(_ResolvedField.named(by: \Menagerie.diet, root: Menagerie.self)?.description == "diet (Diet, reflected)")
+    #expect(
+      _ResolvedField.named(by: \Menagerie.pen?.city, root: Menagerie.self)?.description
+        == "pen.city (String, reflected)")
+    #expect(
+      _ResolvedField.named(by: \Menagerie.diet, root: Menagerie.self)?.description == "diet (Diet, reflected)"
+    )
     #expect(_ResolvedField.named(by: \Menagerie.tag, root: Menagerie.self)?.kind == .string)
     // A renamed key and a computed property name no field a store could read.
     #expect(_ResolvedField.named(by: \Menagerie.title, root: Menagerie.self) == nil)
@@ -176,13 +185,18 @@ private struct TypedMenagerieSort: Sendable {
   func aKeyPathAndItsStringKeyMeetInOneField(kind: StoreKind) throws {
     let all = try kind.makeSet(of: Self.data)
     for city in Menagerie.cities {
-      #expect(try all.filter(\.pen?.city == city).fetch().map(\.id) == all.filter("pen.city", value: city).fetch().map(\.id))
+      #expect(
+        try all.filter(\.pen?.city == city).fetch().map(\.id)
+          == all.filter("pen.city", value: city).fetch().map(\.id))
     }
     let title = Self.data[3].title
-    #expect(try all.filter(\.title == title).fetch().map(\.id) == all.filter("label", value: title).fetch().map(\.id))
+    #expect(
+      try all.filter(\.title == title).fetch().map(\.id)
+        == all.filter("label", value: title).fetch().map(\.id))
     let keeper = Self.data[5].keeper.name
     #expect(
-      try all.filter(\.keeper.name == keeper).fetch().map(\.id) == all.filter("keeper.name", value: keeper).fetch().map(\.id))
+      try all.filter(\.keeper.name == keeper).fetch().map(\.id)
+        == all.filter("keeper.name", value: keeper).fetch().map(\.id))
     #expect(try all.sortBy(\.born).fetch().map(\.id) == all.sortBy("born").fetch().map(\.id))
     #expect(
       try all.sortBy(SortDescriptor(\.born, order: .reverse)).fetch().map(\.id)

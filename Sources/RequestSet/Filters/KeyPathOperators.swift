@@ -22,7 +22,9 @@ func _literal(_ value: Any) -> String {
 /// a `load` would copy it, a retain and a release per record tested for a `String`.
 /// (Memory bound to a struct is bound to its stored properties' types at their offsets.)
 @inlinable @inline(__always)
-func _borrowedField<Root, Value>(_ record: UnsafePointer<Root>, _ offset: Int, _: Value.Type) -> UnsafePointer<Value> {
+func _borrowedField<Root, Value>(
+  _ record: UnsafePointer<Root>, _ offset: Int, _: Value.Type
+) -> UnsafePointer<Value> {
   UnsafeRawPointer(record).advanced(by: offset).assumingMemoryBound(to: Value.self)
 }
 
@@ -79,7 +81,9 @@ public func != <Root: Sendable, Value: Equatable & Sendable>(
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs, equality: equality) { $0.pointee[keyPath: lhs] != rhs }))
+      _TypedCondition(describe: text, field: field, keyPath: lhs, equality: equality) {
+        $0.pointee[keyPath: lhs] != rhs
+      }))
 }
 
 /// A filter keeping records whose field at `lhs` is less than `rhs`.
@@ -100,7 +104,9 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
           _borrowedField($0, offset, Value.self).pointee < rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] < rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] < rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than `rhs`;
@@ -149,7 +155,9 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
           _borrowedField($0, offset, Value.self).pointee <= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] <= rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] <= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than or equal to `rhs`;
@@ -198,7 +206,9 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
           _borrowedField($0, offset, Value.self).pointee > rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] > rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] > rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than `rhs`;
@@ -247,7 +257,9 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
           _borrowedField($0, offset, Value.self).pointee >= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] >= rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] >= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than or equal to `rhs`;
@@ -302,6 +314,9 @@ extension RequestFilter {
       "\(keyPath) IN {" + list.map { _literal($0) }.joined(separator: ", ") + "}"
     }
     self.init(
-      _node: .typed(_TypedCondition(describe: describe, field: field, keyPath: keyPath) { set.contains($0.pointee[keyPath: keyPath]) }))
+      _node: .typed(
+        _TypedCondition(describe: describe, field: field, keyPath: keyPath) {
+          set.contains($0.pointee[keyPath: keyPath])
+        }))
   }
 }

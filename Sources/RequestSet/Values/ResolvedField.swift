@@ -1,5 +1,5 @@
-@_spi(Reflection) import Swift
 import Foundation
+@_spi(Reflection) import Swift
 
 /// One field of a record type, reached from a string key (`"owner.city"`) or from a key
 /// path (`\Animal.owner?.city`): its key, the kind of value it holds, and how a store
@@ -103,7 +103,9 @@ struct _ResolvedField: Sendable, Equatable, CustomStringConvertible {
       }
       return "no stored property is named \"\(first)\": a key CodingKeys or encode(to:) write"
     }
-    if plan.status[first] == .differs { return "\(first) encodes differently from its stored \(field.shape.typeName)" }
+    if plan.status[first] == .differs {
+      return "\(first) encodes differently from its stored \(field.shape.typeName)"
+    }
     return "\(key) is not a stored property of \(field.shape.typeName)"
   }
 }
@@ -192,7 +194,8 @@ final class _StoredPaths: Sendable {
   private static let _maxDepth = 6
 
   private static func _collect(
-    _ type: Any.Type, prefix: AnyKeyPath?, names: [String], depth: Int, into paths: inout [_KeyPathKey: [String]]
+    _ type: Any.Type, prefix: AnyKeyPath?, names: [String], depth: Int,
+    into paths: inout [_KeyPathKey: [String]]
   ) -> Node {
     var node = Node()
     node.isClass = type is AnyClass
@@ -234,8 +237,10 @@ final class _StoredPaths: Sendable {
   /// Whether the stored properties of `type` are fields of its own: not for the scalars,
   /// collections and raw-value types that encode as one value.
   private static func _mayHoldProperties(_ type: Any.Type) -> Bool {
-    if type is any RawRepresentable.Type || type is any _ArrayShaped.Type || type is any _UnshapedCollection.Type
-      || type is any _OptionalWrapping.Type || type == FieldValue.self || type == Data.self || type == URL.self
+    if type is any RawRepresentable.Type || type is any _ArrayShaped.Type
+      || type is any _UnshapedCollection.Type
+      || type is any _OptionalWrapping.Type || type == FieldValue.self || type == Data.self
+      || type == URL.self
       || type == Bool.self || type == UUID.self
     {
       return false
