@@ -162,6 +162,83 @@ enum _Executor {
     }
   }
 
+  /// The first stage's matches as one bit per slot, and how many there are, for counting a
+  /// one-stage set with no sort, window or `distinct` that scans the whole store: the count
+  /// keeps one bit per record instead of a list of positions (a word of 64 tests built in a
+  /// register, then stored), and a later read turns the bits into positions without testing
+  /// any record again. Nil when the set is not of that shape, or an index or the id map
+  /// answers it (the result is then small, and `slots` finds it directly).
+  ///
+  /// - Complexity: O(*n*) tests for *n* slots, and *n* / 64 words.
+  static func firstStageMatchBits<Element>(
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>
+  ) throws -> (bits: [UInt64], count: Int)? {
+    if let invalid = query.invalid { throw invalid }
+    guard query.stages.count == 1, let stage = query.stages.first, stage.filter != nil, stage.sort.isEmpty,
+      stage.distinct == nil, !stage.reversed, !stage.window.isSet, _Planner.idSlots(query, in: snapshot) == nil
+    else { return nil }
+    guard case .scan = _Planner.plan(stage, in: snapshot).path else { return nil }
+    return try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      let test: (Int) throws -> Bool
+      switch try compiler.compile(stage.filter) {
+      case .constant(let b): test = { _ in b }
+      case .typed(let t):
+        if let base = cursor.base {
+          return _matchBits(snapshot) { t(base + $0) }
+        }
+        test = { t(try cursor.pointer($0)) }
+      case .general(let g): test = g
+      }
+      return try _matchBits(snapshot, test)
+    }
+  }
+
+  /// One bit per slot of `snapshot`, set where the slot is live and `test` holds.
+  @inline(__always)
+  private static func _matchBits<Element>(
+    _ snapshot: StoreSnapshot<Element>, _ test: (Int) throws -> Bool
+  ) rethrows -> (bits: [UInt64], count: Int) {
+    let slots = snapshot._slotCount
+    var words = [UInt64](repeating: 0, count: (slots + 63) / 64)
+    var n = 0
+    let live = snapshot._live
+    try words.withUnsafeMutableBufferPointer { out in
+      var start = 0
+      while start < slots {
+        let end = min(start + 64, slots)
+        var word: UInt64 = 0
+        // A word of live slots whole (the common case) is tested without a check per slot.
+        let liveWord = live?.words[start &>> 6] ?? ~0
+        if liveWord == ~0 {
+          for s in start..<end where try test(s) { word |= 1 &<< UInt64(s &- start) }
+        } else if liveWord != 0 {
+          for s in start..<end where liveWord & (1 &<< UInt64(s &- start)) != 0 {
+            if try test(s) { word |= 1 &<< UInt64(s &- start) }
+          }
+        }
+        out[start &>> 6] = word
+        n &+= word.nonzeroBitCount
+        start = end
+      }
+    }
+    return (words, n)
+  }
+
+  /// The slots whose bits are set, in order (see ``firstStageMatchBits(_:in:)``).
+  static func slots(fromBits bits: [UInt64], count: Int) -> [Int] {
+    var slots: [Int] = []
+    slots.reserveCapacity(count)
+    for (k, word) in bits.enumerated() {
+      var w = word
+      while w != 0 {
+        slots.append(k &<< 6 | w.trailingZeroBitCount)
+        w &= w &- 1
+      }
+    }
+    return slots
+  }
+
   /// The number of results, without building the result when one stage suffices.
   static func count<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int {
     if let invalid = query.invalid { throw invalid }

@@ -402,15 +402,19 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   /// For `==` with a `Hashable` value: the key path and value, so that an OR of many
   /// equalities on one key path runs as one set lookup (see `_FilterCompiler`).
   @usableFromInline let equality: _TypedEquality<Element>?
+  /// The key path the condition tests, when it tests one: `explain()` says why a store
+  /// decodes records for it (see `_ResolvedField.whyNoField`).
+  @usableFromInline let keyPath: _KeyPathKey?
 
   @inlinable
   init(
-    describe: @escaping @Sendable () -> String, field: _FieldCondition? = nil,
+    describe: @escaping @Sendable () -> String, field: _FieldCondition? = nil, keyPath: AnyKeyPath? = nil,
     assign: (@Sendable (inout Element) -> Void)? = nil, equality: _TypedEquality<Element>? = nil,
     test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
   ) {
     self.describe = describe
     self.field = field
+    self.keyPath = keyPath.map(_KeyPathKey.init(keyPath:))
     self.assign = assign
     self.equality = equality
     self.test = test

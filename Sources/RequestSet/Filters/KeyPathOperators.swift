@@ -1,7 +1,8 @@
 // The key-path comparison operators: `\.age > 3` builds a `RequestFilter`.
 //
-// Each operator reads the field straight from the record's storage when the key path is a
-// stored property (`MemoryLayout.offset(of:)`), and through the key path otherwise. The
+// Each operator reads the field straight from the record's storage, borrowed in place,
+// when the key path is a stored property (`MemoryLayout.offset(of:)`), and through the key
+// path otherwise. The
 // operators are inlinable so the test is specialized for the field's type where it is
 // written: a typed filter scans about as fast as a hand-written loop.
 
@@ -15,6 +16,16 @@ func _literal(_ value: Any) -> String {
   }
   if let s = value as? String { return FieldValue.string(s).description }
   return String(describing: value)
+}
+
+/// The field of type `Value` at `offset` in the record at `record`, borrowed where it lies:
+/// a `load` would copy it, a retain and a release per record tested for a `String`.
+/// (Memory bound to a struct is bound to its stored properties' types at their offsets.)
+@inlinable @inline(__always)
+func _borrowedField<Root, Value>(
+  _ record: UnsafePointer<Root>, _ offset: Int, _: Value.Type
+) -> UnsafePointer<Value> {
+  UnsafeRawPointer(record).advanced(by: offset).assumingMemoryBound(to: Value.self)
 }
 
 /// A filter keeping records whose field at `lhs` is equal to `rhs`.
@@ -38,13 +49,13 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, assign: assign, equality: equality) {
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) == rhs
+        _TypedCondition(describe: text, field: field, keyPath: lhs, assign: assign, equality: equality) {
+          _borrowedField($0, offset, Value.self).pointee == rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, assign: assign, equality: equality) {
+      _TypedCondition(describe: text, field: field, keyPath: lhs, assign: assign, equality: equality) {
         $0.pointee[keyPath: lhs] == rhs
       }))
 }
@@ -64,13 +75,15 @@ public func != <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, equality: equality) {
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) != rhs
+        _TypedCondition(describe: text, field: field, keyPath: lhs, equality: equality) {
+          _borrowedField($0, offset, Value.self).pointee != rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, equality: equality) { $0.pointee[keyPath: lhs] != rhs }))
+      _TypedCondition(describe: text, field: field, keyPath: lhs, equality: equality) {
+        $0.pointee[keyPath: lhs] != rhs
+      }))
 }
 
 /// A filter keeping records whose field at `lhs` is less than `rhs`.
@@ -87,11 +100,13 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) < rhs
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          _borrowedField($0, offset, Value.self).pointee < rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] < rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] < rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than `rhs`;
@@ -109,14 +124,14 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value < rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field) {
+      _TypedCondition(describe: text, field: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value < rhs
       }))
@@ -136,11 +151,13 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) <= rhs
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          _borrowedField($0, offset, Value.self).pointee <= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] <= rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] <= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than or equal to `rhs`;
@@ -158,14 +175,14 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value <= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field) {
+      _TypedCondition(describe: text, field: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value <= rhs
       }))
@@ -185,11 +202,13 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) > rhs
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          _borrowedField($0, offset, Value.self).pointee > rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] > rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] > rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than `rhs`;
@@ -207,14 +226,14 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value > rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field) {
+      _TypedCondition(describe: text, field: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value > rhs
       }))
@@ -234,11 +253,13 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value.self) >= rhs
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          _borrowedField($0, offset, Value.self).pointee >= rhs
         }))
   }
-  return RequestFilter(_node: .typed(_TypedCondition(describe: text, field: field) { $0.pointee[keyPath: lhs] >= rhs }))
+  return RequestFilter(
+    _node: .typed(
+      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] >= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than or equal to `rhs`;
@@ -256,14 +277,14 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field) {
-          guard let value = UnsafeRawPointer($0).load(fromByteOffset: offset, as: Value?.self) else { return false }
+        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+          guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value >= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field) {
+      _TypedCondition(describe: text, field: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value >= rhs
       }))
@@ -293,6 +314,9 @@ extension RequestFilter {
       "\(keyPath) IN {" + list.map { _literal($0) }.joined(separator: ", ") + "}"
     }
     self.init(
-      _node: .typed(_TypedCondition(describe: describe, field: field) { set.contains($0.pointee[keyPath: keyPath]) }))
+      _node: .typed(
+        _TypedCondition(describe: describe, field: field, keyPath: keyPath) {
+          set.contains($0.pointee[keyPath: keyPath])
+        }))
   }
 }

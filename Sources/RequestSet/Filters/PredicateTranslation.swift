@@ -205,13 +205,14 @@ extension PredicateExpressions.SequenceContains: _PredicateConditionExpression {
 // MARK: - Operands
 
 extension PredicateExpressions.KeyPath: _PredicateOperandExpression {
-  /// A stored property of the predicate's own variable (`$0.age`); nested key paths, which
+  /// A stored property of the predicate's own variable (`$0.age`), as the field it resolves
+  /// to (see `_ResolvedField`); nested key paths, which
   /// the macro writes as a key path on a key path, are not translated. (Foundation traps
   /// on a key path of more than one component, such as `\.owner?.city` or `\.nickname!`,
   /// when the expression is built, so none reaches here.)
   func _operand<E>(_ t: _PredicateTranslator<E>, ordered: Bool) -> _PredicateOperand? {
     guard let variable = root as? PredicateExpressions.Variable<E>, variable.key == t.variable,
-      let key = _fieldKey(keyPath as AnyKeyPath, root: E.self)
+      let key = _ResolvedField.named(by: keyPath as AnyKeyPath, root: E.self)?.key
     else { return nil }
     return .key(key)
   }

@@ -6,9 +6,10 @@ import Foundation
 // keeps records on disk would have to decode each record to run that test; the twin
 // `age > 3` reads the one field from the record's bytes instead. A condition has a twin
 // only when the two are sure to agree:
-// - the key path is a chain of stored-property names (`\Animal.owner?.city` gives
-//   "owner.city"), which are the record's Codable keys unless the type renames them with
-//   `CodingKeys`. The first stored records of the type confirm the name once per key path
+// - the key path names a field (see `_ResolvedField`): it is one of the key paths reflection
+//   lists for the type's stored properties, or a chain of them (`\Animal.owner?.city` is
+//   the field "owner.city"; see `_StoredPaths`), and those names are the record's Codable
+//   keys unless the type renames them with `CodingKeys`. The first stored records of the type confirm the name once per key path
 //   (see `_SchemaProbe.confirms`): on each, the key path must read the value stored under
 //   its name, and the records must tell that key apart from every other, so renamed and
 //   swapped keys get no twin. Until a record of the type is stored, or while the records
@@ -47,11 +48,13 @@ struct _KeyPathKey: Hashable, @unchecked Sendable {
   @inlinable init(keyPath: AnyKeyPath) { self.keyPath = keyPath }
 }
 
-/// The Codable key a key path names, when it is a plain chain of stored properties and the
-/// type's stored records confirm it; nil otherwise (and, without caching, while undecided).
+/// The Codable key a key path names, when it is a chain of stored properties (matched
+/// against reflection's key paths, see ``_StoredPaths``) and the type's stored records
+/// confirm it; nil otherwise (and, without caching, while undecided). The key of
+/// ``_ResolvedField/named(by:root:)``.
 func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }) { return known }
-  var key = _describedFieldKey(keyPath, root: root)
+  var key = _storedFieldKey(keyPath, root: root)
   // The name is the key unless CodingKeys say otherwise: check it on stored records.
   if let named = key {
     guard let confirmed = _SchemaProbe.confirms(keyPath, key: named, root: root) else { return nil }
@@ -64,14 +67,12 @@ func _fieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   return key
 }
 
-func _describedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
-  let text = String(describing: keyPath)
-  let prefix = "\\" + String(describing: root) + "."
-  guard text.hasPrefix(prefix) else { return nil }
-  var path = String(text.dropFirst(prefix.count))
-  path.removeAll { $0 == "?" || $0 == "!" }
-  guard !path.isEmpty, path.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }) else { return nil }
-  return path
+/// The key a key path's chain of stored properties would be stored under if `CodingKeys`
+/// kept their names (`\Animal.owner?.city` gives "owner.city"); nil for anything else (a
+/// computed property, a subscript). See ``_StoredPaths``.
+func _storedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
+  guard let names = _StoredPaths.of(root).names(of: keyPath), !names.isEmpty else { return nil }
+  return names.reduce(nil as String?) { _DottedKey.join($0, $1) }
 }
 
 /// The field condition that agrees with `keyPath <comparison> value`, or nil.
@@ -84,7 +85,7 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ compari
     return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
   }
   // `\.id` whose Codable key is another: still the record's id, for a lookup by id.
-  guard comparison == .equal, _describedFieldKey(keyPath, root: Root.self) == "id" else { return nil }
+  guard comparison == .equal, _storedFieldKey(keyPath, root: Root.self) == "id" else { return nil }
   var twin = _FieldCondition(key: "id", comparison: comparison, value: encoded, collation: .binary)
   twin.idOnly = true
   return twin
@@ -102,7 +103,7 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, in values
   if let key = _fieldKey(keyPath, root: Root.self) {
     return try? _FieldCondition(key: key, op: .in, value: .array(encoded))
   }
-  guard _describedFieldKey(keyPath, root: Root.self) == "id",
+  guard _storedFieldKey(keyPath, root: Root.self) == "id",
     var twin = try? _FieldCondition(key: "id", op: .in, value: .array(encoded))
   else { return nil }
   twin.idOnly = true
@@ -114,7 +115,7 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, in values
 @usableFromInline
 func _sortFieldKey<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ value: Value.Type) -> String? {
   guard _isTwinType(Value.self, ordered: true) else { return nil }
-  return _fieldKey(keyPath, root: Root.self)
+  return _ResolvedField.named(by: keyPath, root: Root.self)?.key
 }
 
 /// Whether values of `type` encode to fields that compare as the Swift values do: with

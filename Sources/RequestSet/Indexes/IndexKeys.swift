@@ -5,7 +5,7 @@
 /// through a confirmed key (see TypedFieldTwin.swift), so a name that `CodingKeys` turn
 /// out to rename costs speed, never a wrong answer.
 func _indexKey<Root, Value>(_ keyPath: KeyPath<Root, Value>) throws -> String {
-  let named = _describedFieldKey(keyPath, root: Root.self)
+  let named = _storedFieldKey(keyPath, root: Root.self)
   let undecided = named.map { _SchemaProbe.confirms(keyPath, key: $0, root: Root.self) == nil } ?? false
   guard let key = undecided ? named : _fieldKey(keyPath, root: Root.self) else {
     throw RequestSetError(

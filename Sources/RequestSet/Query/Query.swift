@@ -198,8 +198,8 @@ extension _TypedSort {
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
       return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
         _three(
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: V.self),
-          UnsafeRawPointer($1).load(fromByteOffset: offset, as: V.self))
+          _borrowedField($0, offset, V.self).pointee,
+          _borrowedField($1, offset, V.self).pointee)
       }
     }
     return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
@@ -214,8 +214,8 @@ extension _TypedSort {
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
       return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
         _three(
-          UnsafeRawPointer($0).load(fromByteOffset: offset, as: V?.self),
-          UnsafeRawPointer($1).load(fromByteOffset: offset, as: V?.self))
+          _borrowedField($0, offset, V?.self).pointee,
+          _borrowedField($1, offset, V?.self).pointee)
       }
     }
     return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {

@@ -15,8 +15,9 @@ extension RequestSet: RandomAccessCollection {
   /// ```swift
   /// animals.filter(\.age > 3).count
   /// ```
-  /// Counting runs the query once for every read of the set: it keeps the positions of
-  /// the matches (never copies of the records), and iteration, subscripts, `first` and
+  /// Counting runs the query once for every read of the set: it keeps which records match
+  /// (one bit per record when it scans the whole store, their positions otherwise; never
+  /// copies of the records), and iteration, subscripts, `first` and
   /// `last` read those without running the query again. Counting a sorted set does not
   /// sort; the first read that needs the order sorts the matches the count found.
   /// A bad query stops the program; ``fetchCount()`` throws instead, and a set returned

@@ -6,7 +6,8 @@ extension RequestSet {
   /// that decode each record they test, because they have no field of their own to read: a
   /// closure, an untranslated predicate, a key path whose type's encoded form does not
   /// compare as the Swift value does (an enum with a payload, a `URL`), or one the stored
-  /// records have not confirmed as a Codable key yet. On records in memory, when a string
+  /// records have not confirmed as a Codable key yet; a `read through Codable:` line says,
+  /// for each key path with no field of its own, why. On records in memory, when a string
   /// key is one the type's `Codable` conformance writes differently from its stored
   /// property (a renamed key, a custom `encode(to:)`, a class), a `fields:` line says
   /// which keys are read straight from the records and which through `Codable`.
@@ -64,6 +65,8 @@ extension RequestSet {
         lines.append("  filter: \(filter.description)")
         if i == 0, let firstSnapshot, let decoded = _decodedConditions(filter, in: firstSnapshot), !decoded.isEmpty {
           lines.append("  decodes each record for: " + decoded.joined(separator: ", "))
+          let unresolved = _keyPathsWithoutField(filter)
+          if !unresolved.isEmpty { lines.append("  read through Codable: " + unresolved.joined(separator: "; ")) }
         }
       }
       if i == 0, let firstSnapshot, let routes = _fieldRoutes(stage, in: firstSnapshot) {
@@ -106,20 +109,12 @@ extension RequestSet {
     case .unavailable: return nil
     }
     var keys: [String] = []
-    var stack = stage.filter.map { [$0] } ?? []
-    while let node = stack.popLast() {
-      switch node {
-      case .and(let parts), .or(let parts): stack.append(contentsOf: parts.terms.reversed())
-      case .not(let inner): stack.append(inner)
-      case .field(let c): if !keys.contains(c.key) { keys.append(c.key) }
-      default: continue
-      }
-    }
+    for case .field(let c) in stage.filter.map(Self._leaves) ?? [] where !keys.contains(c.key) { keys.append(c.key) }
     for case .field(let key, _, _) in stage.sort where !keys.contains(key) { keys.append(key) }
     var reflected: [String] = []
     var encoded: [String] = []
     for key in keys {
-      if case .reflected = plan.route(key) {
+      if case .reflected = _ResolvedField.named(key, in: plan, root: Element.self).reading {
         reflected.append(key)
       } else if plan.encodesEverything || plan.encodedOnly.contains(_DottedKey.split(key)[0]) {
         encoded.append(key)
@@ -131,17 +126,44 @@ extension RequestSet {
     return line + encoded.joined(separator: ", ") + " through Codable (encoded per record)"
   }
 
+  /// The key paths of `filter`'s typed conditions that name no field the store could read
+  /// (see `_ResolvedField.whyNoField`), each with the reason: a store that keeps records
+  /// encoded decodes each record to test them, through the type's `Codable` conformance.
+  private func _keyPathsWithoutField(_ filter: _FilterNode<Element>) -> [String] {
+    var found: [String] = []
+    for case .typed(let c) in Self._leaves(filter) {
+      guard let keyPath = c.keyPath?.keyPath, let why = _ResolvedField.whyNoField(keyPath, root: Element.self)
+      else { continue }
+      let entry = "\(keyPath) (\(why))"
+      if !found.contains(entry) { found.append(entry) }
+    }
+    return found
+  }
+
+  /// The conditions of a filter that are not ANDs, ORs or NOTs, in the order they are
+  /// written; walked with an explicit stack, as a chained filter can nest deeply.
+  private static func _leaves(_ filter: _FilterNode<Element>) -> [_FilterNode<Element>] {
+    var leaves: [_FilterNode<Element>] = []
+    var stack = [filter]
+    while let node = stack.popLast() {
+      switch node {
+      case .and(let parts), .or(let parts): stack.append(contentsOf: parts.terms.reversed())
+      case .not(let inner): stack.append(inner)
+      default: leaves.append(node)
+      }
+    }
+    return leaves
+  }
+
   /// The conditions of `filter` that decode each record they test on a store that keeps
   /// records encoded; nil for a store that holds them in memory.
   private func _decodedConditions(_ filter: _FilterNode<Element>, in snapshot: StoreSnapshot<Element>) -> [String]? {
     guard case .external = snapshot._storage else { return nil }
     let fields = snapshot._fieldsAtHand()
     var found: [String] = []
-    var stack = [filter]  // an explicit stack: a chained filter can nest deeply
-    while let node = stack.popLast() {
+    for node in Self._leaves(filter) {
       switch node {
-      case .and(let parts), .or(let parts): stack.append(contentsOf: parts.terms.reversed())
-      case .not(let inner): stack.append(inner)
+      case .and, .or, .not: continue  // not a leaf
       case .typed(let c):
         if let twin = c.field, !twin.idOnly, let fields,
           _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)

@@ -185,7 +185,7 @@ extension _TypedSort {
       // Strings compare with the descriptor's comparator, not byte by byte as the field.
       let valueType = type(of: keyPath).valueType
       if valueType != String.self && valueType != String?.self && _isTwinType(valueType, ordered: true) {
-        fieldKey = _fieldKey(keyPath, root: Element.self)
+        fieldKey = _ResolvedField.named(by: keyPath, root: Element.self)?.key
       }
     }
     // The descriptor's own comparison includes its direction: undo it, so that `compare`

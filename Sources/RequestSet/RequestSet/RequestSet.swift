@@ -138,7 +138,8 @@ struct _Evaluation<Element: Sendable>: Sendable {
 ///
 /// The snapshot is fixed by the first read of any kind, so a count taken first and the
 /// records read later come from the same moment of the store. The query runs once: `count`
-/// builds the result that iteration, subscripts, `first` and `last` then read. Counting a
+/// keeps the matches (as bits, for a plain filtered scan) that iteration, subscripts,
+/// `first` and `last` then read without testing a record again. Counting a
 /// sorted set keeps the first stage's matches in store order instead of sorting them;
 /// the result, when a read needs it, sorts those without filtering again.
 final class _ResultCache<Element: Sendable>: Sendable {
@@ -149,6 +150,9 @@ final class _ResultCache<Element: Sendable>: Sendable {
     /// The first stage's matches, in store order, before its sort and window: what
     /// counting a sorted set computed (see ``count(_:_:)``).
     var matched: [Int]?
+    /// The matches as one bit per slot, and how many: what counting a plain filtered scan
+    /// computed (see `_Executor.firstStageMatchBits`).
+    var matchedBits: (bits: [UInt64], count: Int)?
   }
   private let state = _Lock(State())
 
@@ -163,16 +167,23 @@ final class _ResultCache<Element: Sendable>: Sendable {
   }
 
   func evaluation(_ source: _Source<Element>, _ query: _Query<Element>) throws -> _Evaluation<Element> {
-    let (known, matched) = state.withLock { ($0.evaluation, $0.matched) }
+    let (known, matched, bits) = state.withLock { ($0.evaluation, $0.matched, $0.matchedBits) }
     if let known { return known }
     let snapshot = try snapshot(source)
-    let slots = try _Executor.slots(query, in: snapshot, firstStageMatches: matched)
+    let slots: [Int]
+    if let bits {
+      // A count found exactly the result: no sort, window or distinct to apply.
+      slots = _Executor.slots(fromBits: bits.bits, count: bits.count)
+    } else {
+      slots = try _Executor.slots(query, in: snapshot, firstStageMatches: matched)
+    }
     return state.withLock { st in
       if let e = st.evaluation { return e }
       let e = _Evaluation(snapshot: snapshot, slots: slots)
       st.evaluation = e
       st.count = e.count
       st.matched = nil
+      st.matchedBits = nil
       return e
     }
   }
@@ -187,16 +198,27 @@ final class _ResultCache<Element: Sendable>: Sendable {
   func peekCount() -> Int? { state.withLock { $0.count } }
 
   /// Whether a count has run the query: the result then costs no further scan.
-  func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil } }
+  func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil } }
 
   /// The number of results, from the one run of the query that every read shares.
   ///
-  /// A set with no sort (and no `reversed()`) is evaluated: its result is exactly the
-  /// matches in store order, so counting costs the scan it would cost anyway, and the
-  /// iteration that usually follows reads what it found. A one-stage sorted set keeps its
+  /// A set with no sort (and no `reversed()`) that scans the whole store keeps its matches
+  /// as one bit per record (see `_Executor.firstStageMatchBits`): counting collects no
+  /// positions, and the iteration that usually follows turns the bits into positions
+  /// without testing a record again. Any other set with no sort is evaluated: its result is
+  /// exactly the matches in store order, so counting costs the scan it would cost anyway. A one-stage sorted set keeps its
   /// matches unsorted instead, since its count does not depend on the order.
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }
+    // A plain filtered scan: count its matches as bits, collecting no positions.
+    if query.invalid == nil, let found = try _Executor.firstStageMatchBits(query, in: try snapshot(source)) {
+      state.withLock { st in
+        guard st.evaluation == nil else { return }
+        st.matchedBits = found
+        st.count = found.count
+      }
+      return found.count
+    }
     guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil,
       !stage.sort.isEmpty || stage.reversed || stage.filter == nil
     else {
