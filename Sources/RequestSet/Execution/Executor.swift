@@ -162,6 +162,29 @@ enum _Executor {
     }
   }
 
+  /// The number of results when one index answers the query's only filter exactly
+  /// (`filter(\.name == k).count`): the index's entries are counted and no record is
+  /// read, as a covering index counts in SQL. Nil for any other query, which then runs.
+  ///
+  /// The filter and sort keys are compiled first, so a bad key or value throws exactly as
+  /// evaluating the query would.
+  static func indexedCount<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int? {
+    guard query.invalid == nil, query.stages.count == 1, snapshot._indexes != nil else { return nil }
+    let stage = query.stages[0]
+    guard stage.distinct == nil, let filter = stage.filter else { return nil }
+    switch filter {
+    case .typed, .field: break
+    default: return nil
+    }
+    return try _RecordCursor.with(snapshot) { cursor -> Int? in
+      var compiler = _FilterCompiler(cursor: cursor)
+      _ = try compiler.compile(filter)
+      _ = try _comparator(stage.sort, compiler: &compiler)
+      guard let n = _Planner.exactCount(filter, in: snapshot, fields: compiler.fieldsAtHand()) else { return nil }
+      return stage.window.range(in: n).count
+    }
+  }
+
   /// The number of results, without building the result when one stage suffices.
   static func count<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int {
     if let invalid = query.invalid { throw invalid }

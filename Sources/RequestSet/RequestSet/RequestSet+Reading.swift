@@ -77,6 +77,10 @@ extension RequestSet {
       return e.count == 0 ? nil : try e.element(0)
     }
     let snapshot = try _cache.snapshot(_source)
+    // `filter(\.id == v)`: the id map answers it, with no copy of the query to limit.
+    if let found = _Planner.idSlots(_query, in: snapshot) {
+      return try found.first.map { try snapshot._record(at: $0) }
+    }
     var query = _query
     query.limit(1)
     let slots = try _Executor.slots(query, in: snapshot)
@@ -91,6 +95,9 @@ extension RequestSet {
       return e.count == 0 ? nil : try e.element(e.count - 1)
     }
     let snapshot = try _cache.snapshot(_source)
+    if let found = _Planner.idSlots(_query, in: snapshot) {
+      return try found.last.map { try snapshot._record(at: $0) }
+    }
     var query = _query
     query.reverse()
     query.limit(1)

@@ -191,12 +191,23 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   /// The number of results, from the one run of the query that every read shares.
   ///
-  /// A set with no sort (and no `reversed()`) is evaluated: its result is exactly the
-  /// matches in store order, so counting costs the scan it would cost anyway, and the
-  /// iteration that usually follows reads what it found. A one-stage sorted set keeps its
-  /// matches unsorted instead, since its count does not depend on the order.
+  /// A set whose only filter one index answers exactly counts that index's entries and
+  /// reads no record (see `_Executor.indexedCount`); the first read of the records then
+  /// runs the query. Otherwise, a set with no sort (and no `reversed()`) is evaluated: its
+  /// result is exactly the matches in store order, so counting costs the scan it would
+  /// cost anyway, and the iteration that usually follows reads what it found. A one-stage
+  /// sorted set keeps its matches unsorted instead, since its count does not depend on
+  /// the order.
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }
+    if query.invalid == nil, query.stages.count == 1, query.stages[0].filter != nil {
+      // One condition an index answers exactly: count its entries, read no record.
+      let snapshot = try snapshot(source)
+      if let n = try _Executor.indexedCount(query, in: snapshot) {
+        state.withLock { st in if st.count == nil { st.count = n } }
+        return n
+      }
+    }
     guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil,
       !stage.sort.isEmpty || stage.reversed || stage.filter == nil
     else {
