@@ -6,8 +6,8 @@ import RequestSet
 // and a LogStore of N records with indexes on name and age, then runs each small query of
 // issue 11 over 1,000 varying keys for about a second and prints the time per query.
 // `RATIOS_SMALLQ=log-count` runs only that query (for `perf record`), for
-// `RATIOS_SMALLQ_SECONDS` seconds (default 1). Not a ratio table: the figures to quote
-// come from `issue11` and `query`.
+// `RATIOS_SMALLQ_SECONDS` seconds (default 1), or exactly `RATIOS_SMALLQ_CALLS` times.
+// Not a ratio table: the figures to quote come from `issue11` and `query`.
 
 func smallQueryLoops(_ animals: [Animal]) throws {
   let n = animals.count
@@ -31,6 +31,12 @@ func smallQueryLoops(_ animals: [Animal]) throws {
     var calls = 0
     let start = DispatchTime.now().uptimeNanoseconds
     var elapsed: UInt64 = 0
+    if let fixed = environment["RATIOS_SMALLQ_CALLS"].flatMap(Int.init) {
+      // A fixed number of calls, for an instruction count (valgrind --tool=callgrind).
+      for i in 0..<fixed { try body(i % 1000) }
+      print("\(name): \(fixed) calls")
+      return
+    }
     while elapsed < UInt64(seconds * 1e9) {
       for i in 0..<1000 { try body(i) }
       calls += 1000

@@ -200,14 +200,17 @@ enum _Planner {
       return nil
     }
     let entries = index.entries
-    let estimate = runs.reduce(0) { $0 + $1.count(in: entries) }
+    // Each run's ends are searched for once: the estimate counts between them, and the
+    // slots are read between the same ends.
+    let bounds = runs.map { $0.bounds(in: entries) }
+    let estimate = bounds.reduce(0) { $0 + entries.distance(from: $1.0, to: $1.1) }
     let inOrder = runs.count == 1 && runs[0].isInStoreOrder
     let kind = runs.count == 1 ? runs[0].lookupName : "lookup"
     return _Lookup(
       name: "index \(kind) on \(c.key)", estimate: estimate, exact: exact && runsExact, inStoreOrder: inOrder,
       slots: {
-        if inOrder { return runs[0].slots(in: entries) }
-        return _union(runs.map { var s = $0.slots(in: entries); s.sort(); return s })
+        if inOrder { return _IndexRange.slots(in: entries, between: bounds[0]) }
+        return _union(bounds.map { var s = _IndexRange.slots(in: entries, between: $0); s.sort(); return s })
       })
   }
 

@@ -186,8 +186,14 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// The count, when a read has already computed it.
   func peekCount() -> Int? { state.withLock { $0.count } }
 
-  /// Whether a count has run the query: the result then costs no further scan.
-  func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil } }
+  /// The snapshot, fixed now if no read has fixed it; nil once a read (a count, say) has
+  /// run the query, whose result then costs no further scan. One look under the lock
+  /// where asking both apart takes two: `first` on a fresh set is a whole small query.
+  func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
+    let (ran, known) = state.withLock { ($0.evaluation != nil || $0.matched != nil, $0.snapshot) }
+    if ran { return nil }
+    return try known ?? snapshot(source)
+  }
 
   /// The number of results, from the one run of the query that every read shares.
   ///
