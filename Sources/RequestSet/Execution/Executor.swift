@@ -190,13 +190,20 @@ enum _Executor {
     case .typed, .field: break
     default: return nil
     }
-    return try _RecordCursor.with(snapshot) { cursor -> Int? in
-      var compiler = _FilterCompiler(cursor: cursor)
-      if !_compilesWithoutChecks(filter) { _ = try compiler.compile(filter) }
-      _ = try _comparator(stage.sort, compiler: &compiler)
-      guard let n = _Planner.exactCount(filter, in: snapshot, fields: compiler.fieldsAtHand()) else { return nil }
-      return stage.window.range(in: n).count
+    let fields: (any _FieldAccess)?
+    if stage.sort.isEmpty && _compilesWithoutChecks(filter) {
+      // Nothing to check, so no compiler: a typed condition counts from its twin's index.
+      fields = snapshot._fieldsAtHand()
+    } else {
+      fields = try _RecordCursor.with(snapshot) { cursor in
+        var compiler = _FilterCompiler(cursor: cursor)
+        if !_compilesWithoutChecks(filter) { _ = try compiler.compile(filter) }
+        _ = try _comparator(stage.sort, compiler: &compiler)
+        return compiler.fieldsAtHand()
+      }
     }
+    guard let n = _Planner.exactCount(filter, in: snapshot, fields: fields) else { return nil }
+    return stage.window.range(in: n).count
   }
 
   /// The number of results, without building the result when one stage suffices.

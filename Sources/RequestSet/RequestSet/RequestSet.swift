@@ -154,6 +154,11 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   func snapshot(_ source: _Source<Element>) throws -> StoreSnapshot<Element> {
     if let s = state.withLock({ $0.snapshot }) { return s }
+    return try _fixSnapshot(source)
+  }
+
+  /// Takes a snapshot of the source and keeps it, unless another read kept one first.
+  private func _fixSnapshot(_ source: _Source<Element>) throws -> StoreSnapshot<Element> {
     let fresh = try source.snapshot()
     return state.withLock { st in
       if let s = st.snapshot { return s }
@@ -190,9 +195,18 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// run the query, whose result then costs no further scan. One look under the lock
   /// where asking both apart takes two: `first` on a fresh set is a whole small query.
   func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
-    let (ran, known) = state.withLock { ($0.evaluation != nil || $0.matched != nil, $0.snapshot) }
+    // No tuple and no `??`: in this unspecialized code each costs a metadata lookup.
+    var ran = false
+    let known: StoreSnapshot<Element>? = state.withLock { st in
+      if st.evaluation != nil || st.matched != nil {
+        ran = true
+        return nil
+      }
+      return st.snapshot
+    }
     if ran { return nil }
-    return try known ?? snapshot(source)
+    if let known { return known }
+    return try _fixSnapshot(source)
   }
 
   /// The number of results, from the one run of the query that every read shares.
