@@ -195,18 +195,18 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// run the query, whose result then costs no further scan. One look under the lock
   /// where asking both apart takes two: `first` on a fresh set is a whole small query.
   func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
-    // No tuple and no `??`: in this unspecialized code each costs a metadata lookup.
-    var ran = false
-    let known: StoreSnapshot<Element>? = state.withLock { st in
-      if st.evaluation != nil || st.matched != nil {
-        ran = true
-        return nil
-      }
-      return st.snapshot
+    // Only a number comes out of the lock: in this unspecialized code, copying an optional
+    // snapshot out (or a tuple) costs more than a second look when one is kept already.
+    let progress = state.withLock { st -> Int in
+      if st.evaluation != nil || st.matched != nil { return 2 }
+      if case .none = st.snapshot { return 0 }
+      return 1
     }
-    if ran { return nil }
-    if let known { return known }
-    return try _fixSnapshot(source)
+    switch progress {
+    case 0: return try _fixSnapshot(source)
+    case 1: return try snapshot(source)
+    default: return nil
+    }
   }
 
   /// The number of results, from the one run of the query that every read shares.
