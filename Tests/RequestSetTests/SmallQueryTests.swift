@@ -125,9 +125,10 @@ import Testing
     }
   }
 
-  /// An id of another type never finds a record, and the store's own type of id does.
+  /// A store whose ids are strings: a string id finds its record or nothing, and a
+  /// number where the id holds strings is a type mismatch, not an empty result.
   @Test(arguments: StoreKind.writable)
-  func idsOfAnotherKindFindNothing(kind: StoreKind) throws {
+  func stringIDsFindTheirRecordAndNumbersDoNotMatch(kind: StoreKind) throws {
     let store = try kind.makeStore(of: Tagged.self)
     try store.insert(contentsOf: [Tagged(id: "1", number: 1), Tagged(id: "2", number: 2)])
     let set = RequestSet(store)
