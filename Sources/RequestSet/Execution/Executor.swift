@@ -28,10 +28,14 @@ enum _Executor {
             // deeper, so a filter nested as deep as a format string may nest still compiles
             // on a small thread stack, as it did when counting compiled it directly.
             var candidates: [Int]? = nil
-            var matcher = try compiler.compile(stage.filter)
+            var matcher: _Matcher<Element>
             if case .lookup = plan.path {
+              // The whole filter is compiled for its checks, unless it has none to make.
+              if !_compilesWithoutChecks(stage.filter) { _ = try compiler.compile(stage.filter) }
               candidates = plan.candidates ?? []
               matcher = try compiler.compile(plan.filter)
+            } else {
+              matcher = try compiler.compile(stage.filter)
             }
             let range = stage.window.range(in: Int.max)
             let found = try _collect(candidates, cursor, matcher, upTo: range.upperBound)
@@ -74,6 +78,16 @@ enum _Executor {
     }
   }
 
+  /// Whether compiling `filter` checks nothing, so it cannot throw: one typed condition
+  /// or closure (its test was built where it was written). A filter the plan answers
+  /// from an index need not then be compiled just for its checks.
+  private static func _compilesWithoutChecks<Element>(_ filter: _FilterNode<Element>?) -> Bool {
+    switch filter {
+    case nil, .constant?, .typed?, .closure?: return true
+    default: return false
+    }
+  }
+
   /// Runs the first stage the way the planner chose.
   private static func _run<Element>(
     _ plan: _AccessPlan<Element>, _ stage: _Stage<Element>, compiler: inout _FilterCompiler<Element>
@@ -86,7 +100,7 @@ enum _Executor {
     case .lookup:
       // The whole filter is compiled once, for its checks: a bad key or value throws
       // whichever way the records are read.
-      _ = try compiler.compile(stage.filter)
+      if !_compilesWithoutChecks(stage.filter) { _ = try compiler.compile(stage.filter) }
       return try _run(narrowed, on: plan.candidates ?? [], compiler: &compiler)
     case .walk(let index, _, let descending):
       return try _walk(narrowed, index, descending: descending, compiler: &compiler)
@@ -237,6 +251,36 @@ enum _Executor {
       }
     }
     return slots
+  }
+
+  /// The number of results when one index answers the query's only filter exactly
+  /// (`filter(\.name == k).count`): the index's entries are counted and no record is
+  /// read, as a covering index counts in SQL. Nil for any other query, which then runs.
+  ///
+  /// The filter and sort keys are compiled first, so a bad key or value throws exactly as
+  /// evaluating the query would.
+  static func indexedCount<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int? {
+    guard query.invalid == nil, query.stages.count == 1, snapshot._indexes != nil else { return nil }
+    let stage = query.stages[0]
+    guard stage.distinct == nil, let filter = stage.filter else { return nil }
+    switch filter {
+    case .typed, .field: break
+    default: return nil
+    }
+    let fields: (any _FieldAccess)?
+    if stage.sort.isEmpty && _compilesWithoutChecks(filter) {
+      // Nothing to check, so no compiler: a typed condition counts from its twin's index.
+      fields = snapshot._fieldsAtHand()
+    } else {
+      fields = try _RecordCursor.with(snapshot) { cursor in
+        var compiler = _FilterCompiler(cursor: cursor)
+        if !_compilesWithoutChecks(filter) { _ = try compiler.compile(filter) }
+        _ = try _comparator(stage.sort, compiler: &compiler)
+        return compiler.fieldsAtHand()
+      }
+    }
+    guard let n = _Planner.exactCount(filter, in: snapshot, fields: fields) else { return nil }
+    return stage.window.range(in: n).count
   }
 
   /// The number of results, without building the result when one stage suffices.

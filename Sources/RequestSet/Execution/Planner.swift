@@ -200,14 +200,17 @@ enum _Planner {
       return nil
     }
     let entries = index.entries
-    let estimate = runs.reduce(0) { $0 + $1.count(in: entries) }
+    // Each run's ends are searched for once: the estimate counts between them, and the
+    // slots are read between the same ends.
+    let bounds = runs.map { $0.bounds(in: entries) }
+    let estimate = bounds.reduce(0) { $0 + entries.distance(from: $1.0, to: $1.1) }
     let inOrder = runs.count == 1 && runs[0].isInStoreOrder
     let kind = runs.count == 1 ? runs[0].lookupName : "lookup"
     return _Lookup(
       name: "index \(kind) on \(c.key)", estimate: estimate, exact: exact && runsExact, inStoreOrder: inOrder,
       slots: {
-        if inOrder { return runs[0].slots(in: entries) }
-        return _union(runs.map { var s = $0.slots(in: entries); s.sort(); return s })
+        if inOrder { return _IndexRange.slots(in: entries, between: bounds[0]) }
+        return _union(bounds.map { var s = _IndexRange.slots(in: entries, between: $0); s.sort(); return s })
       })
   }
 
@@ -226,6 +229,51 @@ enum _Planner {
     else { return nil }
     let range = stage.window.range(in: found.count)
     return range.count == found.count ? found : Array(found[range])
+  }
+
+  /// The number of records one condition matches, counted from an index without reading
+  /// a record or building the list of matches: nil unless `node` is a single string-key
+  /// condition, or a typed condition with a field twin, that one index (or the id map)
+  /// answers exactly.
+  ///
+  /// A typed condition counts from its twin's index when the key holds the value's kind
+  /// (see `TypedFieldTwin.swift`): that is when a lookup through the twin is exact, the
+  /// same rule a store that decodes records uses to run the typed test as its twin.
+  ///
+  /// - Parameter fields: The snapshot's fields, for the typed case; nil when they are not
+  ///   at hand without a pass over the records.
+  static func exactCount<Element>(
+    _ node: _FilterNode<Element>, in snapshot: StoreSnapshot<Element>, fields: (any _FieldAccess)?
+  ) -> Int? {
+    guard let access = snapshot._indexes, !access.catalog.isEmpty || access.slotForID != nil else { return nil }
+    let condition: _FieldCondition
+    switch node {
+    case .field(let c):
+      condition = c
+    case .typed(let t):
+      guard let twin = t.field else { return nil }
+      if twin.key == "id", let found = _idLookup(twin, access, snapshot) { return found.count }
+      guard !twin.idOnly, let fields, _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields) else {
+        return nil
+      }
+      condition = twin
+    default:
+      return nil
+    }
+    guard let index = access.catalog.index(for: condition.key), let (runs, exact) = _IndexRange.runs(for: condition),
+      exact
+    else { return nil }
+    if case .typed = node {
+      // As `_twinLookup` requires: every value compared is of a kind the index holds.
+      let kinds = index.entries.kinds
+      func held(_ v: FieldValue) -> Bool { v == .null || kinds.contains(v._kind) }
+      if case .in = condition.op, case .array(let items) = condition.value {
+        guard items.allSatisfy(held) else { return nil }
+      } else {
+        guard held(condition.value) else { return nil }
+      }
+    }
+    return runs.reduce(0) { $0 + $1.count(in: index.entries) }
   }
 
   /// The slots of `id == v` or `id IN {…}`, ascending; nil when the store cannot tell.

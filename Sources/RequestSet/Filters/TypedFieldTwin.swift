@@ -128,6 +128,10 @@ func _isTwinType(_ type: Any.Type, ordered: Bool) -> Bool {
 /// ``_isTwinType(_:ordered:)``), or nil; nil for NaN too, which the encoded form would
 /// compare differently.
 func _twinValue<Value>(_ value: Value, ordered: Bool) -> FieldValue? {
+  // The two commonest kinds of filter value, as `_FieldEncoder` encodes them, with no
+  // dynamic cast: a small query's filter is built for each query.
+  if Value.self == Int.self { return .int(unsafeBitCast(value, to: Int.self)) }
+  if Value.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
   guard _isTwinType(Value.self, ordered: ordered), let encodable = value as? any Encodable,
     let encoded = try? _FieldEncoder.encode(encodable)
   else { return nil }

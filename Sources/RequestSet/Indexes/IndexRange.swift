@@ -128,7 +128,13 @@ enum _IndexRange: Sendable {
 
   /// The run's slots, in index order (store order within one value).
   func slots(in index: _SortedIndex) -> [Int] {
-    let (a, b) = bounds(in: index)
+    Self.slots(in: index, between: bounds(in: index))
+  }
+
+  /// The slots between two positions of `index` (see ``bounds(in:)``), in index order:
+  /// a caller that counted the run first does not search for it again.
+  static func slots(in index: _SortedIndex, between bounds: (_SortedIndex.Position, _SortedIndex.Position)) -> [Int] {
+    let (a, b) = bounds
     var out: [Int] = []
     out.reserveCapacity(index.distance(from: a, to: b))
     index.forEach(from: a, to: b) { out.append($0.slot); return true }

@@ -19,10 +19,13 @@ extension RequestSet: RandomAccessCollection {
   /// (one bit per record when it scans the whole store, their positions otherwise; never
   /// copies of the records), and iteration, subscripts, `first` and
   /// `last` read those without running the query again. Counting a sorted set does not
-  /// sort; the first read that needs the order sorts the matches the count found.
+  /// sort; the first read that needs the order sorts the matches the count found. When
+  /// one index answers the set's only filter exactly (`filter(\.name == k)` with an index
+  /// on `name`), counting reads the index alone, and the first read of the records looks
+  /// them up in that index.
   /// A bad query stops the program; ``fetchCount()`` throws instead, and a set returned
   /// by ``validated()`` never stops.
-  /// - Complexity: O(*n*) the first time, O(1) after.
+  /// - Complexity: O(*n*) the first time (O(log *n*) from an index), O(1) after.
   public var count: Int {
     do {
       return try _cache.count(_source, _query)

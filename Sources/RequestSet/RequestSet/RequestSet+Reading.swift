@@ -72,11 +72,14 @@ extension RequestSet {
   /// in a single pass, an unsorted one stops at the first match. Once a read has run the
   /// query (a `count`, say), it reads that result instead.
   func _fetchFirst() throws -> Element? {
-    if _cache.hasRun() {
+    guard let snapshot = try _cache.snapshotUnlessRun(_source) else {
       let e = try _cache.evaluation(_source, _query)
       return e.count == 0 ? nil : try e.element(0)
     }
-    let snapshot = try _cache.snapshot(_source)
+    // `filter(\.id == v)`: the id map answers it, with no copy of the query to limit.
+    if let found = _Planner.idSlots(_query, in: snapshot) {
+      return try found.first.map { try snapshot._record(at: $0) }
+    }
     var query = _query
     query.limit(1)
     let slots = try _Executor.slots(query, in: snapshot)
@@ -86,11 +89,13 @@ extension RequestSet {
   /// The last record without building the whole result, or from the result once a read
   /// has run the query.
   func _fetchLast() throws -> Element? {
-    if _cache.hasRun() {
+    guard let snapshot = try _cache.snapshotUnlessRun(_source) else {
       let e = try _cache.evaluation(_source, _query)
       return e.count == 0 ? nil : try e.element(e.count - 1)
     }
-    let snapshot = try _cache.snapshot(_source)
+    if let found = _Planner.idSlots(_query, in: snapshot) {
+      return try found.last.map { try snapshot._record(at: $0) }
+    }
     var query = _query
     query.reverse()
     query.limit(1)

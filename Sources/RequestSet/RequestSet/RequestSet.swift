@@ -158,6 +158,11 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   func snapshot(_ source: _Source<Element>) throws -> StoreSnapshot<Element> {
     if let s = state.withLock({ $0.snapshot }) { return s }
+    return try _fixSnapshot(source)
+  }
+
+  /// Takes a snapshot of the source and keeps it, unless another read kept one first.
+  private func _fixSnapshot(_ source: _Source<Element>) throws -> StoreSnapshot<Element> {
     let fresh = try source.snapshot()
     return state.withLock { st in
       if let s = st.snapshot { return s }
@@ -200,16 +205,45 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// Whether a count has run the query: the result then costs no further scan.
   func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil } }
 
+  /// The snapshot, fixed now if no read has fixed it; nil once a read (a count, say) has
+  /// run the query, whose result then costs no further scan. One look under the lock
+  /// where asking both apart takes two: `first` on a fresh set is a whole small query.
+  func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
+    // Only a number comes out of the lock: in this unspecialized code, copying an optional
+    // snapshot out (or a tuple) costs more than a second look when one is kept already.
+    let progress = state.withLock { st -> Int in
+      if st.evaluation != nil || st.matched != nil || st.matchedBits != nil { return 2 }
+      if case .none = st.snapshot { return 0 }
+      return 1
+    }
+    switch progress {
+    case 0: return try _fixSnapshot(source)
+    case 1: return try snapshot(source)
+    default: return nil
+    }
+  }
+
   /// The number of results, from the one run of the query that every read shares.
   ///
-  /// A set with no sort (and no `reversed()`) that scans the whole store keeps its matches
-  /// as one bit per record (see `_Executor.firstStageMatchBits`): counting collects no
-  /// positions, and the iteration that usually follows turns the bits into positions
-  /// without testing a record again. Any other set with no sort is evaluated: its result is
-  /// exactly the matches in store order, so counting costs the scan it would cost anyway. A one-stage sorted set keeps its
-  /// matches unsorted instead, since its count does not depend on the order.
+  /// A set whose only filter one index answers exactly counts that index's entries and
+  /// reads no record (see `_Executor.indexedCount`); the first read of the records then
+  /// runs the query. A set with no sort (and no `reversed()`) that scans the whole store
+  /// keeps its matches as one bit per record (see `_Executor.firstStageMatchBits`):
+  /// counting collects no positions, and the iteration that usually follows turns the bits
+  /// into positions without testing a record again. Any other set with no sort is
+  /// evaluated: its result is exactly the matches in store order, so counting costs the
+  /// scan it would cost anyway. A one-stage sorted set keeps its matches unsorted instead,
+  /// since its count does not depend on the order.
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }
+    if query.invalid == nil, query.stages.count == 1, query.stages[0].filter != nil {
+      // One condition an index answers exactly: count its entries, read no record.
+      let snapshot = try snapshot(source)
+      if let n = try _Executor.indexedCount(query, in: snapshot) {
+        state.withLock { st in if st.count == nil { st.count = n } }
+        return n
+      }
+    }
     // A plain filtered scan: count its matches as bits, collecting no positions.
     if query.invalid == nil, let found = try _Executor.firstStageMatchBits(query, in: try snapshot(source)) {
       state.withLock { st in

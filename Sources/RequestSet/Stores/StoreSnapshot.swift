@@ -36,19 +36,27 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   /// `_RecordCopy`).
   let _copiesOut: Bool
 
-  init(storage: _SnapshotStorage<Element>, slotCount: Int, live: _Bitset?, liveCount: Int, version: UInt64) {
+  /// - Parameter copiesOut: ``_copiesOut``, when the caller knows it already (a store
+  ///   works it out once): finding out costs a few dynamic casts per snapshot.
+  init(
+    storage: _SnapshotStorage<Element>, slotCount: Int, live: _Bitset?, liveCount: Int, version: UInt64,
+    copiesOut: Bool? = nil
+  ) {
     _storage = storage
     _slotCount = slotCount
     _live = live
     _liveCount = liveCount
     _version = version
-    _copiesOut = _RecordCopy.applies(to: Element.self)
+    _copiesOut = copiesOut ?? _RecordCopy.applies(to: Element.self)
   }
 
-  init(records: ContiguousArray<Element>, live: _Bitset?, liveCount: Int, fields: _FieldSource, version: UInt64) {
+  init(
+    records: ContiguousArray<Element>, live: _Bitset?, liveCount: Int, fields: _FieldSource, version: UInt64,
+    copiesOut: Bool? = nil
+  ) {
     self.init(
       storage: .contiguous(records, fields), slotCount: records.count, live: live, liveCount: liveCount,
-      version: version)
+      version: version, copiesOut: copiesOut)
   }
 
   /// A snapshot of records that string keys cannot reach (the element is not `Encodable`).

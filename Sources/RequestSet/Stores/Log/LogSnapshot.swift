@@ -52,10 +52,8 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   func fields() throws -> any _FieldAccess {
     // Once per evaluation, before its readers walk the records (see `_Mapping`).
     try mapping?.check(covers: end)
-    var kinds = try openKinds.value()
-    kinds.formUnion(writtenKinds)
     return _LogFieldAccess(
-      kinds: kinds.materialize(names: names, base: probedKinds), records: self)
+      kinds: try openKinds.fieldKinds(written: writtenKinds, names: names, probed: probedKinds), records: self)
   }
 }
 
@@ -184,6 +182,33 @@ final class _OpenKinds: Sendable {
       }
     }
   }
+
+  /// The kinds by dotted key of a snapshot that wrote `written` on top of what the open
+  /// learned, with key names `names`, merged into `probed` (see
+  /// `_KindAccumulator.materialize`).
+  ///
+  /// Every query asks once or twice, and snapshots taken between two writes ask with the
+  /// same arguments: the last answer is kept and handed out again while they are equal,
+  /// so a small query does not rebuild the dictionary.
+  func fieldKinds(
+    written: _KindAccumulator, names: [String?], probed: [String: _KindSet]
+  ) throws -> [String: _KindSet] {
+    if let last = lastFieldKinds.withLock({ $0 }), last.written.top == written.top,
+      last.written.nested == written.nested, last.names == names, last.probed == probed
+    {
+      return last.kinds
+    }
+    var kinds = try value()
+    kinds.formUnion(written)
+    let materialized = kinds.materialize(names: names, base: probed)
+    lastFieldKinds.withLock { $0 = (written, names, probed, materialized) }
+    return materialized
+  }
+
+  /// The arguments and answer of the last ``fieldKinds(written:names:probed:)``.
+  private let lastFieldKinds = _Lock<
+    (written: _KindAccumulator, names: [String?], probed: [String: _KindSet], kinds: [String: _KindSet])?
+  >(nil)
 
   func value() throws -> _KindAccumulator {
     try state.withLock { state in

@@ -410,7 +410,7 @@ public final class LogStore<Element: Record>: RecordStore {
       var snapshot = StoreSnapshot(
         storage: .external(records), slotCount: index.locations.count,
         live: index.liveCount == index.locations.count ? nil : index.live, liveCount: index.liveCount,
-        version: state.version)
+        version: state.version, copiesOut: false)  // records decode fresh on every read
       snapshot._indexes = _IndexAccess(catalog: state.indexes)
       snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
       return snapshot

@@ -93,6 +93,10 @@ public final class MemoryStore<Element: Record>: RecordStore {
   /// The type's field model: which fields string keys read from the record.
   private let _model = _FieldModel.of(Element.self)
 
+  /// Whether snapshots hand out copies of the records (see `_RecordCopy`), worked out
+  /// once rather than for every snapshot.
+  private let _copiesOut = _RecordCopy.applies(to: Element.self)
+
   /// Encodes the records a write must encode, and replaces each with the record a store
   /// keeps (see `_RecordCopy`): those of a class, while the type's field model or record
   /// copy rule checks its first records, the first `observing` records of the write (the
@@ -348,7 +352,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
         live: state.liveCount == state.records.count ? nil : state.live,
         liveCount: state.liveCount,
         fields: .stored(_StoredFields(plan: state.fieldPlan, table: state.fields)),
-        version: state.version)
+        version: state.version, copiesOut: _copiesOut)
       snapshot._indexes = _IndexAccess(catalog: state.indexes)
       return snapshot
     }
