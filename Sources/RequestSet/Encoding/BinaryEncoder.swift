@@ -58,6 +58,9 @@ final class _BinaryEncoder {
     let start = out.count
     let keyMark = keys.count
     keyPosition = 0
+    // A reused encoder (see `BinaryRecordCodec`) starts clean after a value that threw.
+    if !open.isEmpty { open.removeAll(keepingCapacity: true) }
+    unsupported = false
     do {
       try encodeValue(value)
       close(downTo: 0)
@@ -129,6 +132,14 @@ final class _BinaryEncoder {
   @inline(__always)
   func writeBool(_ b: Bool) { out.append(b ? _Tag.true : _Tag.false) }
 
+  /// An array of scalars: the bytes `Array.encode(to:)` gives through an unkeyed container.
+  @inline(__always)
+  func writeArray<E>(_ items: [E], _ element: (E) -> Void) {
+    out.append(_Tag.array)
+    for item in items { element(item) }
+    out.append(_Tag.arrayEnd)
+  }
+
   @inline(__always)
   func writeString(_ s: String) {
     var s = s
@@ -195,6 +206,11 @@ final class _BinaryEncoder {
       return writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
     }
     if T.self == UUID.self { return writeString(unsafeBitCast(value, to: UUID.self).uuidString) }
+    // Arrays of the common scalars, as Array.encode(to:) writes them through an unkeyed
+    // container, without the container.
+    if T.self == [String].self { return writeArray(unsafeBitCast(value, to: [String].self), writeString) }
+    if T.self == [Int].self { return writeArray(unsafeBitCast(value, to: [Int].self)) { writeInt(Int64($0)) } }
+    if T.self == [Double].self { return writeArray(unsafeBitCast(value, to: [Double].self), writeDouble) }
     // As _FieldEncoder writes them (see there): a URL as its absolute string, a Decimal as
     // a number.
     if T.self == URL.self { return writeString((value as! URL).absoluteString) }
