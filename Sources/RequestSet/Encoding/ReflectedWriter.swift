@@ -373,8 +373,8 @@ protocol _WriterOptional {
 
 extension Optional: _WriterOptional {
   static func _isNil(_ p: UnsafeRawPointer) -> Bool {
-    if case .none = p.assumingMemoryBound(to: Self.self).pointee { return true }
-    return false
+    // Through `Self` and a borrow: no lookup of `Wrapped?`'s metadata, no copy.
+    p.assumingMemoryBound(to: Self.self).pointee == nil
   }
 
   static func _writerNode(depth: Int, optionals: inout Int) -> _WriteNode? {
