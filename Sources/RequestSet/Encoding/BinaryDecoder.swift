@@ -136,7 +136,13 @@ final class _BinaryDecoder {
     return u
   }
 
+  /// Inlined so that each integer type gets its own copy: unspecialized, the range check
+  /// goes through `FixedWidthInteger`'s witnesses.
+  @inline(__always)
   func decodeInteger<T: FixedWidthInteger>(_: T.Type, at position: Int, path: @autoclosure () -> [any CodingKey]) throws -> T {
+    if T.self == Int.self && Int.bitWidth == 64 {
+      return unsafeBitCast(Int(truncatingIfNeeded: try decodeInt64(at: position, path: path())), to: T.self)
+    }
     if T.isSigned {
       let v = try decodeInt64(at: position, path: path())
       if let t = T(exactly: v) { return t }
@@ -415,6 +421,7 @@ struct _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     try input.decode(T.self, at: try require(key), path: codingPath + [key])
   }
 
+  @inline(__always)
   private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
     try input.decodeInteger(T.self, at: try require(key), path: codingPath + [key])
   }
@@ -445,6 +452,7 @@ struct _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     try present(key).map { try input.decode(T.self, at: $0, path: codingPath + [key]) }
   }
 
+  @inline(__always)
   private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {
     try present(key).map { try input.decodeInteger(T.self, at: $0, path: codingPath + [key]) }
   }

@@ -21,8 +21,8 @@ import Synchronization
 /// are encoded both ways and the bytes compared, at least ``_FieldModel/minimumChecks``
 /// records and past them while some optional has not been seen holding a value, up to
 /// ``_FieldModel/maximumChecks``. One difference, or an optional never seen with a value,
-/// and the type is encoded through `Codable` for good; a type the field model has moved a
-/// field to `Codable` for is never written by reflection. A type whose `encode(to:)`
+/// and the type is encoded through `Codable` for good; so is a type the field model had
+/// already moved a field to `Codable` for when a record was checked. A type whose `encode(to:)`
 /// writes differently only for values the checked records never held is the limit of this
 /// scheme, the same limit the field model documents.
 ///
@@ -133,9 +133,24 @@ final class _ReflectedWriter: @unchecked Sendable {
         while i < ops.count {
           let op = ops[i]
           let p = base + op.offset
-          if op.optional >= 0 && optionalTypes[Int(op.optional)]._isNil(p) {
-            i += Int(op.skip)  // as encodeIfPresent: no key, no value
-            continue
+          if op.optional >= 0 {
+            // The commonest optionals are tested as what they are; others through their
+            // metatype, which looks up the optional's metadata (about as long as writing a
+            // short string).
+            let isNil: Bool
+            switch op.nilTest {
+            case .string: isNil = p.assumingMemoryBound(to: String?.self).pointee == nil
+            case .int: isNil = p.assumingMemoryBound(to: Int?.self).pointee == nil
+            case .double: isNil = p.assumingMemoryBound(to: Double?.self).pointee == nil
+            case .bool: isNil = p.assumingMemoryBound(to: Bool?.self).pointee == nil
+            case .date: isNil = p.assumingMemoryBound(to: Date?.self).pointee == nil
+            case .strings: isNil = p.assumingMemoryBound(to: [String]?.self).pointee == nil
+            default: isNil = optionalTypes[Int(op.optional)]._isNil(p)
+            }
+            if isNil {
+              i += Int(op.skip)  // as encodeIfPresent: no key, no value
+              continue
+            }
           }
           if op.key >= 0 { try e.writeFieldKey(Int(op.key), names[Int(op.key)]) }
           switch op.kind {
@@ -196,6 +211,9 @@ struct _WriteOp {
   var optional: Int32
   /// Steps to move past when the optional is nil: this one, and a struct's fields and end.
   var skip: Int32
+  /// How the optional is tested for nil: as `String?`, `Int?`, ... (the kind of its
+  /// wrapped value), or through its metatype (any other kind).
+  var nilTest: _WriteNode.Kind = .optional
 }
 
 /// Flattens a node tree into `_WriteOp`s.
@@ -215,7 +233,9 @@ struct _WriteCompiler {
       target = wrapped
     }
     let at = ops.count
-    ops.append(_WriteOp(kind: target.kind, offset: offset, key: key, optional: optional, skip: 1))
+    var op = _WriteOp(kind: target.kind, offset: offset, key: key, optional: optional, skip: 1)
+    if optional >= 0, [.string, .int, .double, .bool, .date, .strings].contains(target.kind) { op.nilTest = target.kind }
+    ops.append(op)
     if target.kind == .object {
       for field in target.fields {
         let k = Int32(keyNames.count)
