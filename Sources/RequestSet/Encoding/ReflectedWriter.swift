@@ -1,5 +1,5 @@
-@_spi(Reflection) import Swift
 import Foundation
+@_spi(Reflection) import Swift
 import Synchronization
 
 /// Writes a record straight from its stored properties, read by reflection, in the bytes
@@ -64,7 +64,9 @@ final class _ReflectedWriter: @unchecked Sendable {
     let id = ObjectIdentifier(type)
     if let known = _cache.withLock({ $0[id] }) { return known }
     var optionals = 0
-    let made = _WriteNode.record(type, optionals: &optionals).map { _ReflectedWriter(root: $0, optionalCount: optionals) }
+    let made = _WriteNode.record(type, optionals: &optionals).map {
+      _ReflectedWriter(root: $0, optionalCount: optionals)
+    }
     return _cache.withLock { cache in
       if let known = cache[id] { return known }
       cache[id] = made
@@ -127,70 +129,70 @@ final class _ReflectedWriter: @unchecked Sendable {
     try withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: maxDepth + 1) { bases in
       try program.withUnsafeBufferPointer { ops in
         try keyNames.withUnsafeBufferPointer { names in
-        var depth = 0
-        var base = record
-        var i = 0
-        while i < ops.count {
-          let op = ops[i]
-          let p = base + op.offset
-          if op.optional >= 0 {
-            // The commonest optionals are tested as what they are; others through their
-            // metatype, which looks up the optional's metadata (about as long as writing a
-            // short string).
-            let isNil: Bool
-            switch op.nilTest {
-            case .string: isNil = p.assumingMemoryBound(to: String?.self).pointee == nil
-            case .int: isNil = p.assumingMemoryBound(to: Int?.self).pointee == nil
-            case .double: isNil = p.assumingMemoryBound(to: Double?.self).pointee == nil
-            case .bool: isNil = p.assumingMemoryBound(to: Bool?.self).pointee == nil
-            case .date: isNil = p.assumingMemoryBound(to: Date?.self).pointee == nil
-            case .strings: isNil = p.assumingMemoryBound(to: [String]?.self).pointee == nil
-            default: isNil = optionalTypes[Int(op.optional)]._isNil(p)
+          var depth = 0
+          var base = record
+          var i = 0
+          while i < ops.count {
+            let op = ops[i]
+            let p = base + op.offset
+            if op.optional >= 0 {
+              // The commonest optionals are tested as what they are; others through their
+              // metatype, which looks up the optional's metadata (about as long as writing a
+              // short string).
+              let isNil: Bool
+              switch op.nilTest {
+              case .string: isNil = p.assumingMemoryBound(to: String?.self).pointee == nil
+              case .int: isNil = p.assumingMemoryBound(to: Int?.self).pointee == nil
+              case .double: isNil = p.assumingMemoryBound(to: Double?.self).pointee == nil
+              case .bool: isNil = p.assumingMemoryBound(to: Bool?.self).pointee == nil
+              case .date: isNil = p.assumingMemoryBound(to: Date?.self).pointee == nil
+              case .strings: isNil = p.assumingMemoryBound(to: [String]?.self).pointee == nil
+              default: isNil = optionalTypes[Int(op.optional)]._isNil(p)
+              }
+              if isNil {
+                i += Int(op.skip)  // as encodeIfPresent: no key, no value
+                continue
+              }
             }
-            if isNil {
-              i += Int(op.skip)  // as encodeIfPresent: no key, no value
-              continue
+            if op.key >= 0 { try e.writeFieldKey(Int(op.key), names[Int(op.key)]) }
+            switch op.kind {
+            case .string: e.writeString(p.load(as: String.self))
+            case .int: e.writeInt(Int64(p.load(as: Int.self)))
+            case .int8: e.writeInt(Int64(p.load(as: Int8.self)))
+            case .int16: e.writeInt(Int64(p.load(as: Int16.self)))
+            case .int32: e.writeInt(Int64(p.load(as: Int32.self)))
+            case .int64: e.writeInt(p.load(as: Int64.self))
+            case .uint: e.writeUInt(UInt64(p.load(as: UInt.self)))
+            case .uint8: e.writeInt(Int64(p.load(as: UInt8.self)))
+            case .uint16: e.writeInt(Int64(p.load(as: UInt16.self)))
+            case .uint32: e.writeInt(Int64(p.load(as: UInt32.self)))
+            case .uint64: e.writeUInt(p.load(as: UInt64.self))
+            case .double: e.writeDouble(p.load(as: Double.self))
+            case .float: e.writeDouble(Double(p.load(as: Float.self)))
+            case .bool: e.writeBool(p.load(as: Bool.self))
+            case .date: e.writeDouble(p.load(as: Date.self).timeIntervalSinceReferenceDate)
+            case .uuid: e.writeString(p.load(as: UUID.self).uuidString)
+            case .url: e.writeString(p.load(as: URL.self).absoluteString)
+            case .decimal: e.writeDecimal(p.load(as: Decimal.self))
+            case .strings: e.writeArray(p.load(as: [String].self), e.writeString)
+            case .ints: e.writeArray(p.load(as: [Int].self)) { e.writeInt(Int64($0)) }
+            case .doubles: e.writeArray(p.load(as: [Double].self), e.writeDouble)
+            case .object:
+              // A struct's fields follow, at offsets from its address (an optional's payload
+              // is at offset 0), then its `.end`.
+              e.out.append(_Tag.object)
+              bases[depth] = base
+              depth += 1
+              base = p
+            case .end:
+              e.out.append(0)
+              depth -= 1
+              base = bases[depth]
+            case .optional:
+              assertionFailure("an optional's step tests it and writes its wrapped value")
             }
+            i += 1
           }
-          if op.key >= 0 { try e.writeFieldKey(Int(op.key), names[Int(op.key)]) }
-          switch op.kind {
-          case .string: e.writeString(p.load(as: String.self))
-          case .int: e.writeInt(Int64(p.load(as: Int.self)))
-          case .int8: e.writeInt(Int64(p.load(as: Int8.self)))
-          case .int16: e.writeInt(Int64(p.load(as: Int16.self)))
-          case .int32: e.writeInt(Int64(p.load(as: Int32.self)))
-          case .int64: e.writeInt(p.load(as: Int64.self))
-          case .uint: e.writeUInt(UInt64(p.load(as: UInt.self)))
-          case .uint8: e.writeInt(Int64(p.load(as: UInt8.self)))
-          case .uint16: e.writeInt(Int64(p.load(as: UInt16.self)))
-          case .uint32: e.writeInt(Int64(p.load(as: UInt32.self)))
-          case .uint64: e.writeUInt(p.load(as: UInt64.self))
-          case .double: e.writeDouble(p.load(as: Double.self))
-          case .float: e.writeDouble(Double(p.load(as: Float.self)))
-          case .bool: e.writeBool(p.load(as: Bool.self))
-          case .date: e.writeDouble(p.load(as: Date.self).timeIntervalSinceReferenceDate)
-          case .uuid: e.writeString(p.load(as: UUID.self).uuidString)
-          case .url: e.writeString(p.load(as: URL.self).absoluteString)
-          case .decimal: e.writeDecimal(p.load(as: Decimal.self))
-          case .strings: e.writeArray(p.load(as: [String].self), e.writeString)
-          case .ints: e.writeArray(p.load(as: [Int].self)) { e.writeInt(Int64($0)) }
-          case .doubles: e.writeArray(p.load(as: [Double].self), e.writeDouble)
-          case .object:
-            // A struct's fields follow, at offsets from its address (an optional's payload
-            // is at offset 0), then its `.end`.
-            e.out.append(_Tag.object)
-            bases[depth] = base
-            depth += 1
-            base = p
-          case .end:
-            e.out.append(0)
-            depth -= 1
-            base = bases[depth]
-          case .optional:
-            assertionFailure("an optional's step tests it and writes its wrapped value")
-          }
-          i += 1
-        }
         }
       }
     }
@@ -234,7 +236,9 @@ struct _WriteCompiler {
     }
     let at = ops.count
     var op = _WriteOp(kind: target.kind, offset: offset, key: key, optional: optional, skip: 1)
-    if optional >= 0, [.string, .int, .double, .bool, .date, .strings].contains(target.kind) { op.nilTest = target.kind }
+    if optional >= 0, [.string, .int, .double, .bool, .date, .strings].contains(target.kind) {
+      op.nilTest = target.kind
+    }
     ops.append(op)
     if target.kind == .object {
       for field in target.fields {
@@ -304,7 +308,9 @@ final class _WriteNode: @unchecked Sendable {
   static func make(_ type: Any.Type, depth: Int, optionals: inout Int) -> _WriteNode? {
     guard depth < 8 else { return nil }
     if let kind = scalarKind(type) { return _WriteNode(kind, type) }
-    if let optional = type as? any _WriterOptional.Type { return optional._writerNode(depth: depth, optionals: &optionals) }
+    if let optional = type as? any _WriterOptional.Type {
+      return optional._writerNode(depth: depth, optionals: &optionals)
+    }
     return structNode(type, depth: depth, optionals: &optionals)
   }
 
@@ -335,7 +341,9 @@ final class _WriteNode: @unchecked Sendable {
     }
   }
 
-  static func optionalNode(_ type: Any.Type, wrapped: _WriteNode, optionals: inout Int, isNil: @escaping (UnsafeRawPointer) -> Bool)
+  static func optionalNode(
+    _ type: Any.Type, wrapped: _WriteNode, optionals: inout Int, isNil: @escaping (UnsafeRawPointer) -> Bool
+  )
     -> _WriteNode
   {
     defer { optionals += 1 }

@@ -101,7 +101,8 @@ import Testing
 
   /// Encodes every record with reflection allowed and with `Codable` alone, each into a
   /// fresh key table, and expects the same bytes record by record.
-  func expectSameBytes<T: Encodable>(_ records: [T], sourceLocation: SourceLocation = #_sourceLocation) throws {
+  func expectSameBytes<T: Encodable>(_ records: [T], sourceLocation: SourceLocation = #_sourceLocation) throws
+  {
     let fast = _BinaryEncoder(out: _ByteBuffer())
     let slow = _BinaryEncoder(out: _ByteBuffer())
     slow.allowsReflection = false
@@ -205,7 +206,10 @@ import Testing
         throw Boom()
       }
     }
-    struct Small: Codable, Equatable { var id: Int; var name: String }
+    struct Small: Codable, Equatable {
+      var id: Int
+      var name: String
+    }
     var codec = BinaryRecordCodec()
     var fresh = BinaryRecordCodec()
     #expect(throws: RequestSetError.self) { _ = try codec.encode(Failing()) }
@@ -224,7 +228,10 @@ import Testing
 /// error, one that migrates fills in what old records lack, one that counts an unkeyed
 /// container gets the count.
 @Suite struct BinaryDecoderInitTests {
-  struct V1: Codable { var id: Int; var age: Int }
+  struct V1: Codable {
+    var id: Int
+    var age: Int
+  }
   struct Old: Codable { var id: Int }
 
   struct Validating: Decodable {
