@@ -13,6 +13,15 @@ final class _BinaryDecoder {
   let base: UnsafePointer<UInt8>
   let end: Int
   let names: [String?]
+  /// Where the keyed containers of the first four nesting levels last found a key: the
+  /// start of the object's fields and the position after that key's value. A container
+  /// searches from there (see `_BinaryKeyedDecoding`). Kept here, not in the container,
+  /// so that a container is a plain struct: one allocation less per object. A hint is
+  /// used only by a container of the same object (same fields start), so it always points
+  /// at a key of that object. One decoder serves one `decode` call stack, and no access
+  /// to these properties spans a call, hence no dynamic exclusivity checks.
+  @exclusivity(unchecked) private var hintStarts: (Int, Int, Int, Int) = (-1, -1, -1, -1)
+  @exclusivity(unchecked) private var hintCursors: (Int, Int, Int, Int) = (0, 0, 0, 0)
 
   init(_ bytes: UnsafeRawBufferPointer, names: [String?]) {
     let r = _ByteReader(bytes)
@@ -30,6 +39,32 @@ final class _BinaryDecoder {
 
   @inline(__always)
   func reader(at position: Int) -> _ByteReader { _ByteReader(base: base, end: end, position: position) }
+
+  /// Where a keyed container over the fields at `fieldsStart`, `depth` levels down, starts
+  /// its next search.
+  @inline(__always)
+  func cursor(_ fieldsStart: Int, depth: Int) -> Int {
+    switch depth {
+    case 0: return hintStarts.0 == fieldsStart ? hintCursors.0 : fieldsStart
+    case 1: return hintStarts.1 == fieldsStart ? hintCursors.1 : fieldsStart
+    case 2: return hintStarts.2 == fieldsStart ? hintCursors.2 : fieldsStart
+    case 3: return hintStarts.3 == fieldsStart ? hintCursors.3 : fieldsStart
+    default: return fieldsStart
+    }
+  }
+
+  /// Notes that a keyed container over the fields at `fieldsStart` found a key whose value
+  /// ends at `cursor`.
+  @inline(__always)
+  func setCursor(_ cursor: Int, _ fieldsStart: Int, depth: Int) {
+    switch depth {
+    case 0: (hintStarts.0, hintCursors.0) = (fieldsStart, cursor)
+    case 1: (hintStarts.1, hintCursors.1) = (fieldsStart, cursor)
+    case 2: (hintStarts.2, hintCursors.2) = (fieldsStart, cursor)
+    case 3: (hintStarts.3, hintCursors.3) = (fieldsStart, cursor)
+    default: break
+    }
+  }
 
   /// A `DecodingError` for damaged bytes.
   func corrupted(_ error: _CodecError, _ path: [any CodingKey]) -> DecodingError {
@@ -101,7 +136,13 @@ final class _BinaryDecoder {
     return u
   }
 
+  /// Inlined so that each integer type gets its own copy: unspecialized, the range check
+  /// goes through `FixedWidthInteger`'s witnesses.
+  @inline(__always)
   func decodeInteger<T: FixedWidthInteger>(_: T.Type, at position: Int, path: @autoclosure () -> [any CodingKey]) throws -> T {
+    if T.self == Int.self && Int.bitWidth == 64 {
+      return unsafeBitCast(Int(truncatingIfNeeded: try decodeInt64(at: position, path: path())), to: T.self)
+    }
     if T.isSigned {
       let v = try decodeInt64(at: position, path: path())
       if let t = T(exactly: v) { return t }
@@ -160,6 +201,28 @@ final class _BinaryDecoder {
     }
   }
 
+  /// An array of `String`, `Int` or `Double`, as `Array.init(from:)` reads it through an
+  /// unkeyed container (the same values, the same errors).
+  @inline(__always)
+  func decodeScalarArray<E>(_: E.Type, at position: Int, path: @autoclosure () -> [any CodingKey]) throws -> [E] {
+    let tag = try tag(at: position, path())
+    guard tag == _Tag.array else { throw mismatch([Any].self, tag, path()) }
+    var items: [E] = []
+    var p = position + 1
+    while try self.tag(at: p, path()) != _Tag.arrayEnd {
+      let index = items.count
+      if E.self == String.self {
+        items.append(unsafeBitCast(try decodeString(at: p, path: path() + [_IndexKey(index)]), to: E.self))
+      } else if E.self == Int.self {
+        items.append(unsafeBitCast(try decodeInteger(Int.self, at: p, path: path() + [_IndexKey(index)]), to: E.self))
+      } else {
+        items.append(unsafeBitCast(try decodeDouble(at: p, path: path() + [_IndexKey(index)]), to: E.self))
+      }
+      p = try skip(at: p, path: path() + [_IndexKey(index)])
+    }
+    return items
+  }
+
   func decodeString(at position: Int, path: @autoclosure () -> [any CodingKey]) throws -> String {
     let tag = try tag(at: position, path())
     guard tag == _Tag.string else { throw mismatch(String.self, tag, path()) }
@@ -176,6 +239,19 @@ final class _BinaryDecoder {
     if T.self == Date.self {
       let d = Date(timeIntervalSinceReferenceDate: try decodeDouble(at: position, path: path()))
       return unsafeBitCast(d, to: T.self)
+    }
+    // Arrays of the common scalars, as Array.init(from:) reads them, without its container.
+    if T.self == [String].self { return unsafeBitCast(try decodeScalarArray(String.self, at: position, path: path()), to: T.self) }
+    if T.self == [Int].self { return unsafeBitCast(try decodeScalarArray(Int.self, at: position, path: path()), to: T.self) }
+    if T.self == [Double].self { return unsafeBitCast(try decodeScalarArray(Double.self, at: position, path: path()), to: T.self) }
+    if T.self == UUID.self {
+      // What UUID.init(from:) does, without its single value container.
+      let text = try decodeString(at: position, path: path())
+      guard let uuid = UUID(uuidString: text) else {
+        throw DecodingError.dataCorrupted(
+          .init(codingPath: path(), debugDescription: "Attempted to decode UUID from invalid UUID string."))
+      }
+      return unsafeBitCast(uuid, to: T.self)
     }
     if T.self == URL.self, try tag(at: position, path()) == _Tag.string {
       let text = try decodeString(at: position, path: path())
@@ -238,18 +314,19 @@ struct _BinaryValueDecoder: Decoder {
 /// A keyed container. Synthesized `init(from:)` asks for keys in the order the encoder
 /// wrote them, so the search starts where the last one was found: in-order decoding reads
 /// each field once, in any order it is a scan.
-final class _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
+///
+/// A struct of three words (its search cursor is kept by the decoder, see
+/// `_BinaryDecoder.cursor(_:depth:)`), so a container costs one allocation: the box
+/// `KeyedDecodingContainer` wraps it in.
+struct _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let input: _BinaryDecoder
   let fieldsStart: Int
   let codingPath: [any CodingKey]
-  /// One container belongs to one `init(from:)` call stack; no access overlaps another.
-  @exclusivity(unchecked) private var cursor: Int
 
   init(input: _BinaryDecoder, fieldsStart: Int, codingPath: [any CodingKey]) {
     self.input = input
     self.fieldsStart = fieldsStart
     self.codingPath = codingPath
-    cursor = fieldsStart
   }
 
   var allKeys: [Key] {
@@ -267,6 +344,8 @@ final class _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol
   private func find(_ key: Key) throws -> Int? {
     let name = key.stringValue
     let names = input.names
+    let depth = codingPath.count
+    let cursor = input.cursor(fieldsStart, depth: depth)
     var r = input.reader(at: cursor)
     do throws(_CodecError) {
       // From the cursor to the end, then from the start up to the cursor.
@@ -285,9 +364,9 @@ final class _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol
           throw r.error("undefined key id \(k - 1)", at: keyAt)
         }
         let valueAt = r.position
-        try _BinaryValue.skip(&r, depth: codingPath.count + 1)
+        try _BinaryValue.skip(&r, depth: depth + 1)
         if fieldName == name {
-          cursor = r.position
+          input.setCursor(r.position, fieldsStart, depth: depth)
           return valueAt
         }
       }
@@ -342,6 +421,7 @@ final class _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol
     try input.decode(T.self, at: try require(key), path: codingPath + [key])
   }
 
+  @inline(__always)
   private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
     try input.decodeInteger(T.self, at: try require(key), path: codingPath + [key])
   }
@@ -372,6 +452,7 @@ final class _BinaryKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol
     try present(key).map { try input.decode(T.self, at: $0, path: codingPath + [key]) }
   }
 
+  @inline(__always)
   private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {
     try present(key).map { try input.decodeInteger(T.self, at: $0, path: codingPath + [key]) }
   }
@@ -417,25 +498,33 @@ struct _SuperKey: CodingKey {
 struct _BinaryUnkeyedDecoding: UnkeyedDecodingContainer {
   let input: _BinaryDecoder
   let codingPath: [any CodingKey]
-  let count: Int?
+  private let start: Int
   private(set) var currentIndex = 0
   private var position: Int
 
   init(input: _BinaryDecoder, start: Int, codingPath: [any CodingKey]) throws {
     self.input = input
     self.codingPath = codingPath
+    self.start = start
     position = start
-    // Counting walks the elements once; it also proves the array is well-formed.
-    var n = 0
-    var p = start
-    while try input.tag(at: p, codingPath) != _Tag.arrayEnd {
-      p = try input.skip(at: p, path: codingPath)
-      n += 1
-    }
-    count = n
   }
 
-  var isAtEnd: Bool { currentIndex >= (count ?? 0) }
+  /// The number of elements, counted when asked (`Array.init(from:)` never asks): a
+  /// walk over the elements, nil when the array is damaged.
+  var count: Int? {
+    var n = 0
+    var p = start
+    while (try? input.tag(at: p, codingPath)) != _Tag.arrayEnd {
+      guard let next = try? input.skip(at: p, path: codingPath) else { return nil }
+      p = next
+      n += 1
+    }
+    return n
+  }
+
+  /// At the end when the next byte closes the array; damaged bytes are not the end, so
+  /// the next read throws.
+  var isAtEnd: Bool { position < input.end && input.base[position] == _Tag.arrayEnd }
 
   private var path: [any CodingKey] { codingPath + [_IndexKey(currentIndex)] }
 

@@ -28,7 +28,18 @@ final class _BinaryEncoder {
   /// Set when the value used containers out of order (see the type's discussion).
   @exclusivity(unchecked) var unsupported = false
   /// Where the current value is in `keys.predicted`.
-  @exclusivity(unchecked) private var keyPosition = 0
+  @exclusivity(unchecked) var keyPosition = 0
+  /// The last record type encoded, and its reflected writer (see `_ReflectedWriter`).
+  @exclusivity(unchecked) private var writerType: ObjectIdentifier?
+  @exclusivity(unchecked) private var writer: _ReflectedWriter?
+  /// The key ids of the reflected writer `keyIDsOwner`'s field names in `keys` (UInt32.max:
+  /// not known yet), checked against the name before use, so a rolled-back key table
+  /// cannot mislead them.
+  @exclusivity(unchecked) var keyIDs: [UInt32] = []
+  @exclusivity(unchecked) var keyIDsOwner: AnyObject?
+  /// Whether records may be written by reflection once their type is confirmed; tests turn
+  /// it off to compare with the bytes `Codable` alone writes.
+  var allowsReflection = true
 
   init(out: _ByteBuffer) {
     self.out = out
@@ -45,19 +56,57 @@ final class _BinaryEncoder {
     try encoder.encodeRoot(value)
   }
 
-  /// Encodes a record id: `Int` ids directly, others through `encodeRoot`.
+  /// Encodes a record id: `Int` ids directly, others through `Codable`.
   @inline(__always)
   func encodeID<ID: Encodable>(_ id: ID) throws {
     if ID.self == Int.self { return writeInt(Int64(unsafeBitCast(id, to: Int.self))) }
     let saved = keyPosition
-    try encodeRoot(id)
+    try encodeCodable(id)
     keyPosition = saved
   }
 
+  /// Encodes a record: from its stored properties once its type's reflected writer is
+  /// trusted, else through its `encode(to:)` (checking the writer against it while the
+  /// type's first records are encoded). The bytes are the same either way.
   func encodeRoot<T: Encodable>(_ value: T) throws {
+    guard allowsReflection, let writer = reflectedWriter(T.self), !writer.isRefused else {
+      return try encodeCodable(value)
+    }
+    let start = out.count
+    if writer.isTrusted {
+      let keyMark = keys.count
+      keyPosition = 0
+      do {
+        try withUnsafePointer(to: value) { try writer.write(UnsafeRawPointer($0), encoder: self) }
+      } catch {
+        out.count = start
+        keys.rollback(to: keyMark)
+        throw error
+      }
+      return
+    }
+    try encodeCodable(value)
+    withUnsafePointer(to: value) { writer.check(UnsafeRawPointer($0), codable: start..<out.count, encoder: self) }
+  }
+
+  /// The reflected writer of `type`, remembered for the next record of the same type.
+  @inline(__always)
+  private func reflectedWriter(_ type: Any.Type) -> _ReflectedWriter? {
+    let id = ObjectIdentifier(type)
+    if writerType == id { return writer }
+    writerType = id
+    writer = _ReflectedWriter.of(type)
+    return writer
+  }
+
+  /// Encodes a value through its `encode(to:)`.
+  func encodeCodable<T: Encodable>(_ value: T) throws {
     let start = out.count
     let keyMark = keys.count
     keyPosition = 0
+    // A reused encoder (see `BinaryRecordCodec`) starts clean after a value that threw.
+    if !open.isEmpty { open.removeAll(keepingCapacity: true) }
+    unsupported = false
     do {
       try encodeValue(value)
       close(downTo: 0)
@@ -129,6 +178,14 @@ final class _BinaryEncoder {
   @inline(__always)
   func writeBool(_ b: Bool) { out.append(b ? _Tag.true : _Tag.false) }
 
+  /// An array of scalars: the bytes `Array.encode(to:)` gives through an unkeyed container.
+  @inline(__always)
+  func writeArray<E>(_ items: [E], _ element: (E) -> Void) {
+    out.append(_Tag.array)
+    for item in items { element(item) }
+    out.append(_Tag.arrayEnd)
+  }
+
   @inline(__always)
   func writeString(_ s: String) {
     var s = s
@@ -152,6 +209,18 @@ final class _BinaryEncoder {
     }
     let fresh = try keys.intern(name)
     keys.predicted.append(fresh)
+    out.appendVarint(UInt64(fresh) + 1)
+  }
+
+  /// Writes the key of a reflected writer's field `index` (see ``keyIDs``).
+  @inline(__always)
+  func writeFieldKey(_ index: Int, _ name: String) throws {
+    let id = keyIDs[index]
+    if id != UInt32.max, Int(id) < keys.names.count, keys.names[Int(id)] == name {
+      return out.appendVarint(UInt64(id) + 1)
+    }
+    let fresh = try keys.intern(name)
+    keyIDs[index] = fresh
     out.appendVarint(UInt64(fresh) + 1)
   }
 
@@ -195,6 +264,11 @@ final class _BinaryEncoder {
       return writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
     }
     if T.self == UUID.self { return writeString(unsafeBitCast(value, to: UUID.self).uuidString) }
+    // Arrays of the common scalars, as Array.encode(to:) writes them through an unkeyed
+    // container, without the container.
+    if T.self == [String].self { return writeArray(unsafeBitCast(value, to: [String].self), writeString) }
+    if T.self == [Int].self { return writeArray(unsafeBitCast(value, to: [Int].self)) { writeInt(Int64($0)) } }
+    if T.self == [Double].self { return writeArray(unsafeBitCast(value, to: [Double].self), writeDouble) }
     // As _FieldEncoder writes them (see there): a URL as its absolute string, a Decimal as
     // a number.
     if T.self == URL.self { return writeString((value as! URL).absoluteString) }

@@ -17,6 +17,8 @@
 /// The byte layout is specified in `docs/LOG-FORMAT.md`.
 public struct BinaryRecordCodec: Sendable {
   var _keys = _KeyTable()
+  /// The encoder and its buffer, reused from one `encode` to the next.
+  private var _scratch = _CodecScratch()
 
   /// A codec that knows no field names yet.
   public init() {}
@@ -29,9 +31,13 @@ public struct BinaryRecordCodec: Sendable {
   /// - Throws: ``RequestSetError`` `.encodingFailed` when the value's `encode(to:)` throws.
   /// - Complexity: O(*n*) in the encoded size.
   public mutating func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-    let out = _ByteBuffer(capacity: 128)
-    try _BinaryEncoder.encode(value, into: out, keys: &_keys)
-    return out.array
+    if !isKnownUniquelyReferenced(&_scratch) { _scratch = _CodecScratch() }
+    let encoder = _scratch.encoder
+    encoder.out.count = 0
+    swap(&encoder.keys, &_keys)
+    defer { swap(&encoder.keys, &_keys) }
+    try encoder.encodeRoot(value)
+    return encoder.out.array
   }
 
   /// Decodes a value from bytes this codec encoded.
@@ -57,4 +63,15 @@ public struct BinaryRecordCodec: Sendable {
       }
     }
   }
+}
+
+/// A ``BinaryRecordCodec``'s encoder and output buffer, kept from one `encode` to the next
+/// so that encoding a record allocates only the bytes it returns.
+///
+/// `@unchecked Sendable`: a codec touches its scratch only in its `mutating` `encode`, and
+/// only after `isKnownUniquelyReferenced` proved that no other codec value shares it (a
+/// copy of the codec makes its own on its next `encode`). A value being mutated is
+/// accessed by one thread at a time, so one scratch is never used by two threads at once.
+final class _CodecScratch: @unchecked Sendable {
+  let encoder = _BinaryEncoder(out: _ByteBuffer(capacity: 256))
 }
