@@ -224,7 +224,9 @@ enum _Checkpoint {
       let length = try r.readLittleEndian(UInt32.self)
       let frameLength = try r.readLittleEndian(UInt32.self)
       // Every location must lie inside the log: a record read never leaves the mapping.
-      guard offset >= UInt64(firstRecord), offset <= end, UInt64(length) <= end - offset, frameLength > length
+      guard offset >= UInt64(firstRecord), offset <= end, UInt64(length) <= end - offset,
+        frameLength > length,
+        Int(frameLength - length) <= _LogFormat.maxFrameHeader
       else {
         throw r.error("a record location lies outside the log")
       }
