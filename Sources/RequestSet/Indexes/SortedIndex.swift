@@ -49,6 +49,50 @@ struct _SortedIndex: Sendable {
     count = entries.count
   }
 
+  // MARK: Restoring
+
+  /// Appends an entry after every ordered entry held, for an index restored from entries
+  /// stored in order (a log's checkpoint): O(1), where ``insert(_:slot:)`` searches.
+  ///
+  /// - Returns: False, appending nothing, when the value has no place in the order or the
+  ///   entry does not sort after the last one (the stored entries were not in order).
+  mutating func appendInOrder(_ entry: _IndexEntry) -> Bool {
+    let value = entry.value
+    guard _IndexOrder.isOrdered(value) else { return false }
+    if let last = chunks.last?.last, !_IndexOrder.less(last, entry) { return false }
+    if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maxChunk / 2 {
+      var chunk = ContiguousArray<_IndexEntry>()
+      chunk.reserveCapacity(Self.maxChunk / 2)
+      chunks.append(chunk)
+    }
+    chunks[chunks.count - 1].append(entry)
+    count += 1
+    kinds.insert(value._kind)
+    if case .int(let i) = value, i.magnitude > 1 << 53 { hasLossyNumbers = true }
+    return true
+  }
+
+  /// Appends a slot whose value is unordered, after every one held (see ``appendInOrder(_:)``).
+  ///
+  /// - Returns: False, appending nothing, when `slot` is not above the last one.
+  mutating func appendUnordered(_ slot: Int) -> Bool {
+    if let last = unordered.last, last >= slot { return false }
+    unordered.append(slot)
+    count += 1
+    return true
+  }
+
+  /// Adds kinds of value to those the index was given: a restored index's unordered values
+  /// are not read again, so their kinds come with them.
+  mutating func formKinds(_ more: _KindSet) {
+    kinds.formUnion(more)
+  }
+
+  /// Calls `body` with every ordered entry, in order.
+  func forEachOrdered(_ body: (_IndexEntry) throws -> Void) rethrows {
+    for chunk in chunks { for e in chunk { try body(e) } }
+  }
+
   // MARK: Writing
 
   mutating func insert(_ value: FieldValue, slot: Int) {
