@@ -118,6 +118,8 @@ struct _LogFieldAccess<Element: Record>: _FieldAccess {
       var r = try records.recordReader(slot)
       do throws(_CodecError) {
         guard try _BinaryValue.seek(&r, path: path) else { return .null }
+        // A small integer (below 128: ages, counts, flags), the value sorts read most, inline.
+        if r.position < r.end, r.base[r.position] >= _Tag.smallInt { return .int(Int(r.base[r.position] & 0x7F)) }
         return try _BinaryValue.read(&r, names: names)
       } catch {
         throw _damagedRecord(records.path, records.locations[slot], error)
