@@ -28,6 +28,30 @@ enum _BinaryValue {
     }
   }
 
+  /// Moves `r` past an integer value (a small one, or a varint of at most 10 bytes),
+  /// inline, for the scans that skip record ids and integer fields; false, leaving `r`
+  /// where it was, for any other value, which ``skip(_:depth:)`` then reads.
+  @inline(__always)
+  static func skipInteger(_ r: inout _ByteReader) -> Bool {
+    guard r.position < r.end else { return false }
+    let tag = r.base[r.position]
+    if tag >= _Tag.smallInt {
+      r.position += 1
+      return true
+    }
+    guard tag == _Tag.int else { return false }
+    var p = r.position + 1
+    let last = Swift.min(r.end, p + 10)
+    while p < last {
+      if r.base[p] < 0x80 {
+        r.position = p + 1
+        return true
+      }
+      p += 1
+    }
+    return false
+  }
+
   /// Moves `r` to the value at a path of key ids through nested objects; false when the
   /// path is absent (a missing key, or a value on the way that is not an object).
   static func seek(_ r: inout _ByteReader, path: [Int]) throws(_CodecError) -> Bool {
@@ -45,6 +69,7 @@ enum _BinaryValue {
             r.position += 1
             continue
           }
+          if tag == _Tag.int, skipInteger(&r) { continue }
           if tag == _Tag.string, r.end - r.position >= 2, r.base[r.position + 1] < 0x80,
             Int(r.base[r.position + 1]) <= r.end - r.position - 2
           {

@@ -47,6 +47,12 @@ struct _IndexCatalog: Sendable {
     indexes.append(Index(key: key, unique: unique, entries: sorted))
   }
 
+  /// Adds an index whose entries were kept (a log's checkpoint), with no unique check:
+  /// they are the entries the store held when it wrote them.
+  mutating func add(key: String, unique: Bool, restored entries: _SortedIndex) {
+    indexes.append(Index(key: key, unique: unique, entries: entries))
+  }
+
   mutating func remove(key: String) -> Bool {
     guard let i = position(of: key) else { return false }
     indexes.remove(at: i)

@@ -6,8 +6,8 @@
 
 /// The checkpoint beside a log, `<path>.checkpoint`: what replaying the log would rebuild
 /// (each slot's record location, which slots are live, the field names, the index
-/// definitions, the kinds of value per key), so that opening a clean log reads this one
-/// file instead of every frame.
+/// definitions and each index's entries, the kinds of value per key), so that opening a
+/// clean log reads this one file instead of every frame and sorts no index.
 ///
 /// ```
 /// checkpoint = magic[8] version:u16 flags:u16 reserved:u32
@@ -17,19 +17,28 @@
 ///              indexes:(varint len, payload of an .indexes frame)
 ///              kinds:(varint count, u8*) (varint count, (string, u8)*)
 ///              (offset:u64 length:u32 frameLength:u32){slotCount} liveWords:u64{(slotCount+63)/64}
+///              entries{indexCount}                                  (when flags bit 1 is set)
 ///              crc:u32                                                         (CRC-32C of all before it)
+/// entries    = kinds:u8                                   the kinds of value the index was given
+///              varint count (varint slot, value){count}   ordered entries, ascending by value, then slot
+///              varint count (varint slot){count}          slots whose value has no order, ascending
 /// ```
-/// Everything is little-endian; a string is a varint byte count and UTF-8.
+/// Everything is little-endian; a string is a varint byte count and UTF-8; a value is
+/// encoded as in a record (docs/LOG-FORMAT.md), and kinds are a `_KindSet`'s bits.
+/// Flags bit 0: the kinds per key are known; bit 1: the indexes' entries follow, one
+/// `entries` per index definition, in the definitions' order. Version 2 had no bit 1.
 ///
 /// The checkpoint is a cache, never the truth: it is used only when its own checksum holds,
 /// it names the log's salt and generation, the log is exactly `end` bytes long, and the
 /// three-lane CRC-32C of those bytes (`_CRC32C.laneChecksum`) is `logCRC`. Any other log (grown, cut, compacted, a byte
 /// flipped) is replayed as if there were no checkpoint, so deleting it is always safe.
 /// Record ids are not stored: the id map is read from the records' bytes the first time a
-/// write or an id lookup needs it.
+/// write or an id lookup needs it. Index entries are checked as they are read (every live
+/// slot once, in order) and used only when all of them hold; else the indexes are rebuilt
+/// from the records, as after a replay.
 enum _Checkpoint {
   static let magic: [UInt8] = [0x52, 0x53, 0x43, 0x4B, 0x50, 0x54, 0x0D, 0x0A]  // "RSCKPT\r\n"
-  static let version: UInt16 = 2
+  static let version: UInt16 = 3
   /// The most slots a checkpoint may claim: bounds what a damaged count can allocate.
   static let maxSlots = 1 << 40
 
@@ -54,6 +63,9 @@ enum _Checkpoint {
     var kinds: _KindAccumulator?
     var locations: [_RecordLocation]
     var live: _Bitset
+    /// Each index's entries, in the order of ``indexDefinitions``; nil when the writer
+    /// did not keep them (the store rebuilds them from the records then).
+    var indexEntries: [_SortedIndex]?
   }
 
   /// The checksum the checkpoint keeps of the log's bytes.
@@ -68,7 +80,7 @@ enum _Checkpoint {
     let out = _ByteBuffer(capacity: 128 + c.locations.count * 16 + c.names.count * 16)
     magic.withUnsafeBytes { out.append($0) }
     out.appendLittleEndian(version)
-    out.appendLittleEndian(UInt16(c.kinds == nil ? 0 : 1))
+    out.appendLittleEndian(UInt16(c.kinds == nil ? 0 : 1) | UInt16(c.indexEntries == nil ? 0 : 2))
     out.appendLittleEndian(UInt32(0))
     out.appendLittleEndian(header.salt)
     out.appendLittleEndian(header.generation)
@@ -110,6 +122,20 @@ enum _Checkpoint {
       out.appendLittleEndian(l.frameLength)
     }
     for word in c.live.words { out.appendLittleEndian(word) }
+    if let indexes = c.indexEntries {
+      let values = _BinaryEncoder(out: out)
+      for entries in indexes {
+        out.append(entries.kinds.bits)
+        out.appendVarint(UInt64(entries.count - entries.unordered.count))
+        entries.forEachOrdered { e in
+          out.appendVarint(UInt64(e.slot))
+          // Only ordered values (no arrays or objects), which write without keys or nesting.
+          try? values.write(e.value, depth: 0)
+        }
+        out.appendVarint(UInt64(entries.unordered.count))
+        for slot in entries.unordered { out.appendVarint(UInt64(slot)) }
+      }
+    }
     out.appendLittleEndian(_CRC32C.checksum(out.bytes))
     return out
   }
@@ -215,7 +241,10 @@ enum _Checkpoint {
     }
     let slots = Int(slotCount)
     let words = (slots + 63) / 64
-    guard r.remaining == slots * 16 + words * 8 else { throw r.error("the slot tables have the wrong size") }
+    let hasEntries = flags & 2 != 0
+    guard hasEntries ? r.remaining >= slots * 16 + words * 8 : r.remaining == slots * 16 + words * 8 else {
+      throw r.error("the slot tables have the wrong size")
+    }
     var locations: [_RecordLocation] = []
     locations.reserveCapacity(slots)
     let firstRecord = _LogFormat.headerSize
@@ -224,7 +253,9 @@ enum _Checkpoint {
       let length = try r.readLittleEndian(UInt32.self)
       let frameLength = try r.readLittleEndian(UInt32.self)
       // Every location must lie inside the log: a record read never leaves the mapping.
-      guard offset >= UInt64(firstRecord), offset <= end, UInt64(length) <= end - offset, frameLength > length
+      guard offset >= UInt64(firstRecord), offset <= end, UInt64(length) <= end - offset,
+        frameLength > length,
+        Int(frameLength - length) <= _LogFormat.maxFrameHeader
       else {
         throw r.error("a record location lies outside the log")
       }
@@ -237,6 +268,8 @@ enum _Checkpoint {
     guard live.popCount == Int(liveCount) else {
       throw r.error("the live count disagrees with the live slots")
     }
+    let indexEntries = hasEntries ? try readIndexEntries(&r, count: definitions.count, live: live) : nil
+    guard r.isAtEnd else { throw r.error("bytes past the checkpoint's last table") }
     let ids = Dictionary(uniqueKeysWithValues: names.enumerated().compactMap { i, n in n.map { ($0, i) } })
     guard ids.count == names.compactMap({ $0 }).count else { throw r.error("a field name is defined twice") }
     return Contents(
@@ -245,7 +278,47 @@ enum _Checkpoint {
       indexDefinitions: definitions,
       kinds: flags & 1 != 0 ? kinds : nil,
       locations: locations,
-      live: live)
+      live: live,
+      indexEntries: indexEntries)
+  }
+
+  /// Reads `count` indexes' entries, checking that each holds every live slot once, in
+  /// order: an index restored from them is the one the writer held, or none is (nil, and
+  /// the store rebuilds its indexes from the records). Entries that do not hold are read
+  /// to their end all the same; only bytes that do not parse make the checkpoint unusable.
+  private static func readIndexEntries(_ r: inout _ByteReader, count: Int, live: _Bitset) throws(_CodecError)
+    -> [_SortedIndex]?
+  {
+    var indexes: [_SortedIndex] = []
+    indexes.reserveCapacity(count)
+    var valid = true
+    let liveCount = live.popCount
+    for _ in 0..<count {
+      var index = _SortedIndex()
+      var kinds = _KindSet()
+      kinds.bits = try r.readByte()
+      index.formKinds(kinds)
+      var seen = _Bitset(words: [UInt64](repeating: 0, count: live.words.count), count: live.capacity)!
+      func take(_ slot: Int) -> Bool {
+        guard slot < live.capacity, live[slot], !seen[slot] else { return false }
+        seen[slot] = true
+        return true
+      }
+      let ordered = try r.readLength(max: r.remaining)
+      for _ in 0..<ordered {
+        let slot = try r.readLength(max: live.capacity)
+        let value = try _BinaryValue.read(&r, names: [])
+        if valid { valid = take(slot) && index.appendInOrder(_IndexEntry(value: value, slot: slot)) }
+      }
+      let unordered = try r.readLength(max: r.remaining)
+      for _ in 0..<unordered {
+        let slot = try r.readLength(max: live.capacity)
+        if valid { valid = take(slot) && index.appendUnordered(slot) }
+      }
+      valid = valid && index.count == liveCount
+      indexes.append(index)
+    }
+    return valid ? indexes : nil
   }
 
   /// The field names as a key table; nil when they cannot form one.

@@ -39,7 +39,8 @@ enum _LogFormat {
     case batchDelete = 6
     /// Replaces the set of secondary index definitions; committed on its own. Payload:
     /// (flags byte, bit 0 = unique; varint byte count; UTF-8 key)*. Index entries are never
-    /// stored: the store rebuilds them from the records on open.
+    /// stored in the log: the store rebuilds them from the records on open, or reads them
+    /// from a current checkpoint.
     case indexes = 7
   }
 

@@ -1,6 +1,8 @@
 // A LogStore's secondary indexes: defined by `.indexes` frames in the log, and rebuilt from
-// the records whenever the store opens, follows its writer or compacts. Index entries are
-// never written to the file, so there is no persisted index that damage could make lie.
+// the records whenever the store opens by replay or follows its writer. Index entries are
+// never written to the log; a checkpoint keeps them (see Checkpoint.swift), and it is used
+// only for the exact log bytes it describes, so there is no persisted index that damage
+// could make lie.
 
 extension _LogState {
   /// The key ids of a dotted key in this log (see `_keyIDs`).

@@ -25,9 +25,18 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   let openKinds: _OpenKinds
 
   /// The record value's bytes in a slot (the payload after its id).
+  ///
+  /// Every string-key scan calls this once per record, so the common case (the slot in
+  /// the mapping, an integer id) touches nothing but the location and the id's bytes: no
+  /// path, no error, no call (a scan of a 1M-record log spent a sixth of its time here).
   @inline(__always)
   func recordReader(_ slot: Int) throws -> _ByteReader {
-    try _recordValueReader(mapping, locations[slot], path: path)
+    let location = locations[slot]
+    if let mapping, location.offset + Int(location.length) <= mapping.length {
+      var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
+      if _BinaryValue.skipInteger(&r) { return r }
+    }
+    return try _recordValueReader(mapping, location, path: path)
   }
 
   func record(at slot: Int) throws -> Element {
@@ -107,6 +116,8 @@ struct _LogFieldAccess<Element: Record>: _FieldAccess {
       var r = try records.recordReader(slot)
       do throws(_CodecError) {
         guard try _BinaryValue.seek(&r, path: path) else { return .null }
+        // A small integer (below 128: ages, counts, flags), the value sorts read most, inline.
+        if r.position < r.end, r.base[r.position] >= _Tag.smallInt { return .int(Int(r.base[r.position] & 0x7F)) }
         return try _BinaryValue.read(&r, names: names)
       } catch {
         throw _damagedRecord(records.path, records.locations[slot], error)
@@ -139,10 +150,23 @@ extension _LogFieldAccess {
         if try r.readByte() == _Tag.string {
           let n = try r.readLength(max: r.remaining)
           let bytes = try r.readBytes(n)
-          let same =
-            n == wanted.count && wanted.withUnsafeBytes { n == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, n) == 0 }
+          // Byte by byte: the strings compared are short, and a memcmp call costs more.
+          var same = n == wanted.count
+          if same {
+            wanted.withUnsafeBufferPointer { w in
+              for i in 0..<n where w[i] != bytes[i] {
+                same = false
+                break
+              }
+            }
+          }
           if same { return equal }
-          if wantedASCII && !bytes.contains(where: { $0 >= 0x80 }) { return !equal }
+          if wantedASCII {
+            // Whether every byte is ASCII, without a branch per byte.
+            var high: UInt8 = 0
+            for b in bytes { high |= b }
+            if high < 0x80 { return !equal }
+          }
         }
         r = valueAt
         return condition.matches(try _BinaryValue.read(&r, names: names))

@@ -49,8 +49,8 @@ import Synchronization
 ///
 /// **Checkpoint.** A clean ``close()`` (or releasing the store) and every compaction write
 /// `<path>.checkpoint` beside a log of at least ``LogStoreOptions/checkpointMinimumBytes``:
-/// what replaying the log rebuilds (record locations, field names, index definitions,
-/// kinds of value per key), with the log's length and CRC-32C. Opening reads it and checks
+/// what replaying the log rebuilds (record locations, field names, index definitions and
+/// entries, kinds of value per key), with the log's length and CRC-32C. Opening reads it and checks
 /// the log's bytes against it in one pass instead of replaying every frame
 /// (``LogRecoveryReport/openedFromCheckpoint``); the id map is then read from the records
 /// on the first write or lookup by id. A checkpoint that does not describe exactly the
@@ -133,6 +133,7 @@ public final class LogStore<Element: Record>: RecordStore {
     let idType = String(reflecting: Element.ID.self)
     var outcome: _Recovery.Outcome<Element.ID>
     var restoredKinds: _KindAccumulator?
+    var restoredIndexes: [_SortedIndex]?
     var checkpointed = false
     if let c = _Checkpoint.load(log: path, header: header, bytes: bytes, idType: idType),
       let keys = _Checkpoint.keyTable(c.names)
@@ -143,6 +144,7 @@ public final class LogStore<Element: Record>: RecordStore {
       report.openedFromCheckpoint = true
       outcome = .init(index: _LogIndex(checkpoint: c, keys: keys), report: report, cutAt: nil)
       restoredKinds = c.kinds
+      restoredIndexes = c.indexEntries
       checkpointed = true
     } else {
       outcome = try _Recovery.replay(
@@ -190,7 +192,13 @@ public final class LogStore<Element: Record>: RecordStore {
       try state.compact(keepingHistory: false)
       state.report.rewritten = true
     }
-    try state.rebuildIndexes()
+    if let entries = restoredIndexes, !rewrite {
+      for (definition, sorted) in zip(index.indexDefinitions, entries) {
+        state.indexes.add(key: definition.key, unique: definition.unique, restored: sorted)
+      }
+    } else {
+      try state.rebuildIndexes()
+    }
     try state.showProbe()
     opened = true
     _state = _Lock(state)
@@ -432,8 +440,10 @@ public final class LogStore<Element: Record>: RecordStore {
   /// ranges, prefixes and sorts on it (see ``RequestSet/explain()``).
   ///
   /// The definition is written to the log, so the index comes back whenever the store
-  /// opens; its entries are never written, only rebuilt from the records on open (a
-  /// damaged file can never leave an index that disagrees with the records).
+  /// opens. Its entries are not in the log: an open rebuilds them from the records, or
+  /// reads them from a checkpoint that describes exactly the log's bytes (see the type's
+  /// discussion), so a damaged file can never leave an index that disagrees with the
+  /// records.
   ///
   /// ```swift
   /// try store.createIndex("species")

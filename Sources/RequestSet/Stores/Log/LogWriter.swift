@@ -104,7 +104,10 @@ struct _LogState<Element: Record> {
       end: index.end, sequence: index.sequence, frameCount: Int(index.sequence),
       liveCount: index.liveCount, liveBytes: index.liveBytes, version: index.version, time: index.time,
       names: index.keys.names,
-      indexDefinitions: index.indexDefinitions, kinds: kinds, locations: index.locations, live: index.live)
+      indexDefinitions: index.indexDefinitions, kinds: kinds, locations: index.locations, live: index.live,
+      // The entries, when the catalog is the one the definitions describe (not while an
+      // open that salvages compacts before building it), so the next open sorts nothing.
+      indexEntries: indexes.descriptions == index.indexDefinitions ? indexes.indexes.map(\.entries) : nil)
     let bytes = _Checkpoint.encode(contents, header: header, logCRC: crc, idType: String(reflecting: Element.ID.self))
     if _Checkpoint.write(bytes, log: path) { checkpointed = (index.end, header.generation) }
   }
