@@ -178,8 +178,13 @@ enum _Checkpoint {
       (try? _FileIO.checkRegular(file)) != nil, let size = try? _FileIO.size(file), size >= 64 + 4,
       size <= 64 + 4 + maxSlots
     else { return nil }
-    var buffer = [UInt8](repeating: 0, count: size)
-    let code = buffer.withUnsafeMutableBytes { _FileIO.preadAll(file.fd, $0.baseAddress!, size, at: 0) }
+    // Read straight into the array's storage: zeroing megabytes first would cost a part
+    // of the open the read itself does not.
+    var code: Int32 = 0
+    let buffer = [UInt8](unsafeUninitializedCapacity: size) { out, count in
+      code = _FileIO.preadAll(file.fd, out.baseAddress!, size, at: 0)
+      count = code == 0 ? size : 0
+    }
     guard code == 0 else { return nil }
     return buffer.withUnsafeBytes { checkpoint -> Contents? in
       let body = UnsafeRawBufferPointer(rebasing: checkpoint[..<(size - 4)])
@@ -245,25 +250,32 @@ enum _Checkpoint {
     guard hasEntries ? r.remaining >= slots * 16 + words * 8 : r.remaining == slots * 16 + words * 8 else {
       throw r.error("the slot tables have the wrong size")
     }
-    var locations: [_RecordLocation] = []
-    locations.reserveCapacity(slots)
-    let firstRecord = _LogFormat.headerSize
-    for _ in 0..<slots {
-      let offset = try r.readLittleEndian(UInt64.self)
-      let length = try r.readLittleEndian(UInt32.self)
-      let frameLength = try r.readLittleEndian(UInt32.self)
-      // Every location must lie inside the log: a record read never leaves the mapping.
-      guard offset >= UInt64(firstRecord), offset <= end, UInt64(length) <= end - offset,
-        frameLength > length,
-        Int(frameLength - length) <= _LogFormat.maxFrameHeader
-      else {
-        throw r.error("a record location lies outside the log")
+    // The tables' size was checked above: read them with one bounds check, not three per slot.
+    let table = try r.readBytes(slots * 16)
+    let firstRecord = UInt64(_LogFormat.headerSize)
+    let endOffset = UInt64(end)
+    var outside = false
+    let locations = [_RecordLocation](unsafeUninitializedCapacity: slots) { out, initialized in
+      initialized = 0
+      for i in 0..<slots {
+        let at = i &* 16
+        let offset = UInt64(littleEndian: table.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        let length = UInt32(littleEndian: table.loadUnaligned(fromByteOffset: at &+ 8, as: UInt32.self))
+        let frameLength = UInt32(littleEndian: table.loadUnaligned(fromByteOffset: at &+ 12, as: UInt32.self))
+        // Every location must lie inside the log: a record read never leaves the mapping.
+        guard offset >= firstRecord, offset <= endOffset, UInt64(length) <= endOffset - offset,
+          frameLength > length, Int(frameLength - length) <= _LogFormat.maxFrameHeader
+        else {
+          outside = true
+          return
+        }
+        (out.baseAddress! + i).initialize(to: _RecordLocation(offset: Int(offset), length: length, frameLength: frameLength))
+        initialized = i + 1
       }
-      locations.append(_RecordLocation(offset: Int(offset), length: length, frameLength: frameLength))
     }
-    var bits: [UInt64] = []
-    bits.reserveCapacity(words)
-    for _ in 0..<words { bits.append(try r.readLittleEndian(UInt64.self)) }
+    if outside { throw r.error("a record location lies outside the log") }
+    let wordBytes = try r.readBytes(words * 8)
+    let bits = (0..<words).map { UInt64(littleEndian: wordBytes.loadUnaligned(fromByteOffset: $0 &* 8, as: UInt64.self)) }
     guard let live = _Bitset(words: bits, count: slots) else { throw r.error("bits set past the last slot") }
     guard live.popCount == Int(liveCount) else {
       throw r.error("the live count disagrees with the live slots")
