@@ -7,12 +7,30 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "RequestSet", targets: ["RequestSet"]),
+    // The SQL engines: each needs its system library (libsqlite3-dev, libpq-dev); the
+    // RequestSet product needs neither.
+    .library(name: "RequestSetSQLite", targets: ["RequestSetSQLite"]),
+    .library(name: "RequestSetPostgres", targets: ["RequestSetPostgres"]),
   ],
   targets: [
     .target(name: "RequestSet", dependencies: ["_RequestSetCRC32C"]),
     // The CPU's CRC-32C instruction for the log's checksums (a software table is the
     // fallback). C, because Swift has no portable spelling of the intrinsic.
     .target(name: "_RequestSetCRC32C"),
+    // The system's SQLite (Apple platforms have it as the SDK's SQLite3 module).
+    .systemLibrary(
+      name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+    // libpq, PostgreSQL's client library.
+    .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+    // What the SQL stores share: the translation of a query to SQL, the JSON rows.
+    .target(name: "_RequestSetSQL", dependencies: ["RequestSet"]),
+    .target(
+      name: "RequestSetSQLite",
+      dependencies: [
+        "RequestSet", "_RequestSetSQL",
+        .target(name: "CSQLite", condition: .when(platforms: [.linux, .windows, .android, .openbsd, .wasi])),
+      ]),
+    .target(name: "RequestSetPostgres", dependencies: ["RequestSet", "_RequestSetSQL", "CLibPQ"]),
     // Runnable examples: `swift run Tour`; QuickStart, Recipes and Examples hold the README's
     // examples verbatim (DocumentationTests checks it).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
@@ -24,7 +42,14 @@ let package = Package(
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
     // The child process of the adversary tests: input that would crash kills it, not the run.
     .executableTarget(name: "AdversaryWorker", dependencies: ["RequestSet"], path: "Tests/AdversaryWorker"),
-    .testTarget(name: "RequestSetTests", dependencies: ["RequestSet", "LogCrashWorker", "AdversaryWorker"]),
+    // The child process of the SQL stores' two-process tests.
+    .executableTarget(
+      name: "SQLWorker", dependencies: ["RequestSet", "RequestSetSQLite", "RequestSetPostgres"], path: "Tests/SQLWorker"),
+    .testTarget(
+      name: "RequestSetTests",
+      dependencies: [
+        "RequestSet", "RequestSetSQLite", "RequestSetPostgres", "LogCrashWorker", "AdversaryWorker", "SQLWorker",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -101,6 +101,16 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// message names the readable range; pick a version from ``LogStore/history()``.
     public static let versionUnavailable = Code("versionUnavailable")
 
+    /// A set made with ``RequestSet/requiringPushdown()`` has a condition, sort key or
+    /// stage its store cannot run itself. The message names it and why; rewrite it with
+    /// string keys the store runs, or drop `requiringPushdown()` to run it in process.
+    public static let notPushedDown = Code("notPushedDown")
+
+    /// A database server refused the connection, went away mid-query, or a database file
+    /// could not be opened. Nothing was half-written; check the connection settings (the
+    /// message never shows a password) and retry.
+    public static let connectionFailed = Code("connectionFailed")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

@@ -1,0 +1,186 @@
+/// A store that runs part of a query itself: a SQL engine, a remote service, a store with
+/// its own indexes.
+///
+/// When a ``RequestSet`` over such a store is evaluated, counted or explained, the engine
+/// opens a reader (``queryReader()``), one consistent state of the store for the whole
+/// evaluation, asks it which conditions and sort keys it runs exactly
+/// (``PushdownSupport``), hands it a ``StoreQuery`` of those, and runs the rest in process
+/// over the records it returns, stopping early when the window is full. A set that must
+/// not run anything in process says so with ``RequestSet/requiringPushdown()``.
+///
+/// A store that adopts only ``RecordStore`` keeps working: the engine evaluates its
+/// snapshot in process. See "Writing a backend" in the documentation for a whole example.
+///
+/// ```swift
+/// final class ArchiveStore: QueryPushdownStore {
+///   func queryReader() throws -> any StoreQueryReader<Animal> { try ArchiveReader(self) }
+///   // RecordStore's insert, save, delete, apply, snapshot ...
+/// }
+/// ```
+public protocol QueryPushdownStore<Element>: RecordStore {
+  /// A reader of one consistent state of the store (a read transaction), held for one
+  /// evaluation: a count and the iteration of one evaluated set see the same records.
+  ///
+  /// - Throws: the store's error when it cannot read (closed, server gone).
+  func queryReader() throws -> any StoreQueryReader<Element>
+
+  /// Sets `assignments` on every record `query` matches, as one atomic write, and returns
+  /// how many records changed; nil when the store cannot run it exactly (the engine then
+  /// updates through ``RecordStore/apply(_:ifVersion:)``). The default returns nil.
+  ///
+  /// The engine calls it only for a query the store's reader said it runs exactly, with no
+  /// window.
+  ///
+  /// ```swift
+  /// try animals.filter("species", value: "dog").update("age", value: 4)   // one UPDATE statement
+  /// ```
+  func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int?
+
+  /// Deletes every record `query` matches, as one atomic write, and returns how many; nil
+  /// when the store cannot run it exactly. The default returns nil.
+  ///
+  /// ```swift
+  /// try animals.filter("age", .greaterThan, 12).delete()   // one DELETE statement
+  /// ```
+  func delete(matching query: StoreQuery) throws -> Int?
+}
+
+extension QueryPushdownStore {
+  /// Runs nothing: the engine updates through ``RecordStore/apply(_:ifVersion:)``.
+  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
+    nil
+  }
+
+  /// Runs nothing: the engine deletes through ``RecordStore/apply(_:ifVersion:)``.
+  public func delete(matching query: StoreQuery) throws -> Int? { nil }
+}
+
+/// Whether a store runs a condition or a sort key exactly as the in-memory engine does.
+///
+/// ```swift
+/// func support(for condition: StoreCondition) -> PushdownSupport {
+///   condition.collation == .binary ? .exact : .none(reason: "the collation is Swift's")
+/// }
+/// ```
+public enum PushdownSupport: Sendable, Hashable {
+  /// The store's answer is the engine's answer.
+  case exact
+  /// The store matches every record the engine would, and maybe more: the engine checks
+  /// each record the store returns (a condition the store can narrow but not decide).
+  case superset
+  /// The store cannot run it; the engine runs it in process, and `explain()` gives the
+  /// reason.
+  case none(reason: String)
+}
+
+/// One consistent state of a ``QueryPushdownStore``, open for one evaluation: the store's
+/// side of the pushdown seam.
+///
+/// The engine asks ``support(for:)-(StoreCondition)`` about every condition and sort key
+/// first, then calls ``count(_:)`` (only for a query it found exact throughout) or
+/// ``records(_:_:)``, and ``explain(_:)`` for `explain()`. A reader releases what it holds
+/// (a read transaction, a pooled connection) when it is deinitialized.
+///
+/// ```swift
+/// final class ArchiveReader: StoreQueryReader {
+///   func support(for condition: StoreCondition) -> PushdownSupport { .exact }
+///   func support(for sort: StoreSortKey) -> PushdownSupport { .none(reason: "unsorted archive") }
+///   func count(_ query: StoreQuery) throws -> Int { try records(matching: query).count }
+///   func records(_ query: StoreQuery, _ body: (Animal) throws -> Bool) throws { ... }
+///   func explain(_ query: StoreQuery) throws -> StoreExplanation { StoreExplanation(statement: "\(query)") }
+/// }
+/// ```
+public protocol StoreQueryReader<Element>: AnyObject, Sendable {
+  /// The records the store holds.
+  associatedtype Element: Record
+
+  /// The store's write counter for this state (see ``StoreSnapshot/version``).
+  var version: UInt64 { get }
+
+  /// Whether the store runs this condition exactly, as a superset, or not at all.
+  func support(for condition: StoreCondition) -> PushdownSupport
+
+  /// Whether the store orders by this key exactly as the in-memory engine does, ties
+  /// broken by store order. Only `.exact` or `.none` are meaningful for a sort.
+  func support(for sort: StoreSortKey) -> PushdownSupport
+
+  /// Whether the store keeps the first record per value of `key` exactly as the engine
+  /// does. The default answers `.none`.
+  func support(forDistinct key: String) -> PushdownSupport
+
+  /// The number of records `query` selects (after its window).
+  func count(_ query: StoreQuery) throws -> Int
+
+  /// Hands `body` the records `query` selects, in its order (store order without a sort),
+  /// until `body` returns false.
+  func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws
+
+  /// What the store runs for `query`: its statement, bindings and plan.
+  func explain(_ query: StoreQuery) throws -> StoreExplanation
+
+  /// `function` of `key` over the records `query` selects, or nil when the store cannot
+  /// compute it exactly as the in-memory engine does (the engine then computes it). The
+  /// default returns nil.
+  func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue?
+}
+
+extension StoreQueryReader {
+  /// Keeps nothing distinct in the store: the engine does it.
+  public func support(forDistinct key: String) -> PushdownSupport {
+    .none(reason: "\(Self.self) does not run DISTINCT")
+  }
+
+  /// Computes nothing in the store: the engine does it.
+  public func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? { nil }
+}
+
+/// An aggregate a store may compute for ``StoreQueryReader/aggregate(_:of:_:)``: the
+/// string-key aggregates of ``RequestSet`` (`sum("age")`, `min`, `max`, `average`).
+///
+/// ```swift
+/// try reader.aggregate(.max, of: "age", StoreQuery())
+/// ```
+public enum StoreAggregate: String, Sendable, Hashable {
+  /// The sum of the numbers; `.int(0)` for none. Integers that overflow throw `.overflow` in
+  /// memory, so a store that cannot tell returns nil.
+  case sum
+  /// The smallest value (``StoreSortKey`` order, nil ignored); `.null` for none.
+  case min
+  /// The largest value; `.null` for none.
+  case max
+  /// The mean of the numbers as `.double`; `.null` for none.
+  case average
+}
+
+/// What a store runs for one ``StoreQuery``, for `explain()`.
+///
+/// ```swift
+/// StoreExplanation(statement: "SELECT body FROM animals WHERE …", bindings: ["3"], plan: ["SCAN animals"])
+/// ```
+public struct StoreExplanation: Sendable, CustomStringConvertible {
+  /// The statement the store runs (SQL text, with placeholders).
+  public var statement: String
+  /// The bound values, in order, as text (never a password or a connection string).
+  public var bindings: [String]
+  /// The engine's own plan, one line per step (`EXPLAIN QUERY PLAN`, `EXPLAIN`).
+  public var plan: [String]
+
+  /// An explanation.
+  ///
+  /// ```swift
+  /// StoreExplanation(statement: "SELECT …")
+  /// ```
+  public init(statement: String, bindings: [String] = [], plan: [String] = []) {
+    self.statement = statement
+    self.bindings = bindings
+    self.plan = plan
+  }
+
+  /// The statement, its bindings and its plan, on separate lines.
+  public var description: String {
+    var lines = ["statement: " + statement]
+    if !bindings.isEmpty { lines.append("bindings: [" + bindings.joined(separator: ", ") + "]") }
+    for step in plan { lines.append("plan: " + step) }
+    return lines.joined(separator: "\n")
+  }
+}

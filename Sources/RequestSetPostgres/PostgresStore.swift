@@ -1,0 +1,3 @@
+import CLibPQ
+import RequestSet
+import _RequestSetSQL
