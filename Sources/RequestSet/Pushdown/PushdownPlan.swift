@@ -84,22 +84,21 @@ struct _PushdownPlan<Element: Sendable> {
       case .field(let name, let order, let collation): storeKey = StoreSortKey(name, order: order, collation: collation)
       case .typed(let t): storeKey = t.fieldKey.map { StoreSortKey($0, order: t.order) }
       }
-      guard let storeKey else {
+      let why: String?
+      switch storeKey.map(reader.supportSort) {
+      case nil: why = "a key path with no field"
+      case .exact?: why = nil
+      case .superset?: why = "the store's order is not exact"
+      case .none(let reason)?: why = reason
+      }
+      if let why {
+        // The whole sort runs in process: name it, and the key that kept it there.
         sortPushed = false
-        inProcess.append(Part(part: "sort " + key.description, why: "a key path with no field"))
+        let keys = stage.sort.map(\.description).joined(separator: ", ")
+        inProcess.append(Part(part: "sort " + keys, why: key.description + ": " + why))
         break
       }
-      if case .none(let reason) = reader.supportSort(storeKey) {
-        sortPushed = false
-        inProcess.append(Part(part: "sort " + key.description, why: reason))
-        break
-      }
-      if case .superset = reader.supportSort(storeKey) {
-        sortPushed = false
-        inProcess.append(Part(part: "sort " + key.description, why: "the store's order is not exact"))
-        break
-      }
-      sort.append(storeKey)
+      if let storeKey { sort.append(storeKey) }
     }
     if !sortPushed { sort = [] }
     if stage.reversed {

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Its reader evaluates over one snapshot with `StoreCondition.matches` and
 /// `StoreSortKey.compare` (ties by store order) and counts what it hands out.
-final class PushdownMemoryStore<Element: Record>: QueryPushdownStore {
+final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPublishing {
   let base = MemoryStore<Element>()
   /// Records every reader has handed out.
   let handedOut = Atomic<Int>(0)
@@ -37,7 +37,7 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore {
     try reader.records(query) { record in
       var tree = try FieldValue(encoding: record)
       for (key, value) in assignments { tree = tree._setting(value, at: key[...]) }
-      changes.append(.save(try _decodeRecord(Element.self, from: tree, purpose: "update", alternative: "a closure")))
+      changes.append(.save(try _decodeRecord(Element.self, from: tree, purpose: "update", alternative: "update { … } with a closure")))
       return true
     }
     pushedWrites.withLock { $0.append("update \(query)") }
@@ -67,6 +67,7 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore {
   func snapshot() throws -> StoreSnapshot<Element> { try base.snapshot() }
   func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>> { base.commits(polling: interval) }
   func close() { base.close() }
+  var _liveFeed: AnyObject? { base._liveFeed }
 
   /// One snapshot of the store, read for one evaluation.
   final class Reader: StoreQueryReader {
