@@ -14,7 +14,9 @@ final class ArchiveStore: RecordStore {
   private let state = Mutex<(records: [Animal], version: UInt64)>(([], 0))
 
   func insert(_ record: Animal) throws { try apply([.insert(record)], ifVersion: nil) }
-  func insert(contentsOf records: some Sequence<Animal>) throws { try apply(records.map { .insert($0) }, ifVersion: nil) }
+  func insert(contentsOf records: some Sequence<Animal>) throws {
+    try apply(records.map { .insert($0) }, ifVersion: nil)
+  }
   func save(_ record: Animal) throws { try apply([.save(record)], ifVersion: nil) }
   func delete(id: Int) throws -> Bool {
     guard try fetch(id: id) != nil else { return false }
@@ -26,7 +28,8 @@ final class ArchiveStore: RecordStore {
   func apply(_ changes: [RecordChange<Animal>], ifVersion expectedVersion: UInt64?) throws {
     try state.withLock { state in
       if let expectedVersion, expectedVersion != state.version {
-        throw RequestSetError(.conflict, "The archive changed since version \(expectedVersion). Read it again.")
+        throw RequestSetError(
+          .conflict, "The archive changed since version \(expectedVersion). Read it again.")
       }
       var records = state.records
       for change in changes {
@@ -140,7 +143,8 @@ final class ArchiveReader: StoreQueryReader {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
     let article = try String(
-      contentsOf: root.appendingPathComponent("Sources/RequestSet/RequestSet.docc/WritingABackend.md"), encoding: .utf8)
+      contentsOf: root.appendingPathComponent("Sources/RequestSet/RequestSet.docc/WritingABackend.md"),
+      encoding: .utf8)
     let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
     let start = try #require(source.range(of: "extension ArchiveStore: QueryPushdownStore {"))
     let end = try #require(source.range(of: "\n@Suite struct BackendExampleTests"))

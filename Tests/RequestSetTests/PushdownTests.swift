@@ -130,6 +130,20 @@ import Testing
     }
   }
 
+  @Test func firstAsksTheStoreForOneRecordAndKeepsItsReaderForTheRest() throws {
+    let store = try store()
+    let set = RequestSet(store).filter("species", value: "Cow").sortBy("age")
+    let expected = try memory().filter("species", value: "Cow").sortBy("age").ids()
+    #expect(set.first?.id == expected.first)
+    #expect(store.handedOut.load(ordering: .relaxed) == 1)
+    #expect(try set.fetchExists())
+    try store.insert(Animal(id: 5000, name: "Calf", species: "Cow", age: 0))
+    #expect(set.count == expected.count)
+    #expect(try set.ids() == expected)
+    #expect(store.readersOpened.load(ordering: .relaxed) == 1)
+    #expect(set.refreshed().first?.id == 5000)
+  }
+
   // MARK: requiringPushdown
 
   @Test func requiringPushdownNamesWhatWouldRunInProcess() throws {

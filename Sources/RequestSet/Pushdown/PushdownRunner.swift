@@ -17,7 +17,8 @@ extension _PushdownRunner where Element: Record {
   /// A plain store pays one conformance check of its type (which the runtime caches); only
   /// a pushdown store pays for the cast to the constrained existential.
   init?<Store: RecordStore>(_ store: Store) where Store.Element == Element {
-    guard Store.self is any QueryPushdownStore.Type, let pushdown = store as? any QueryPushdownStore<Element> else {
+    guard Store.self is any QueryPushdownStore.Type, let pushdown = store as? any QueryPushdownStore<Element>
+    else {
       return nil
     }
     self.init(pushdown)

@@ -62,7 +62,8 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// String keys encode each element once, on the first query that uses them.
   public init(_ elements: some Sequence<Element>) where Element: Encodable {
     let snapshot = StoreSnapshot(records: elements)
-    self.init(_source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
+    self.init(
+      _source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
   }
 
   /// A read-only request set over a fixed array of elements that are not `Encodable`;
@@ -73,7 +74,8 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// ```
   public init(_ elements: some Sequence<Element>) {
     let snapshot = StoreSnapshot(records: elements)
-    self.init(_source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
+    self.init(
+      _source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
   }
 
   /// Returns a copy with `body` applied to its query and a fresh, unevaluated result.
@@ -205,9 +207,11 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   /// Evaluates through the store's reader: the one a count kept, or a new one, released
   /// once the result is built.
-  private func _pushdownEvaluation(_ runner: _PushdownRunner<Element>, _ query: _Query<Element>) throws -> _Evaluation<
-    Element
-  > {
+  private func _pushdownEvaluation(_ runner: _PushdownRunner<Element>, _ query: _Query<Element>) throws
+    -> _Evaluation<
+      Element
+    >
+  {
     let reader = try state.withLock { $0.reader } ?? runner.open()
     let e = try _Pushdown.evaluate(query, reader, storeName: runner.storeName)
     return state.withLock { st in
@@ -217,6 +221,24 @@ final class _ResultCache<Element: Sendable>: Sendable {
       st.count = e.count
       return e
     }
+  }
+
+  /// The first record through the store's reader, asking it for one record: the reader
+  /// is kept for the evaluation that may follow, so both see one state of the store.
+  func pushdownFirst(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Element? {
+    guard let runner = source.pushdown else { return nil }
+    if let e = state.withLock({ $0.evaluation }) { return e.count == 0 ? nil : try e.element(0) }
+    if query.requiresPushdown {
+      // A window of one would run in process after a rechecked term: evaluate as written.
+      let e = try evaluation(source, query)
+      return e.count == 0 ? nil : try e.element(0)
+    }
+    let reader = try state.withLock { $0.reader } ?? runner.open()
+    var first = query
+    first.limit(1)
+    let e = try _Pushdown.evaluate(first, reader, storeName: runner.storeName)
+    state.withLock { st in if st.evaluation == nil && st.reader == nil { st.reader = reader } }
+    return e.count == 0 ? nil : try e.element(0)
   }
 
   /// Counts through the store's reader when it runs the whole query exactly, keeping the
@@ -247,7 +269,9 @@ final class _ResultCache<Element: Sendable>: Sendable {
   func peekCount() -> Int? { state.withLock { $0.count } }
 
   /// Whether a count has run the query: the result then costs no further scan.
-  func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil } }
+  func hasRun() -> Bool {
+    state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil }
+  }
 
   /// The snapshot, fixed now if no read has fixed it; nil once a read (a count, say) has
   /// run the query, whose result then costs no further scan. One look under the lock
@@ -301,7 +325,8 @@ final class _ResultCache<Element: Sendable>: Sendable {
       }
       return found.count
     }
-    guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil,
+    guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first,
+      stage.distinct == nil,
       !stage.sort.isEmpty || stage.reversed || stage.filter == nil
     else {
       return try evaluation(source, query).count
