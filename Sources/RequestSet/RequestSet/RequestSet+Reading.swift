@@ -112,9 +112,7 @@ extension RequestSet {
   /// animals.sortBy(\.age).distinct(\.species)   // the youngest of each species
   /// ```
   @inlinable
-  public func distinct<Value: Hashable & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable)
-    -> RequestSet
-  {
+  public func distinct<Value: Hashable & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) -> RequestSet {
     _with {
       $0.distinct(.typed(description: "\(keyPath)") { AnyHashable($0.pointee[keyPath: keyPath]) })
     }

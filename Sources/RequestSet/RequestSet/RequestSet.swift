@@ -62,8 +62,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// String keys encode each element once, on the first query that uses them.
   public init(_ elements: some Sequence<Element>) where Element: Encodable {
     let snapshot = StoreSnapshot(records: elements)
-    self.init(
-      _source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
+    self.init(_source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
   }
 
   /// A read-only request set over a fixed array of elements that are not `Encodable`;
@@ -74,8 +73,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// ```
   public init(_ elements: some Sequence<Element>) {
     let snapshot = StoreSnapshot(records: elements)
-    self.init(
-      _source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
+    self.init(_source: _Source(describe: { "Array<\(Element.self)>" }, snapshot: { snapshot }), _query: _Query())
   }
 
   /// Returns a copy with `body` applied to its query and a fresh, unevaluated result.
@@ -207,11 +205,9 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   /// Evaluates through the store's reader: the one a count kept, or a new one, released
   /// once the result is built.
-  private func _pushdownEvaluation(_ runner: _PushdownRunner<Element>, _ query: _Query<Element>) throws
-    -> _Evaluation<
-      Element
-    >
-  {
+  private func _pushdownEvaluation(
+    _ runner: _PushdownRunner<Element>, _ query: _Query<Element>
+  ) throws -> _Evaluation<Element> {
     let reader = try state.withLock { $0.reader } ?? runner.open()
     let e = try _Pushdown.evaluate(query, reader, storeName: runner.storeName)
     return state.withLock { st in
@@ -269,9 +265,7 @@ final class _ResultCache<Element: Sendable>: Sendable {
   func peekCount() -> Int? { state.withLock { $0.count } }
 
   /// Whether a count has run the query: the result then costs no further scan.
-  func hasRun() -> Bool {
-    state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil }
-  }
+  func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil } }
 
   /// The snapshot, fixed now if no read has fixed it; nil once a read (a count, say) has
   /// run the query, whose result then costs no further scan. One look under the lock
@@ -325,8 +319,7 @@ final class _ResultCache<Element: Sendable>: Sendable {
       }
       return found.count
     }
-    guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first,
-      stage.distinct == nil,
+    guard query.invalid == nil, query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil,
       !stage.sort.isEmpty || stage.reversed || stage.filter == nil
     else {
       return try evaluation(source, query).count
