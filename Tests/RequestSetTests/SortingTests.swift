@@ -46,8 +46,8 @@ import Testing
     #expect(try all.sortBy(SortDescriptor(\Animal.nickname)).filter(\.age > 2).fetch().map(\.id)
       == Animal.zoo.filter { $0.age > 2 }.sorted(using: SortDescriptor(\Animal.nickname)).map(\.id))
     #expect(try all.sortBy(byAge).limit(2).fetch().map(\.id) == [5, 2])
-    if kind == .pushdownMemory {
-      #expect(all.sortBy(byAge).explain().contains("stage 1: pushed to PushdownMemoryStore<Animal>: ORDER BY age DESC"))
+    if kind.pushesDown {
+      #expect(all.sortBy(byAge).explain().contains("stage 1: pushed to \(kind.sourceName): ORDER BY age DESC"))
     } else {
       #expect(all.sortBy(byAge).explain().hasSuffix("  sort: \\Animal.age DESC (stable sort)"))
     }
@@ -132,6 +132,10 @@ import Testing
     // A sort after a limit sorts the kept records.
     #expect(try ids(all.limit(3).sortBy(\.age, order: .descending)) == [2, 3, 1])
     let plan = all.limit(3).filter(\.age > 3).explain()
+    if kind.pushesDown {
+      #expect(plan.hasPrefix("RequestSet<Animal> over \(kind.sourceName)\nstage 1: pushed to \(kind.sourceName): LIMIT 3\n"))
+      #expect(plan.hasSuffix("\nstage 2: in process, on the records of stage 1\n  filter: \\Animal.age > 3"))
+    }
     if kind == .pushdownMemory {
       #expect(plan == """
         RequestSet<Animal> over PushdownMemoryStore<Animal>
@@ -141,8 +145,8 @@ import Testing
         stage 2: in process, on the records of stage 1
           filter: \\Animal.age > 3
         """)
-      return
     }
+    if kind.pushesDown { return }
     #expect(plan == """
       RequestSet<Animal> over \(kind.sourceName)
       stage 1: scan all records (~6 records)

@@ -94,6 +94,8 @@ import Testing
         kind == .pushdownMemory
           ? "in process: sort species ASC, name DESC [localizedStandard], weight DESC "
             + "(name DESC [localizedStandard]: PushdownMemoryStore sorts binary text on plain keys only)"
+          : kind.pushesDown
+            ? "in process: sort species ASC, name DESC [localizedStandard], weight DESC (name DESC [localizedStandard]: "
           : "sort: species ASC, name DESC [localizedStandard], weight DESC (stable sort)"))
     // An unknown prefix is part of the key, and reported as such.
     let error = try #require(throws: RequestSetError.self) { try set.sortBy("down:age").fetch() }

@@ -30,6 +30,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     }
   }
 
+  /// Whether the kind's store adopts `QueryPushdownStore`: `explain()` then says what the
+  /// store ran and what ran in process, and evaluation runs through the store's reader.
+  /// Each pushdown kind adds itself here; the shared suites check the exact explain text
+  /// of `.pushdownMemory` and the shape ("pushed to …") of the others.
+  var pushesDown: Bool { self == .pushdownMemory }
+
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
