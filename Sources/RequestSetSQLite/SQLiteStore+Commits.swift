@@ -35,7 +35,7 @@ extension SQLiteStore {
     let poller = _SQLitePoller(store: self, from: start)
     let task = Task { [weak self] in
       while !Task.isCancelled {
-        try? await Task.sleep(for: interval)
+        try? await Task.sleep(for: max(interval, .milliseconds(1)))
         guard self != nil, !Task.isCancelled else { break }
         guard let commits = try? poller.poll() else { continue }
         for commit in commits { continuation.yield(commit) }
@@ -78,13 +78,14 @@ final class _SQLitePoller<Element: Record>: Sendable {
       defer { _ = sqlite3_exec(c.handle, "ROLLBACK", nil, nil, nil) }
       let current = try store._version(c)
       guard current > state.last else { return [] }
-      let own = store._ownVersions.withLock { $0 }
       let rows = try c.prepare(
-        "SELECT version, op, id FROM requestset_changes WHERE tbl = ? AND version > ? AND version <= ? "
+        "SELECT version, op, id, origin = ? FROM requestset_changes WHERE tbl = ? AND version > ? AND version <= ? "
           + "ORDER BY version, rowid")
-      try rows.bind([.text(store.table), .int(Int64(state.last)), .int(Int64(current))])
+      try rows.bind([.text(store._origin), .text(store.table), .int(Int64(state.last)), .int(Int64(current))])
       var byVersion: [UInt64: [(String, String)]] = [:]
+      var own: Set<UInt64> = []
       while try rows.step(doing: "read commits") {
+        if rows.int(3) != 0 { own.insert(UInt64(rows.int(0))) }
         byVersion[UInt64(rows.int(0)), default: []].append((rows.text(1), rows.text(2)))
       }
       let fetch = try c.prepare("SELECT body FROM \(store._quotedTable) WHERE id = ?")
@@ -134,6 +135,9 @@ final class _SQLiteFeed<Element: Record>: Sendable {
     }
     return open ? id : nil
   }
+
+  /// Whether anyone observes the store's commits.
+  var isObserved: Bool { observers.withLock { !($0?.isEmpty ?? true) } }
 
   func remove(_ id: UInt64) {
     _ = observers.withLock { $0?.removeValue(forKey: id) }

@@ -56,8 +56,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   let _writer: Mutex<_SQLiteConnection?>
   let _pool: _SQLitePool
   let _feed = _SQLiteFeed<Element>()
-  /// Versions this store wrote, so the poller does not report them twice.
-  let _ownVersions = Mutex<Set<UInt64>>([])
+  /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
+  /// commits twice (they are published as they are made).
+  let _origin = UUID().uuidString
 
   /// Opens the SQLite database at `path` (creating the file when there is none) and the
   /// table for `Element` in it (creating it when there is none).
@@ -79,8 +80,10 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     self.table = name
     _quotedTable = try _quoteIdentifier(name)
     let connection = try _SQLiteConnection(path: path, create: true)
-    try connection.execute("PRAGMA journal_mode=WAL", doing: "switch to WAL mode")
+    // The schema is checked (and made) before WAL mode, which rewrites the file's header:
+    // a file that is not ours is left exactly as it was.
     try Self._prepareSchema(connection, table: name, quoted: _quotedTable)
+    try connection.execute("PRAGMA journal_mode=WAL", doing: "switch to WAL mode")
     _writer = Mutex(connection)
     _pool = _SQLitePool(path: path)
   }
@@ -93,7 +96,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
         CREATE TABLE IF NOT EXISTS requestset_tables(name TEXT PRIMARY KEY, type TEXT NOT NULL,
           format INTEGER NOT NULL, version INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS requestset_changes(version INTEGER NOT NULL, tbl TEXT NOT NULL,
-          op TEXT NOT NULL, id TEXT NOT NULL);
+          op TEXT NOT NULL, id TEXT NOT NULL, origin TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS requestset_changes_by_version ON requestset_changes(tbl, version);
         """, doing: "create RequestSet's metadata tables")
       let exists = try c.prepare("SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE")
@@ -259,7 +262,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
           try statement.run(doing: "write a record")
         } catch let error as RequestSetError where error.code == .uniqueViolation {
           sqlite3_reset(statement.pointer)
-          if error.message.contains("constraint failed: \(table).id") {
+          if row.op == "insert", try error.message.contains("constraint failed: \(table).id") || _isStored(c, row.id) {
             let id = changes[i].id
             throw RequestSetError(
               .duplicateID,
@@ -282,8 +285,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     _feed.publish(StoreCommit(version: version, changes: changes))
   }
 
-  /// Runs `body` in a write transaction on the writer connection and returns its result;
-  /// the version it writes is remembered as this store's own.
+  /// Runs `body` in a write transaction on the writer connection and returns its result.
   func _write<T: Sendable>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
     try _writer.withLock { connection in
       guard let c = connection else { throw _closed() }
@@ -302,10 +304,6 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     }
     let version = UInt64(statement.int(0))
     _ = try statement.step(doing: "bump the version")
-    _ownVersions.withLock { own in
-      own.insert(version)
-      if own.count > 4096 { own = Set(own.filter { $0 + 2048 > version }) }
-    }
     return version
   }
 
@@ -315,18 +313,26 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
 
   /// Records the changes of `version` for other connections' observers, and prunes old ones.
   func _log(_ c: _SQLiteConnection, _ version: UInt64, _ changes: [(op: String, id: String)]) throws {
-    let statement = try c.cached("INSERT INTO requestset_changes(version, tbl, op, id) VALUES (?, ?, ?, ?)")
+    let statement = try c.cached("INSERT INTO requestset_changes(version, tbl, op, id, origin) VALUES (?, ?, ?, ?, ?)")
     let logged = changes.count <= Self._loggedChangesLimit ? changes : [("many", "")]
     for change in logged {
       sqlite3_reset(statement.pointer)
-      try statement.bind([.int(Int64(version)), .text(table), .text(change.op), .text(change.id)])
+      try statement.bind([.int(Int64(version)), .text(table), .text(change.op), .text(change.id), .text(_origin)])
       try statement.run(doing: "record a change")
     }
     if version % 256 == 0 {
       let prune = try c.cached("DELETE FROM requestset_changes WHERE tbl = ? AND version <= ?")
-      try prune.bind([.text(table), .int(Int64(version) - 1024)])
+      try prune.bind([.text(table), .int(Int64(version) - 8192)])
       try prune.run(doing: "prune old changes")
     }
+  }
+
+  /// Whether a row with this id text is stored (in the current transaction's view).
+  func _isStored(_ c: _SQLiteConnection, _ id: String) throws -> Bool {
+    let statement = try c.cached("SELECT 1 FROM \(_quotedTable) WHERE id = ?")
+    try statement.bind([.text(id)])
+    defer { sqlite3_reset(statement.pointer) }
+    return try statement.step(doing: "look up an id")
   }
 
   func _version(_ c: _SQLiteConnection) throws -> UInt64 {
