@@ -215,8 +215,8 @@ private func _registerFunctions(_ db: OpaquePointer) {
       let box = Unmanaged<_ConditionBox>.fromOpaque(raw).takeUnretainedValue()
       var value = FieldValue.null
       if sqlite3_value_type(args[1]) != SQLITE_NULL, let bytes = sqlite3_value_text(args[1]) {
-        let text = String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1]))), as: UTF8.self)
-        guard let decoded = try? SQLJSON.decode(text) else {
+        let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1])))
+        guard let decoded = try? SQLJSON.decode(utf8: text) else {
           sqlite3_result_error(context, "rs_cond: a row's JSON does not decode", -1)
           return
         }
@@ -232,8 +232,7 @@ private func _registerFunctions(_ db: OpaquePointer) {
         let collation = _collations[index]
         func value(_ count: Int32, _ bytes: UnsafeRawPointer?) -> FieldValue {
           guard let bytes else { return .null }
-          let text = String(decoding: UnsafeRawBufferPointer(start: bytes, count: Int(count)), as: UTF8.self)
-          return (try? SQLJSON.decode(text)) ?? .null
+          return (try? SQLJSON.decode(utf8: UnsafeRawBufferPointer(start: bytes, count: Int(count)))) ?? .null
         }
         return Int32(StoreSortKey("", collation: collation).compare(value(leftCount, left), value(rightCount, right)))
       }, nil)

@@ -52,7 +52,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
 
   func support(for sort: StoreSortKey) -> PushdownSupport {
     _SQLiteTranslation.pathLiteral(sort.fieldNames) == nil
-      ? .none(reason: "the key \(sort.key) holds a quote or backslash, which SQLite's JSON paths cannot spell")
+      ? .none(reason: "the key \(sort.key) holds a quote or U+0000, which SQLite's JSON paths cannot spell")
       : .exact
   }
 

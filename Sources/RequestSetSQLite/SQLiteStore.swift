@@ -78,7 +78,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     let name = table ?? String(describing: Element.self)
     self.path = path
     self.table = name
-    _quotedTable = try _quoteIdentifier(name)
+    _quotedTable = try SQLJSON.quoteIdentifier(name)
     let connection = try _SQLiteConnection(path: path, create: true)
     // The schema is checked (and made) before WAL mode, which rewrites the file's header:
     // a file that is not ours is left exactly as it was.
@@ -124,7 +124,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
         """
         CREATE TABLE \(quoted)(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
           plain INTEGER NOT NULL);
-        CREATE INDEX \(try _quoteIdentifier(table + "_requestset_not_plain")) ON \(quoted)(seq) WHERE NOT plain;
+        CREATE INDEX \(try SQLJSON.quoteIdentifier(table + "_requestset_not_plain")) ON \(quoted)(seq) WHERE NOT plain;
         """, doing: "create the table \(table)")
       let insert = try c.prepare(
         "INSERT INTO requestset_tables(name, type, format, version) VALUES (?, ?, 1, 0) "
@@ -462,13 +462,13 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     guard let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) else {
       throw RequestSetError(
         .invalidIndex,
-        "The key \(key.debugDescription.prefix(200)) holds a quote, a backslash or U+0000, which SQLite's JSON "
+        "The key \(key.debugDescription.prefix(200)) holds a quote or U+0000, which SQLite's JSON "
           + "paths cannot spell, so it cannot be indexed. Rename the field; queries on it still work.")
     }
     // A hash keeps the name short and free of the key's characters; FNV-1a, 64 bits.
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    return (try _quoteIdentifier("\(table)_requestset_\(String(hash, radix: 16))"), path)
+    return (try SQLJSON.quoteIdentifier("\(table)_requestset_\(String(hash, radix: 16))"), path)
   }
 
   // MARK: Writes through a query
@@ -528,16 +528,6 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   deinit {
     _feed.finish()
   }
-}
-
-/// `name` as a double-quoted SQL identifier.
-func _quoteIdentifier(_ name: String) throws -> String {
-  if name.isEmpty || name.utf8.contains(0) {
-    throw RequestSetError(
-      .invalidFormat,
-      "A table or index name is empty or holds U+0000, which SQL cannot name. Pass table: with another name.")
-  }
-  return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
 /// Idle reader connections, reused by later readers.

@@ -4,22 +4,17 @@ import _RequestSetSQL
 
 /// A ``StoreQuery`` as SQLite SQL over RequestSet's row layout (`seq`, `id`, `body`,
 /// `plain`): values are bound parameters; a key reaches the SQL text only as a JSON path
-/// quoted by ``SQLLiteral/string(_:)``, word for word the path an index on that key uses,
+/// quoted by `SQLJSON.quoteLiteral`, word for word the path an index on that key uses,
 /// so SQLite's planner matches the two.
 struct _SQLiteTranslation {
   var sql = ""
   var bindings: [_SQLiteBinding] = []
 
   /// The JSON path SQLite reads for `fieldNames`, as a SQL literal: `'$."owner"."city"'`;
-  /// nil when a name holds a quote, a backslash or U+0000, which SQLite 3.40's paths
-  /// cannot spell (conditions on such keys read the key in Swift instead).
+  /// nil when a name holds a quote or U+0000, which SQLite's paths cannot spell
+  /// (conditions on such keys read the key in Swift instead, through `rs_cond`).
   static func pathLiteral(_ fieldNames: [String]) -> String? {
-    var path = "$"
-    for name in fieldNames {
-      if name.contains("\"") || name.contains("\\") || name.utf8.contains(0) { return nil }
-      path += ".\"" + name + "\""
-    }
-    return try? SQLLiteral.string(path)
+    SQLJSON.jsonPath(fieldNames).flatMap { try? SQLJSON.quoteLiteral($0) }
   }
 
   /// The filter as a WHERE expression. With `nonPlain`, rows whose values SQL cannot
@@ -101,8 +96,8 @@ struct _SQLiteTranslation {
       kinds = "('integer', 'real')"
     case .string(let s) where !s.utf8.contains(0):
       // Rows keep NFC text when plain, and the engine compares canonical equivalents as
-      // equal, so the NFC form of the value is exact.
-      bindings.append(.text(s.precomposedStringWithCanonicalMapping))
+      // equal (and orders by NFC scalars), so the NFC form of the value is exact.
+      bindings.append(.text(SQLJSON.nfc(s)))
       kinds = "('text')"
     default: return nil
     }

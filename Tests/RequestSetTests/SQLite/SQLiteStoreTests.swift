@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import _RequestSetSQL
 
 @testable import RequestSet
 @testable import RequestSetSQLite
@@ -150,13 +149,13 @@ private func engineMatches(_ filter: StoreFilter, _ record: FieldValue) -> Bool 
     #expect((try? store.queryReader()) == nil)
   }
 
-  @Test func sqlLiteralsDoubleQuotesAndRefuseNUL() throws {
-    #expect(try SQLLiteral.string("plain") == "'plain'")
-    #expect(try SQLLiteral.string("o'k") == "'o''k'")
-    #expect(try SQLLiteral.string("'; DROP TABLE x; --") == "'''; DROP TABLE x; --'")
-    #expect(try SQLLiteral.string(#"$."a"\"#) == #"'$."a"\'"#)
-    let error = #expect(throws: RequestSetError.self) { try SQLLiteral.string("a\u{0}b") }
-    #expect(error?.code == .invalidFormat)
+  @Test func pathLiteralsQuoteTheKeyOrRefuseIt() throws {
+    #expect(_SQLiteTranslation.pathLiteral(["owner", "city"]) == #"'$."owner"."city"'"#)
+    #expect(_SQLiteTranslation.pathLiteral(["o'k"]) == #"'$."o''k"'"#)
+    #expect(_SQLiteTranslation.pathLiteral(["x'); DROP TABLE t; --"]) == #"'$."x''); DROP TABLE t; --"'"#)
+    #expect(_SQLiteTranslation.pathLiteral(["back\\slash"]) == #"'$."back\slash"'"#)
+    #expect(_SQLiteTranslation.pathLiteral(["a\"b"]) == nil)
+    #expect(_SQLiteTranslation.pathLiteral(["a\u{0}b"]) == nil)
   }
 
   static let hostileKeys = [
