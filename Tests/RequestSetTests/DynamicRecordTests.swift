@@ -60,6 +60,10 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     try store.insert(contentsOf: records)
     if kind == .indexedSQLite { for key in indexed { try store.createIndex(key) } }
     return RequestSet(store)
+  case .pushdownMemory:
+    let store = PushdownMemoryStore<DynamicRecord>()
+    try store.insert(contentsOf: records)
+    return RequestSet(store)
   }
 }
 

@@ -19,6 +19,9 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case sqlite
   /// `SQLiteStore` with expression indexes on the same keys.
   case indexedSQLite
+  /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
+  /// runs through pushdown plus an in-process remainder.
+  case pushdownMemory
 
   var description: String { rawValue }
 
@@ -29,6 +32,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .array: return "Array<Animal>"
     case .log, .indexedLog: return "LogStore<Animal>"
     case .sqlite, .indexedSQLite: return "SQLiteStore<Animal>"
+    case .pushdownMemory: return "PushdownMemoryStore<Animal>"
     }
   }
 
@@ -58,6 +62,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       let store = try SQLiteStore<R>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
+    case .pushdownMemory: return PushdownMemoryStore<R>()
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }
