@@ -27,7 +27,10 @@ struct _SQLiteTranslation {
     guard let filter else { return t }
     var expression = ""
     try t.append(filter, into: &expression, depth: 0)
-    t.sql = nonPlain ? " WHERE (NOT plain OR (\(expression)))" : " WHERE " + expression
+    // Only conditions are answered as a superset (constants are exact everywhere), so a
+    // filter without one must not let the rows through.
+    let superset = nonPlain && !filter.conditions.isEmpty
+    t.sql = superset ? " WHERE (NOT plain OR (\(expression)))" : " WHERE " + expression
     return t
   }
 

@@ -36,6 +36,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     }
   }
 
+  /// The kinds whose store runs part of a query itself (a ``QueryPushdownStore``), so
+  /// `explain()` shows a pushed stage.
+  var pushesDown: Bool { self == .pushdownMemory || self == .sqlite || self == .indexedSQLite }
+
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
