@@ -54,6 +54,10 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     if kind == .indexedLog { for key in indexed { try typed.createIndex(key) } }
     typed.close()
     return RequestSet(try LogStore<DynamicRecord>(path: path))
+  case .pushdownMemory:
+    let store = PushdownMemoryStore<DynamicRecord>()
+    try store.insert(contentsOf: records)
+    return RequestSet(store)
   }
 }
 

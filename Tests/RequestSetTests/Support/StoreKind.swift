@@ -14,6 +14,9 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case indexedMemory
   /// `LogStore` with the same indexes.
   case indexedLog
+  /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
+  /// runs through pushdown plus an in-process remainder.
+  case pushdownMemory
 
   var description: String { rawValue }
 
@@ -23,6 +26,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .memory, .indexedMemory: return "MemoryStore<Animal>"
     case .array: return "Array<Animal>"
     case .log, .indexedLog: return "LogStore<Animal>"
+    case .pushdownMemory: return "PushdownMemoryStore<Animal>"
     }
   }
 
@@ -47,6 +51,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       let store = try LogStore<R>(path: TemporaryLogDirectory.freshPath())
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
+    case .pushdownMemory: return PushdownMemoryStore<R>()
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }
