@@ -89,9 +89,14 @@ enum Corpus {
 
   /// Operands of the string operators: substrings that meet the traps.
   static let stringOperands: [String] = [
-    "", "a", "A", nfc, nfd, "e", "E", "ß", "ss", "SS", "\u{130}", "i", "I", "\u{131}", "σ", "Σ", "ς", "%",
-    "_", "\\",
-    "*", "?", "\u{0}", "\r\n", "😀", "b", "é", "O'", long,
+    "", "a", nfc, nfd, "E", "ß", "SS", "\u{130}", "i", "\u{131}", "Σ", "ς", "%", "_", "\\", "*", "?", "\u{0}",
+    "\r\n", "😀", long,
+  ]
+
+  /// The operands `[c]`, `[d]` and `[cd]` comparisons take: the case and accent traps.
+  static let foldedOperands: [FieldValue] = [
+    .string(nfc), .string(nfd), .string("E"), .string("ß"), .string("SS"), .string("\u{130}"), .string("\u{131}"),
+    .string("σ"), .string("ς"), .string(""), .string("café"), .string(long), .int(3), .null,
   ]
 
   /// LIKE patterns (`*` any run, `?` one character) and MATCHES regular expressions.
@@ -114,12 +119,18 @@ enum Corpus {
   /// Every format-string query of the corpus: the format and its arguments.
   static var queries: [CorpusQuery] {
     var out: [CorpusQuery] = []
-    for key in keys {
+    // A key no record holds: every operator once, with two operands.
+    for op in comparisons + ["==[cd]", "CONTAINS", "BEGINSWITH[c]", "LIKE", "MATCHES"] {
+      for value in [FieldValue.null, .string("a")] { out.append(.init("%K \(op) %@", ["nope", value])) }
+    }
+    for q in ["ANY", "ALL", "NONE"] { out.append(.init("\(q) %K == 1", ["nope"])) }
+    out.append(.init("%K.@count == 0", ["nope"]))
+    out.append(.init("NOT (%K == nil)", ["nope"]))
+    for key in keys where key != "nope" {
       for op in comparisons {
-        for m in modifiers {
-          for value in operands {
-            out.append(.init("%K \(op)\(m) %@", [key, value]))
-          }
+        for value in operands { out.append(.init("%K \(op) %@", [key, value])) }
+        for m in modifiers.dropFirst() {
+          for value in foldedOperands { out.append(.init("%K \(op)\(m) %@", [key, value])) }
         }
       }
       for value in operands {

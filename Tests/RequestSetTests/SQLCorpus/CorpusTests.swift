@@ -25,9 +25,12 @@ import Testing
       }
       let want = CorpusAnswer.of { try Self.reference.filter(filter).fetch() }
       mismatches.check(query.description, store: .of { try set.filter(filter).fetch() }, reference: want)
-      mismatches.check(
-        "\(query).fetchCount()", store: .value { try set.filter(filter).fetchCount() },
-        reference: .value { try Self.reference.filter(filter).fetchCount() })
+      // The count path of every third query (the stores count without fetching).
+      if mismatches.checked % 3 == 0 {
+        mismatches.check(
+          "\(query).fetchCount()", store: .value { try set.filter(filter).fetchCount() },
+          reference: .value { try Self.reference.filter(filter).fetchCount() })
+      }
       if case .ids(let ids) = want, !ids.isEmpty, ids.count < Corpus.records.count { rowsBetween += 1 }
     }
     #expect(unparsed.isEmpty, "\(unparsed.count) corpus formats do not parse: \(unparsed.prefix(10))")
