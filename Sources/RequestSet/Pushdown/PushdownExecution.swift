@@ -11,14 +11,20 @@ enum _Pushdown {
     try refuse(plan, query, storeName: storeName)
     guard let remainder = plan.remainder else {
       var records: [Element] = []
-      try reader.records(plan.query) { records.append($0); return true }
+      try reader.records(plan.query) {
+        records.append($0)
+        return true
+      }
       return _Evaluation(snapshot: reader.snapshot(records), slots: Array(records.indices))
     }
     if let needed = plan.earlyStop {
       return try _untilFull(plan, remainder, needed, reader)
     }
     var records: [Element] = []
-    try reader.records(plan.query) { records.append($0); return true }
+    try reader.records(plan.query) {
+      records.append($0)
+      return true
+    }
     let snapshot = reader.snapshot(records)
     return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(remainder, in: snapshot))
   }
@@ -27,7 +33,8 @@ enum _Pushdown {
   /// batches no larger than the matches still needed, and the store's stream stops once
   /// the window is full, so the store hands out no record a scan in order would not read.
   private static func _untilFull<Element>(
-    _ plan: _PushdownPlan<Element>, _ remainder: _Query<Element>, _ needed: Int, _ reader: _PushdownReader<Element>
+    _ plan: _PushdownPlan<Element>, _ remainder: _Query<Element>, _ needed: Int,
+    _ reader: _PushdownReader<Element>
   ) throws -> _Evaluation<Element> {
     let window = remainder.stages[0].window
     var filterOnly = remainder
@@ -36,7 +43,9 @@ enum _Pushdown {
     var batch: [Element] = []
     func flush() throws {
       let snapshot = reader.snapshot(batch)
-      for slot in try _Executor.slots(filterOnly, in: snapshot) { kept.append(try snapshot._record(at: slot)) }
+      for slot in try _Executor.slots(filterOnly, in: snapshot) {
+        kept.append(try snapshot._record(at: slot))
+      }
       batch.removeAll(keepingCapacity: true)
     }
     if needed > 0 {
@@ -65,12 +74,15 @@ enum _Pushdown {
 
   /// Throws `.notPushedDown` for a set made with `requiringPushdown()` when part of it
   /// would run in process.
-  static func refuse<Element>(_ plan: _PushdownPlan<Element>, _ query: _Query<Element>, storeName: String) throws {
+  static func refuse<Element>(_ plan: _PushdownPlan<Element>, _ query: _Query<Element>, storeName: String)
+    throws
+  {
     guard query.requiresPushdown, let part = plan.firstInProcess(query) else { return }
     throw RequestSetError(
       .notPushedDown,
       "requiringPushdown(): \(part.part) would run in process, not in \(storeName) (\(part.why)). "
-        + "Write it with string keys and operators the store runs, or drop requiringPushdown() to run it in process.")
+        + "Write it with string keys and operators the store runs, or drop requiringPushdown() to run it in process."
+    )
   }
 
   /// Throws `.notPushedDown` for a set made with `requiringPushdown()` over a store that

@@ -81,7 +81,8 @@ struct _PushdownPlan<Element: Sendable> {
     for key in stage.sort {
       let storeKey: StoreSortKey?
       switch key {
-      case .field(let name, let order, let collation): storeKey = StoreSortKey(name, order: order, collation: collation)
+      case .field(let name, let order, let collation):
+        storeKey = StoreSortKey(name, order: order, collation: collation)
       case .typed(let t): storeKey = t.fieldKey.map { StoreSortKey($0, order: t.order) }
       }
       let why: String?
@@ -137,7 +138,8 @@ struct _PushdownPlan<Element: Sendable> {
     rest.reversed = stage.reversed
     rest.distinct = distinctPushed ? nil : stage.distinct
     rest.window = windowPushed ? _Window() : stage.window
-    let restEmpty = rest.filter == nil && rest.sort.isEmpty && !rest.reversed && rest.distinct == nil
+    let restEmpty =
+      rest.filter == nil && rest.sort.isEmpty && !rest.reversed && rest.distinct == nil
       && !rest.window.isSet
     if restEmpty && query.stages.count == 1 && query.invalid == nil {
       remainder = nil

@@ -12,9 +12,15 @@ struct _PushdownRunner<Element: Sendable>: Sendable {
 }
 
 extension _PushdownRunner where Element: Record {
-  /// The runner of `store`, or nil when it adopts only ``RecordStore`` (one dynamic cast).
+  /// The runner of `store`, or nil when it adopts only ``RecordStore``.
+  ///
+  /// A plain store pays one conformance check of its type (which the runtime caches); only
+  /// a pushdown store pays for the cast to the constrained existential.
   init?<Store: RecordStore>(_ store: Store) where Store.Element == Element {
-    guard let pushdown = store as? any QueryPushdownStore<Element> else { return nil }
+    guard Store.self is any QueryPushdownStore.Type, let pushdown = store as? any QueryPushdownStore<Element>
+    else {
+      return nil
+    }
     self.init(pushdown)
   }
 

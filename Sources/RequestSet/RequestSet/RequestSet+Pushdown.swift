@@ -58,9 +58,15 @@ extension RequestSet {
     for (i, stage) in _query.stages.enumerated().dropFirst() {
       lines.append("stage \(i + 1): in process, on the records of stage \(i)")
       if let filter = stage.filter { lines.append("  filter: \(filter.description)") }
-      if !stage.sort.isEmpty { lines.append("  sort: " + stage.sort.map(\.description).joined(separator: ", ")) }
-      if stage.reversed { lines.append("  reverse: " + (stage.sort.isEmpty ? "the order before" : "the sort above")) }
-      if let distinct = stage.distinct { lines.append("  distinct: first record for each \(distinct.description)") }
+      if !stage.sort.isEmpty {
+        lines.append("  sort: " + stage.sort.map(\.description).joined(separator: ", "))
+      }
+      if stage.reversed {
+        lines.append("  reverse: " + (stage.sort.isEmpty ? "the order before" : "the sort above"))
+      }
+      if let distinct = stage.distinct {
+        lines.append("  distinct: first record for each \(distinct.description)")
+      }
       if stage.window.isSet {
         var parts: [String] = []
         if stage.window.offset > 0 { parts.append("offset \(stage.window.offset)") }

@@ -205,9 +205,9 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   /// Evaluates through the store's reader: the one a count kept, or a new one, released
   /// once the result is built.
-  private func _pushdownEvaluation(_ runner: _PushdownRunner<Element>, _ query: _Query<Element>) throws -> _Evaluation<
-    Element
-  > {
+  private func _pushdownEvaluation(
+    _ runner: _PushdownRunner<Element>, _ query: _Query<Element>
+  ) throws -> _Evaluation<Element> {
     let reader = try state.withLock { $0.reader } ?? runner.open()
     let e = try _Pushdown.evaluate(query, reader, storeName: runner.storeName)
     return state.withLock { st in
@@ -217,6 +217,24 @@ final class _ResultCache<Element: Sendable>: Sendable {
       st.count = e.count
       return e
     }
+  }
+
+  /// The first record through the store's reader, asking it for one record: the reader
+  /// is kept for the evaluation that may follow, so both see one state of the store.
+  func pushdownFirst(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Element? {
+    guard let runner = source.pushdown else { return nil }
+    if let e = state.withLock({ $0.evaluation }) { return e.count == 0 ? nil : try e.element(0) }
+    if query.requiresPushdown {
+      // A window of one would run in process after a rechecked term: evaluate as written.
+      let e = try evaluation(source, query)
+      return e.count == 0 ? nil : try e.element(0)
+    }
+    let reader = try state.withLock { $0.reader } ?? runner.open()
+    var first = query
+    first.limit(1)
+    let e = try _Pushdown.evaluate(first, reader, storeName: runner.storeName)
+    state.withLock { st in if st.evaluation == nil && st.reader == nil { st.reader = reader } }
+    return e.count == 0 ? nil : try e.element(0)
   }
 
   /// Counts through the store's reader when it runs the whole query exactly, keeping the

@@ -28,7 +28,8 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
     return try Reader(self, try base.snapshot())
   }
 
-  func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
+  func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int?
+  {
     let snapshot = try base.snapshot()
     let fields = try snapshot._fields()
     for (key, value) in assignments { try _FilterCompiler<Element>.validate(key, value: value, in: fields) }
@@ -37,7 +38,10 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
     try reader.records(query) { record in
       var tree = try FieldValue(encoding: record)
       for (key, value) in assignments { tree = tree._setting(value, at: key[...]) }
-      changes.append(.save(try _decodeRecord(Element.self, from: tree, purpose: "update", alternative: "update { … } with a closure")))
+      changes.append(
+        .save(
+          try _decodeRecord(
+            Element.self, from: tree, purpose: "update", alternative: "update { … } with a closure")))
       return true
     }
     pushedWrites.withLock { $0.append("update \(query)") }
@@ -49,7 +53,10 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
     let snapshot = try base.snapshot()
     let reader = try Reader(self, snapshot, counting: false)
     var changes: [RecordChange<Element>] = []
-    try reader.records(query) { changes.append(.delete(id: $0.id)); return true }
+    try reader.records(query) {
+      changes.append(.delete(id: $0.id))
+      return true
+    }
     pushedWrites.withLock { $0.append("delete \(query)") }
     if !changes.isEmpty { try base.apply(changes, ifVersion: snapshot.version) }
     return changes.count
@@ -65,7 +72,9 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
   }
   func fetch(id: Element.ID) throws -> Element? { try base.fetch(id: id) }
   func snapshot() throws -> StoreSnapshot<Element> { try base.snapshot() }
-  func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>> { base.commits(polling: interval) }
+  func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>> {
+    base.commits(polling: interval)
+  }
   func close() { base.close() }
   var _liveFeed: AnyObject? { base._liveFeed }
 
@@ -78,7 +87,9 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
     /// builds them once).
     var fields: any _FieldAccess { get throws { try snapshot._fields() } }
 
-    init(_ store: PushdownMemoryStore<Element>, _ snapshot: StoreSnapshot<Element>, counting: Bool = true) throws {
+    init(_ store: PushdownMemoryStore<Element>, _ snapshot: StoreSnapshot<Element>, counting: Bool = true)
+      throws
+    {
       self.store = store
       self.snapshot = snapshot
       self.counting = counting
@@ -89,7 +100,9 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
     private static func plainKey(_ key: String) -> Bool { !key.contains(".") && !key.contains("\\") }
 
     func support(for condition: StoreCondition) -> PushdownSupport {
-      guard Self.plainKey(condition.key) else { return .none(reason: "PushdownMemoryStore runs no dotted key") }
+      guard Self.plainKey(condition.key) else {
+        return .none(reason: "PushdownMemoryStore runs no dotted key")
+      }
       do {
         try _FilterCompiler<Element>.validate(condition._condition, in: try fields)
       } catch {
@@ -132,7 +145,9 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
     }
 
     func support(forDistinct key: String) -> PushdownSupport {
-      guard Self.plainKey(key), (try? _FilterCompiler<Element>.validate(key, value: nil, in: try fields)) != nil else {
+      guard Self.plainKey(key),
+        (try? _FilterCompiler<Element>.validate(key, value: nil, in: try fields)) != nil
+      else {
         return .none(reason: "PushdownMemoryStore keeps distinct values of plain keys only")
       }
       return .exact
@@ -175,7 +190,9 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
       if let filter = query.filter { slots = try slots.filter { slot in try matches(filter, slot, fields) } }
       if !query.sort.isEmpty {
         var keyed: [(slot: Int, values: [FieldValue])] = []
-        for slot in slots { keyed.append((slot, try query.sort.map { key in try value(key.key, slot, fields) })) }
+        for slot in slots {
+          keyed.append((slot, try query.sort.map { key in try value(key.key, slot, fields) }))
+        }
         keyed.sort { a, b in
           for (i, key) in query.sort.enumerated() {
             let c = key.compare(a.values[i], b.values[i])
