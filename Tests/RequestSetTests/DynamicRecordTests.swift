@@ -1,4 +1,5 @@
 import Foundation
+import RequestSetPostgres
 import Testing
 
 @testable import RequestSet
@@ -54,6 +55,13 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     if kind == .indexedLog { for key in indexed { try typed.createIndex(key) } }
     typed.close()
     return RequestSet(try LogStore<DynamicRecord>(path: path))
+  case .postgres:
+    // Written by the typed record, read without it.
+    let table = PostgresServer.freshTable()
+    let typed = try PostgresStore<Animal>(url: PostgresServer.url(), table: table)
+    try typed.insert(contentsOf: animals)
+    typed.close()
+    return RequestSet(try PostgresStore<DynamicRecord>(url: PostgresServer.url(), table: table))
   }
 }
 

@@ -1,4 +1,5 @@
 import RequestSet
+import RequestSetPostgres
 
 /// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
 /// a new store gets every suite for free.
@@ -14,6 +15,15 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case indexedMemory
   /// `LogStore` with the same indexes.
   case indexedLog
+  /// `PostgresStore` on the test process's private server (`PostgresServer`), a fresh
+  /// table per store. Left out of `allCases`, with the reason printed, when no server
+  /// can start outside CI.
+  case postgres
+
+  /// Every kind, `.postgres` only when its server runs (or must: `CI=true`).
+  static var allCases: [StoreKind] {
+    [.memory, .array, .log, .indexedMemory, .indexedLog] + (PostgresServer.testsRun ? [.postgres] : [])
+  }
 
   var description: String { rawValue }
 
@@ -23,6 +33,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .memory, .indexedMemory: return "MemoryStore<Animal>"
     case .array: return "Array<Animal>"
     case .log, .indexedLog: return "LogStore<Animal>"
+    case .postgres: return "PostgresStore<Animal>"
     }
   }
 
@@ -47,6 +58,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       let store = try LogStore<R>(path: TemporaryLogDirectory.freshPath())
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
+    case .postgres:
+      return try PostgresStore<R>(url: PostgresServer.url(), table: PostgresServer.freshTable())
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }
