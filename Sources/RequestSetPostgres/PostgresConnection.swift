@@ -27,8 +27,8 @@ final class _PGConnection: @unchecked Sendable {
     }
     self.handle = handle
     guard PQstatus(handle) == CONNECTION_OK else {
+      // deinit (which runs for a fully initialized object whose init throws) finishes it.
       let message = connection.redact(String(cString: PQerrorMessage(handle)))
-      PQfinish(handle)
       throw RequestSetError(
         .connectionFailed,
         "Could not connect to PostgreSQL at \(connection.redacted): \(message.trimmed) "

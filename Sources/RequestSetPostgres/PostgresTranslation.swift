@@ -1,5 +1,5 @@
-import Foundation
 import RequestSet
+import _RequestSetSQL
 
 /// How a ``StoreQuery`` becomes PostgreSQL: a condition's field is `body #> $n::text[]`
 /// (the key's field names bound as a `text[]` parameter), every value is bound, and each
@@ -172,13 +172,15 @@ struct _PGTranslation {
     switch value {
     case .bool(let b): (json, typeName) = (b ? "true" : "false", "boolean")
     case .int(let i): (json, typeName) = (String(i), "number")
-    case .double(let d): (json, typeName) = (String(d), "number")
-    case .string(let s): (json, typeName) = (_jsonString(s.precomposedStringWithCanonicalMapping), "string")
+    case .double(let d): (json, typeName) = (SQLJSON.plainDecimal(d), "number")
+    case .string(let s): (json, typeName) = (SQLJSON.encode(.string(SQLJSON.nfc(s))).text, "string")
     default: return "FALSE"  // declined by support(for:)
     }
     switch comparison {
-    case .equal: return "COALESCE(\(x) = \(bind(json))::jsonb, FALSE)"
-    case .notEqual: return "COALESCE(\(x) <> \(bind(json))::jsonb, TRUE)"
+    // Each form is two-valued (`x IS NOT NULL AND …` is FALSE, not NULL, for an absent
+    // field) and keeps `x op value` a plain clause, so an index on `x` serves it.
+    case .equal: return "(\(x) IS NOT NULL AND \(x) = \(bind(json))::jsonb)"
+    case .notEqual: return "(\(x) IS NULL OR \(x) <> \(bind(json))::jsonb)"
     default:
       let op: String
       switch comparison {
@@ -189,10 +191,10 @@ struct _PGTranslation {
       }
       if typeName == "string" {
         guard case .string(let s) = value else { return "FALSE" }
-        let bound = bind(s.precomposedStringWithCanonicalMapping)
-        return "COALESCE(jsonb_typeof(\(x)) = 'string' AND (\(x) #>> '{}') COLLATE \"C\" \(op) \(bound), FALSE)"
+        let bound = bind(SQLJSON.nfc(s))
+        return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'string' AND (\(x) #>> '{}') COLLATE \"C\" \(op) \(bound))"
       }
-      return "COALESCE(jsonb_typeof(\(x)) = '\(typeName)' AND \(x) \(op) \(bind(json))::jsonb, FALSE)"
+      return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = '\(typeName)' AND \(x) \(op) \(bind(json))::jsonb)"
     }
   }
 
@@ -218,28 +220,6 @@ struct _PGTranslation {
   }
 }
 
-/// The JSON text of a string (a jsonb literal to bind).
-func _jsonString(_ s: String) -> String {
-  var text = "\""
-  for scalar in s.unicodeScalars {
-    switch scalar {
-    case "\"": text += "\\\""
-    case "\\": text += "\\\\"
-    case "\n": text += "\\n"
-    case "\r": text += "\\r"
-    case "\t": text += "\\t"
-    default:
-      if scalar.value < 0x20 {
-        text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-          + String(scalar.value, radix: 16)
-      } else {
-        text.unicodeScalars.append(scalar)
-      }
-    }
-  }
-  return text + "\""
-}
-
 /// The quoting of keys where SQL text must hold them literally (an index's expression).
 enum _PGSQL {
   /// A key's field names as a SQL string literal of a `text[]` (`'{"owner","city"}'`):
@@ -248,9 +228,6 @@ enum _PGSQL {
   ///
   /// - Throws: ``RequestSetError`` `.invalidFormat` for a name holding U+0000.
   static func literalPath(_ fieldNames: [String]) throws -> String {
-    for name in fieldNames where name.utf8.contains(0) {
-      throw RequestSetError(.invalidFormat, "The key holds U+0000, which PostgreSQL cannot hold. Remove it.")
-    }
-    return "'" + _arrayLiteral(fieldNames).replacing("'", with: "''") + "'::text[]"
+    try SQLJSON.quoteLiteral(_arrayLiteral(fieldNames)) + "::text[]"
   }
 }
