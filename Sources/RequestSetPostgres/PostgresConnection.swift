@@ -84,12 +84,14 @@ final class _PGConnection: @unchecked Sendable {
       return _connectionError(message)
     }
     let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
+    let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map { connection.redact(String(cString: $0)) }
     switch state {
     case "23505":
       return RequestSetError(
         .uniqueViolation,
         "PostgreSQL refused a duplicate value (constraint \(constraint ?? "?")): \(message). "
-          + "Give the record a value no other record has; nothing was written.")
+          + "Give the record a value no other record has; nothing was written.",
+        underlying: _PGDiagnostic(state: state, constraint: constraint, detail: detail))
     case "42P01", "42703", "42804", "42883":
       return RequestSetError(
         .schemaMismatch,
@@ -112,6 +114,14 @@ final class _PGConnection: @unchecked Sendable {
       "The connection to PostgreSQL at \(connection.redacted) failed: \(text) "
         + "Nothing of the failed write was committed; check that the server runs and retry.")
   }
+}
+
+/// What PostgreSQL said about a failed statement beyond its message.
+struct _PGDiagnostic: Error, Sendable, CustomStringConvertible {
+  var state: String
+  var constraint: String?
+  var detail: String?
+  var description: String { "SQLSTATE \(state)" + (detail.map { ": " + $0 } ?? "") }
 }
 
 /// Calls `body` with the strings as C strings (nil for SQL NULL), valid for the call.

@@ -185,7 +185,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         try c.execute(
           "INSERT INTO requestset_changes (name, version, changes) VALUES ($1, $2, $3)",
           [_table, String(next), try changes().flatMap(_changeText)])
-        if next % 64 == 0 {
+        if next % 64 == 0 && next > 1024 {
           try c.execute(
             "DELETE FROM requestset_changes WHERE name = $1 AND version <= $2", [_table, String(next &- 1024)])
         }
@@ -242,25 +242,50 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     try SQLJSON.decode(body).decode(Element.self)
   }
 
-  /// The error for an insert whose id is taken.
-  func _duplicate(_ id: Element.ID) -> RequestSetError {
+  /// The error for an insert whose id is taken, worded as every store words it.
+  func _duplicate(_ id: Element.ID, inBatch: Bool = false) -> RequestSetError {
     RequestSetError(
       .duplicateID,
-      "A record with id \(id) is already stored (or occurs twice in the batch). Use save(_:) to replace it, "
-        + "or give the new record another id; nothing was inserted.")
+      inBatch
+        ? "The batch holds id \(id) twice. Give each record its own id; nothing was inserted."
+        : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id.")
   }
 
-  /// Runs `body`, turning the id column's unique violation into `.duplicateID`.
+  /// Checks a batch for an insert of an id the batch itself inserted or saved before (the
+  /// stored ids are the unique constraint's to check).
+  func _checkBatch(_ changes: [RecordChange<Element>]) throws {
+    var present: [Element.ID: Bool] = [:]
+    for change in changes {
+      switch change {
+      case .insert(let r):
+        if present[r.id] == true { throw _duplicate(r.id, inBatch: true) }
+        present[r.id] = true
+      case .save(let r): present[r.id] = true
+      case .delete(let id): present[id] = false
+      }
+    }
+  }
+
+  /// Runs `body`, turning the id column's unique violation into `.duplicateID` naming the
+  /// stored id (read from PostgreSQL's detail, `Key (id)=(…) already exists.`).
   @discardableResult
-  func _mappingDuplicate<T>(_ id: Element.ID?, _ body: () throws -> T) throws -> T {
+  func _mappingDuplicate<T>(_ body: () throws -> T) throws -> T {
     do {
       return try body()
-    } catch let error as RequestSetError where error.code == .uniqueViolation && error.message.contains("_id_key") {
-      if let id { throw _duplicate(id) }
+    } catch let error as RequestSetError
+      where error.code == .uniqueViolation && (error.underlying as? _PGDiagnostic)?.constraint?.hasSuffix("_id_key") == true
+    {
+      let detail = (error.underlying as? _PGDiagnostic)?.detail ?? ""
+      if let open = detail.range(of: "Key (id)=("), let close = detail.range(of: ") already exists", options: .backwards),
+        open.upperBound <= close.lowerBound,
+        let id = try? SQLJSON.decode(String(detail[open.upperBound..<close.lowerBound])).decode(Element.ID.self)
+      {
+        throw _duplicate(id)
+      }
       throw RequestSetError(
         .duplicateID,
-        "A record's id is already stored, or occurs twice in the batch. Use save(_:) to replace records, "
-          + "or give each new record its own id; nothing was inserted.")
+        "A record's id is already stored. Use save(_:) to replace it, or give the new record another id.",
+        underlying: error)
     }
   }
 
@@ -269,7 +294,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     switch change {
     case .insert(let record):
       let row = try _row(record)
-      try _mappingDuplicate(record.id) {
+      try _mappingDuplicate {
         try c.execute(
           "INSERT INTO \(_quoted) (id, body, plain) VALUES ($1, $2::jsonb, $3)",
           [row.id, row.body, row.plain ? "t" : "f"])
@@ -312,8 +337,12 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     guard !records.isEmpty else { return try _pool.checkOpen() }
     var rows: [(id: String, body: String, plain: Bool)] = []
     rows.reserveCapacity(records.count)
-    for record in records { rows.append(try _row(record)) }
-    try _mappingDuplicate(nil) {
+    var ids = Set<Element.ID>()
+    for record in records {
+      guard ids.insert(record.id).inserted else { throw _duplicate(record.id, inBatch: true) }
+      rows.append(try _row(record))
+    }
+    try _mappingDuplicate {
       try _write(ifVersion: nil, changes: { records.map { .insert($0) } }) { c in
         var start = 0
         while start < rows.count {
@@ -373,6 +402,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     guard !changes.isEmpty else { return try _pool.checkOpen() }
     try _write(ifVersion: expectedVersion, changes: { changes }) { c in
+      try _checkBatch(changes)  // after the version check, as every store orders them
       for change in changes { try _applyChange(change, on: c) }
       return true
     }

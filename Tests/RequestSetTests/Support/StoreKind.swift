@@ -37,6 +37,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     }
   }
 
+  /// The stores that hand their commits to live sets through the in-process feed (a
+  /// database server's store learns of commits from the server instead).
+  static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
+
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
