@@ -1,4 +1,5 @@
 import RequestSet
+import RequestSetPostgres
 import RequestSetSQLite
 
 /// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
@@ -22,6 +23,16 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
   /// runs through pushdown plus an in-process remainder.
   case pushdownMemory
+  /// `PostgresStore` on the test process's private server (`PostgresServer`), a fresh
+  /// table per store. Left out of `allCases`, with the reason printed, when no server
+  /// can start outside CI.
+  case postgres
+
+  /// Every kind, `.postgres` only when its server runs (or must: `CI=true`).
+  static var allCases: [StoreKind] {
+    [.memory, .array, .log, .indexedMemory, .indexedLog, .sqlite, .indexedSQLite, .pushdownMemory]
+      + (PostgresServer.testsRun ? [.postgres] : [])
+  }
 
   var description: String { rawValue }
 
@@ -33,8 +44,13 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .log, .indexedLog: return "LogStore<Animal>"
     case .sqlite, .indexedSQLite: return "SQLiteStore<Animal>"
     case .pushdownMemory: return "PushdownMemoryStore<Animal>"
+    case .postgres: return "PostgresStore<Animal>"
     }
   }
+
+  /// The stores that hand their commits to live sets through the in-process feed (a
+  /// database server's store learns of commits from the server instead).
+  static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
 
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
@@ -63,6 +79,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
     case .pushdownMemory: return PushdownMemoryStore<R>()
+    case .postgres:
+      return try PostgresStore<R>(url: PostgresServer.url(), table: PostgresServer.freshTable())
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }
