@@ -1,4 +1,6 @@
 import Foundation
+import RequestSetPostgres
+import RequestSetSQLite
 import Testing
 
 @testable import RequestSet
@@ -206,6 +208,8 @@ protocol CorpusIndexable {
 }
 extension MemoryStore: CorpusIndexable {}
 extension LogStore: CorpusIndexable {}
+extension SQLiteStore: CorpusIndexable {}
+extension PostgresStore: CorpusIndexable {}
 
 /// One format-string query and its arguments.
 struct CorpusQuery: CustomStringConvertible {
