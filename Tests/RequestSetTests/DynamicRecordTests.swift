@@ -62,6 +62,10 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     try typed.insert(contentsOf: animals)
     typed.close()
     return RequestSet(try PostgresStore<DynamicRecord>(url: PostgresServer.url(), table: table))
+  case .pushdownMemory:
+    let store = PushdownMemoryStore<DynamicRecord>()
+    try store.insert(contentsOf: records)
+    return RequestSet(store)
   }
 }
 

@@ -15,6 +15,9 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case indexedMemory
   /// `LogStore` with the same indexes.
   case indexedLog
+  /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
+  /// runs through pushdown plus an in-process remainder.
+  case pushdownMemory
   /// `PostgresStore` on the test process's private server (`PostgresServer`), a fresh
   /// table per store. Left out of `allCases`, with the reason printed, when no server
   /// can start outside CI.
@@ -22,7 +25,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
   /// Every kind, `.postgres` only when its server runs (or must: `CI=true`).
   static var allCases: [StoreKind] {
-    [.memory, .array, .log, .indexedMemory, .indexedLog] + (PostgresServer.testsRun ? [.postgres] : [])
+    [.memory, .array, .log, .indexedMemory, .indexedLog, .pushdownMemory] + (PostgresServer.testsRun ? [.postgres] : [])
   }
 
   var description: String { rawValue }
@@ -34,6 +37,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .array: return "Array<Animal>"
     case .log, .indexedLog: return "LogStore<Animal>"
     case .postgres: return "PostgresStore<Animal>"
+    case .pushdownMemory: return "PushdownMemoryStore<Animal>"
     }
   }
 
@@ -64,6 +68,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       return store
     case .postgres:
       return try PostgresStore<R>(url: PostgresServer.url(), table: PostgresServer.freshTable())
+    case .pushdownMemory: return PushdownMemoryStore<R>()
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }
