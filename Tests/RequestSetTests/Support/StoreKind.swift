@@ -45,6 +45,15 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// database server's store learns of commits from the server instead).
   static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
 
+  /// The kinds whose stores run part of a query themselves (the pushdown seam).
+  var pushesDown: Bool { self == .pushdownMemory || self == .postgres }
+
+  /// The kinds that report an unknown key or a value of the wrong kind. The engine checks
+  /// keys against the records it reads; a key pushed down to PostgreSQL reaches no record
+  /// in process, and the type's key model is internal to RequestSet, so PostgresStore
+  /// answers such a query with no match instead (for the engine to check before pushing).
+  static var checkingKeys: [StoreKind] { allCases.filter { $0 != .postgres } }
+
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
