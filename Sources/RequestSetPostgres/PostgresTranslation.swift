@@ -148,14 +148,18 @@ struct _PGTranslation {
     switch c.operator {
     case .compare(let comparison): return compare(x, comparison, c.value)
     case .between:
-      guard case .array(let bounds) = c.value, bounds.count == 2 else { return "FALSE" }
+      guard case .array(let bounds) = c.value, bounds.count == 2 else { return never(x) }
       return "(\(compare(x, .greaterThanOrEqual, bounds[0])) AND \(compare(x, .lessThanOrEqual, bounds[1])))"
     case .in:
-      guard case .array(let elements) = c.value, !elements.isEmpty else { return "FALSE" }
+      guard case .array(let elements) = c.value, !elements.isEmpty else { return never(x) }
       return "(" + elements.map { compare(x, .equal, $0) }.joined(separator: " OR ") + ")"
-    default: return "FALSE"  // declined by support(for:)
+    default: return never(x)  // declined by support(for:)
     }
   }
+
+  /// FALSE, written so that it still uses `x`: PostgreSQL refuses a bound parameter the
+  /// statement does not use (the key's path is bound before the test is known).
+  func never(_ x: String) -> String { "(\(x) IS NULL AND FALSE)" }
 
   /// `x comparison value`, two-valued.
   mutating func compare(_ x: String, _ comparison: RequestComparison, _ value: FieldValue) -> String {
@@ -164,7 +168,7 @@ struct _PGTranslation {
       switch comparison {
       case .equal: return isNil
       case .notEqual: return "(NOT \(isNil))"
-      default: return "FALSE"
+      default: return never(x)
       }
     }
     let json: String
@@ -174,7 +178,7 @@ struct _PGTranslation {
     case .int(let i): (json, typeName) = (String(i), "number")
     case .double(let d): (json, typeName) = (SQLJSON.plainDecimal(d), "number")
     case .string(let s): (json, typeName) = (SQLJSON.encode(.string(SQLJSON.nfc(s))).text, "string")
-    default: return "FALSE"  // declined by support(for:)
+    default: return never(x)  // declined by support(for:)
     }
     switch comparison {
     // Each form is two-valued (`x IS NOT NULL AND …` is FALSE, not NULL, for an absent
@@ -190,7 +194,7 @@ struct _PGTranslation {
       default: op = ">="
       }
       if typeName == "string" {
-        guard case .string(let s) = value else { return "FALSE" }
+        guard case .string(let s) = value else { return never(x) }
         let bound = bind(SQLJSON.nfc(s))
         return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'string' AND (\(x) #>> '{}') COLLATE \"C\" \(op) \(bound))"
       }

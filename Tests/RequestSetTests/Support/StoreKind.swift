@@ -56,6 +56,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// `explain()` shows a pushed stage.
   var pushesDown: Bool { [.pushdownMemory, .sqlite, .indexedSQLite, .postgres].contains(self) }
 
+  /// The kinds that report an unknown key or a value of the wrong kind. The engine checks
+  /// keys against the records it reads; a key pushed down to PostgreSQL reaches no record
+  /// in process, and the type's key model is internal to RequestSet, so PostgresStore
+  /// answers such a query with no match instead (for the engine to check before pushing).
+  static var checkingKeys: [StoreKind] { allCases.filter { $0 != .postgres } }
+
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
