@@ -99,6 +99,8 @@ import Testing
           : kind == .postgres
           ? "in process: sort species ASC, name DESC [localizedStandard], weight DESC (name DESC "
             + #"[localizedStandard]: the collation localizedStandard is Swift's; PostgreSQL sorts only binary (COLLATE "C"))"#
+          : kind.pushesDown
+            ? "in process: sort species ASC, name DESC [localizedStandard], weight DESC (name DESC [localizedStandard]: "
           : "sort: species ASC, name DESC [localizedStandard], weight DESC (stable sort)"))
     // An unknown prefix is part of the key, and reported as such.
     guard StoreKind.checkingKeys.contains(kind) else { return }

@@ -52,8 +52,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// database server's store learns of commits from the server instead).
   static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
 
-  /// The kinds whose store runs part of a query itself (a ``QueryPushdownStore``), so
-  /// `explain()` shows a pushed stage.
+  /// Whether the kind's store adopts `QueryPushdownStore`: `explain()` then says what the
+  /// store ran and what ran in process, and evaluation runs through the store's reader.
+  /// Each pushdown kind adds itself here; the shared suites check the exact explain text
+  /// of `.pushdownMemory` and the shape ("pushed to …") of the others.
   var pushesDown: Bool { [.pushdownMemory, .sqlite, .indexedSQLite, .postgres].contains(self) }
 
   /// The kinds that report an unknown key or a value of the wrong kind. The engine checks
