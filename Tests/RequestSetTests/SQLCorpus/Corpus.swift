@@ -333,6 +333,12 @@ struct CorpusKnownDivergence: Sendable {
       summary: "a sort by a key holding a quote or U+0000 (declined by the reader) returns store order, unsorted",
       matches: { $0.contains("sortBy(") && $0.contains(" with key ") }),
     CorpusKnownDivergence(
+      kinds: [.postgres], owner: "postgres / pushdown (StoreKind.checkingKeys leaves .postgres out for this)",
+      summary: "an unknown key or a value of the wrong kind matches nothing instead of throwing",
+      matches: {
+        $0.hasSuffix("array reference throws .unknownKey") || $0.hasSuffix("array reference throws .typeMismatch")
+      }),
+    CorpusKnownDivergence(
       kinds: [.postgres], owner: "postgres / SQLJSON",
       summary: "-0.0 comes back as 0.0 (jsonb drops the sign of a negative zero; SQLJSON could tag it as not plain)",
       matches: { $0.contains("values(") || $0.contains("groupBy(") }),
