@@ -154,7 +154,8 @@ do {
 }
 // END README
 
-precondition(try sqlCows.fetch().map(\.name) == ["Daisy"] && sqlCows.explain().contains("SELECT"))
+let sqlCowNames = try sqlCows.fetch().map(\.name)
+precondition(sqlCowNames == ["Daisy"] && sqlCows.explain().contains("SELECT"))
 zoo.close()
 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: zooFile + suffix) }
 
