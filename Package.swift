@@ -36,7 +36,7 @@ let package = Package(
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
     .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
     .executableTarget(name: "Recipes", dependencies: ["RequestSet"], path: "Playgrounds/Recipes"),
-    .executableTarget(name: "Examples", dependencies: ["RequestSet"], path: "Playgrounds/Examples"),
+    .executableTarget(name: "Examples", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Playgrounds/Examples"),
     // The child process that LogStore's crash and lock tests start and kill; depending on it
     // makes `swift test` build it next to the test binary.
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),

@@ -1,9 +1,10 @@
-// The README's format-string, LogStore, index and live-set examples, runnable:
+// The README's format-string, LogStore, SQLite, index and live-set examples, runnable:
 // `swift run Examples`. The README's quick start comes first, verbatim, as the README says
 // every example runs after it; DocumentationTests checks that every Swift block of the
 // README stands verbatim in a playground.
 
 import Foundation
+import RequestSetSQLite
 import RequestSet
 
 struct Owner: Codable, Sendable, Hashable {
@@ -136,6 +137,27 @@ precondition(before.map(\.name).contains("Rex") && !RequestSet(journal).map(\.na
 let journalVersions = try journal.history().map(\.version)
 let versionOne = try RequestSet(journal, asOf: 1)
 precondition(journalVersions == [1, 2] && versionOne.count == 6)
+
+// BEGIN README: SQL engines
+let zooFile = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID()).sqlite").path
+let zoo = try SQLiteStore<Animal>(path: zooFile)         // creates the file and the table "Animal"
+try zoo.insert(contentsOf: try animals.fetch())
+try zoo.createIndex("species")                           // a SQLite index the query plan uses
+let sqlCows = RequestSet(zoo).filter("species", value: "Cow").filter("age", .greaterThan, 2)
+print(sqlCows.count)                                     // 1: SELECT count(*) … runs in SQLite
+print(sqlCows.explain())                                 // the SQL, its bindings, EXPLAIN QUERY PLAN
+do {
+  // requiringPushdown() refuses to run any part in process: the closure cannot go to SQLite.
+  _ = try sqlCows.requiringPushdown().filter { $0.name.count > 3 }.fetch()
+} catch let error as RequestSetError where error.code == .notPushedDown {
+  print(error.message)                                   // names the closure and the reason
+}
+// END README
+
+let sqlCowNames = try sqlCows.fetch().map(\.name)
+precondition(sqlCowNames == ["Daisy"] && sqlCows.explain().contains("SELECT"))
+zoo.close()
+for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: zooFile + suffix) }
 
 let live = Task {
 // BEGIN README: live request sets

@@ -53,9 +53,9 @@ import Testing
       all.distinct("species").explain().contains(
         kind == .pushdownMemory
           ? "pushed to PushdownMemoryStore<Animal>: DISTINCT species"
-          : kind.pushesDown
+          : kind == .sqlite || kind == .indexedSQLite
             ? "in process: distinct species (_SQLiteReader<Animal> does not run DISTINCT)"
-            : "distinct: first record for each species"))
+          : kind.pushesDown ? "pushed to \(kind.sourceName): " : "distinct: first record for each species"))
   }
 
   @Test(arguments: StoreKind.allCases)

@@ -1,4 +1,5 @@
 import RequestSet
+import RequestSetPostgres
 import RequestSetSQLite
 
 /// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
@@ -22,6 +23,16 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
   /// runs through pushdown plus an in-process remainder.
   case pushdownMemory
+  /// `PostgresStore` on the test process's private server (`PostgresServer`), a fresh
+  /// table per store. Left out of `allCases`, with the reason printed, when no server
+  /// can start outside CI.
+  case postgres
+
+  /// Every kind, `.postgres` only when its server runs (or must: `CI=true`).
+  static var allCases: [StoreKind] {
+    [.memory, .array, .log, .indexedMemory, .indexedLog, .sqlite, .indexedSQLite, .pushdownMemory]
+      + (PostgresServer.testsRun ? [.postgres] : [])
+  }
 
   var description: String { rawValue }
 
@@ -33,12 +44,25 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .log, .indexedLog: return "LogStore<Animal>"
     case .sqlite, .indexedSQLite: return "SQLiteStore<Animal>"
     case .pushdownMemory: return "PushdownMemoryStore<Animal>"
+    case .postgres: return "PostgresStore<Animal>"
     }
   }
 
-  /// The kinds whose store runs part of a query itself (a ``QueryPushdownStore``), so
-  /// `explain()` shows a pushed stage.
-  var pushesDown: Bool { self == .pushdownMemory || self == .sqlite || self == .indexedSQLite }
+  /// The stores that hand their commits to live sets through the in-process feed (a
+  /// database server's store learns of commits from the server instead).
+  static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
+
+  /// Whether the kind's store adopts `QueryPushdownStore`: `explain()` then says what the
+  /// store ran and what ran in process, and evaluation runs through the store's reader.
+  /// Each pushdown kind adds itself here; the shared suites check the exact explain text
+  /// of `.pushdownMemory` and the shape ("pushed to …") of the others.
+  var pushesDown: Bool { [.pushdownMemory, .sqlite, .indexedSQLite, .postgres].contains(self) }
+
+  /// The kinds that report an unknown key or a value of the wrong kind. The engine checks
+  /// keys against the records it reads; a key pushed down to PostgreSQL reaches no record
+  /// in process, and the type's key model is internal to RequestSet, so PostgresStore
+  /// answers such a query with no match instead (for the engine to check before pushing).
+  static var checkingKeys: [StoreKind] { allCases.filter { $0 != .postgres } }
 
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
@@ -67,6 +91,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
     case .pushdownMemory: return PushdownMemoryStore<R>()
+    case .postgres:
+      return try PostgresStore<R>(url: PostgresServer.url(), table: PostgresServer.freshTable())
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }

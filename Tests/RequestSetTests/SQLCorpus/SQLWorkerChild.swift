@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A running `SQLWorker` (Tests/SQLWorker): a second process on the same database, whose
+/// lines the test reads while it runs, and which the test can kill.
+///
+/// ```swift
+/// let child = try SQLWorkerChild.start("watch", "sqlite", path, "T", "7", "30")
+/// try child.waitForLine("ready", timeout: .seconds(30))
+/// ```
+final class SQLWorkerChild: CustomStringConvertible {
+  private let process: Process
+  private let sink = Sink()
+  let command: String
+
+  /// What the child printed, filled by the pipes' handlers on their own threads.
+  private final class Sink: Sendable {
+    let lines = Mutex<[String]>([])
+    let partial = Mutex<String>("")
+    let errors = Mutex<Data>(Data())
+
+    func take(_ data: Data) {
+      partial.withLock { text in
+        text += String(decoding: data, as: UTF8.self)
+        while let newline = text.firstIndex(of: "\n") {
+          let line = String(text[..<newline])
+          text = String(text[text.index(after: newline)...])
+          lines.withLock { $0.append(line) }
+        }
+      }
+    }
+  }
+
+  /// Starts `SQLWorker` with `arguments` (scenario, store kind, location, table, …).
+  static func start(_ arguments: String...) throws -> SQLWorkerChild {
+    try SQLWorkerChild(arguments: arguments)
+  }
+
+  /// Starts `SQLWorker` with `arguments` (scenario, store kind, location, table, …).
+  static func start(arguments: [String]) throws -> SQLWorkerChild {
+    try SQLWorkerChild(arguments: arguments)
+  }
+
+  private init(arguments: [String]) throws {
+    process = Process()
+    process.executableURL = URL(
+      fileURLWithPath: try AdversaryChild.siblingExecutable("SQLWorker", override: "REQUESTSET_SQL_WORKER"))
+    process.arguments = arguments
+    command = "SQLWorker " + arguments.map { $0.count > 80 ? String($0.prefix(80)) + "…" : $0 }.joined(separator: " ")
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    out.fileHandleForReading.readabilityHandler = { [sink] handle in
+      let data = handle.availableData
+      if data.isEmpty { handle.readabilityHandler = nil } else { sink.take(data) }
+    }
+    err.fileHandleForReading.readabilityHandler = { [sink] handle in
+      let data = handle.availableData
+      if data.isEmpty { handle.readabilityHandler = nil } else { sink.errors.withLock { $0.append(data) } }
+    }
+    try process.run()
+  }
+
+  /// The lines the child has printed so far.
+  var output: [String] { sink.lines.withLock { $0 } }
+  /// What the child has printed on standard error so far.
+  var standardError: String { sink.errors.withLock { String(decoding: $0, as: UTF8.self) } }
+
+  /// Waits until the child prints `line`; throws when it ends first or time runs out.
+  func waitForLine(_ line: String, timeout: Duration) throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if output.contains(line) { return }
+      if !process.isRunning {
+        usleep(100_000)  // the last lines may still be in the pipe
+        if output.contains(line) { return }
+        throw Failure(description: "\(command) ended before printing \(line.debugDescription); \(self)")
+      }
+      usleep(10_000)
+    }
+    throw Failure(description: "\(command) did not print \(line.debugDescription) within \(timeout); \(self)")
+  }
+
+  /// Waits for the child to end, at most `timeout`, then kills it; returns its exit status
+  /// (nil when a signal ended it).
+  @discardableResult
+  func wait(timeout: Duration) -> Int32? {
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+    if process.isRunning { kill() }
+    process.waitUntilExit()
+    usleep(100_000)  // let the handlers take the last lines
+    return process.terminationReason == .exit ? process.terminationStatus : nil
+  }
+
+  /// Ends the child at once with SIGKILL: no handler, no cleanup, as a crash or a power cut.
+  func kill() { _killNow(process.processIdentifier) }
+
+  var description: String {
+    "output: \(output.suffix(20).joined(separator: " | ")); stderr: \(standardError.suffix(2000))"
+  }
+
+  struct Failure: Error, CustomStringConvertible {
+    var description: String
+  }
+}
+
+/// SIGKILL to `pid` (outside the class, where `kill` is the C function).
+private func _killNow(_ pid: Int32) {
+  _ = kill(pid, SIGKILL)
+}
