@@ -49,8 +49,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   func support(for condition: StoreCondition) -> PushdownSupport {
     let support = _PGTranslation.support(for: condition)
     // Rows SQL cannot compare (NaN, Decimal, …): the engine runs the filter in process.
-    // (Answering `.superset` with `NOT plain OR …` disagreed with the engine in
-    // PredicateTranslationTests' random predicates; declined until that is understood.)
+    // (`.superset` with `NOT plain OR …` would do, but a filter the engine pushes whole,
+    // such as a constant, is never rechecked, so the wrapping must not reach it.)
     if support == .exact && hasNonPlainRows {
       return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)")
     }
@@ -83,7 +83,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     var sql = "SELECT \(columns) FROM \(store._quoted)"
     if let filter = query.filter {
       let condition = translation.filter(filter)
-      sql += " WHERE " + (hasNonPlainRows ? "(NOT plain OR \(condition))" : condition)
+      // No `NOT plain OR …`: over rows SQL cannot compare, conditions are declined, and a
+      // constant filter (no condition) is exact on every row.
+      sql += " WHERE " + condition
     }
     sql += " ORDER BY " + translation.orderBy(query.sort)
     if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
