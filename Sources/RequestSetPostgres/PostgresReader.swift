@@ -48,7 +48,12 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   func support(for condition: StoreCondition) -> PushdownSupport {
     let support = _PGTranslation.support(for: condition)
-    if support == .exact && hasNonPlainRows { return .superset }
+    // Rows SQL cannot compare (NaN, Decimal, …): the engine runs the filter in process.
+    // (`.superset` with `NOT plain OR …` would do, but a filter the engine pushes whole,
+    // such as a constant, is never rechecked, so the wrapping must not reach it.)
+    if support == .exact && hasNonPlainRows {
+      return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)")
+    }
     return support
   }
 
@@ -78,7 +83,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     var sql = "SELECT \(columns) FROM \(store._quoted)"
     if let filter = query.filter {
       let condition = translation.filter(filter)
-      sql += " WHERE " + (hasNonPlainRows ? "(NOT plain OR \(condition))" : condition)
+      // No `NOT plain OR …`: over rows SQL cannot compare, conditions are declined, and a
+      // constant filter (no condition) is exact on every row.
+      sql += " WHERE " + condition
     }
     sql += " ORDER BY " + translation.orderBy(query.sort)
     if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
@@ -167,6 +174,10 @@ extension PostgresStore {
   /// - Returns: How many records changed, or nil.
   /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.connectionFailed`.
   public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
+    // The engine checks an assignment's key and value against the type before it writes;
+    // this statement cannot (the type's key model is internal to RequestSet), so it runs
+    // only when the caller opts in. Until then the engine writes record by record.
+    guard _sqlUpdates else { return nil }
     var values: [(name: String, json: String)] = []
     for (key, value) in assignments {
       let names = FieldValue.fieldNames(inKey: key)

@@ -30,6 +30,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// The table's name as a quoted SQL identifier.
   let _quoted: String
   private let _indexes = Mutex<Set<String>>([])
+  /// Whether `update(matching:set:)` runs as one UPDATE (off: see there).
+  let _sqlUpdates = false
 
   /// The format number `requestset_tables` records for this row layout.
   static var _format: Int { 1 }
