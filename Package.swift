@@ -48,7 +48,7 @@ let package = Package(
     .testTarget(
       name: "RequestSetTests",
       dependencies: [
-        "RequestSet", "RequestSetSQLite", "RequestSetPostgres", "LogCrashWorker", "AdversaryWorker", "SQLWorker",
+        "RequestSet", "RequestSetSQLite", "RequestSetPostgres", "_RequestSetSQL", "LogCrashWorker", "AdversaryWorker", "SQLWorker",
       ]),
   ],
   swiftLanguageModes: [.v6]

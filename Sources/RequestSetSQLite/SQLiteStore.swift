@@ -3,5 +3,555 @@ import SQLite3
 #else
 import CSQLite
 #endif
+import Foundation
 import RequestSet
+import Synchronization
 import _RequestSetSQL
+
+/// A store in a SQLite database file that runs queries itself: filters, sorts and windows
+/// become one SQL statement, and the engine runs only what SQLite cannot run exactly.
+///
+/// The file is an ordinary SQLite database any `sqlite3` shell opens. Each store keeps
+/// one table (named by `table:`, by default the record type's name) with the columns
+/// `seq` (store order), `id`, `body` (the record as JSON) and `plain`, and a row in
+/// `requestset_tables` naming the record type and the store's version.
+///
+/// ```swift
+/// import RequestSet
+/// import RequestSetSQLite
+///
+/// let store = try SQLiteStore<Animal>(path: "/var/lib/zoo/animals.sqlite")
+/// try store.insert(Animal(id: 1, name: "Rex", species: "dog", age: 3))
+/// try store.createIndex("species")
+/// let dogs = RequestSet(store).filter("species", value: "dog")
+/// print(dogs.count)   // SELECT count(*) FROM "Animal" WHERE (json_extract(body, '$."species"') = ? …)
+/// ```
+///
+/// ## Installing
+/// On Apple platforms nothing: the SDK's SQLite is used. On Linux install the SQLite
+/// headers (`apt install libsqlite3-dev` on Debian and Ubuntu; SQLite 3.38 or later), and
+/// depend on the `RequestSetSQLite` product.
+///
+/// ## Semantics
+/// Queries answer as ``MemoryStore`` answers, always: comparisons that SQL runs exactly
+/// (equality, ordering of numbers and binary strings, with the engine's rules for nil and
+/// for values of different kinds) run natively; text operators, collations other than
+/// binary, LIKE, MATCHES, IN, BETWEEN, `@count` and ANY/ALL/NONE run through `rs_cond`,
+/// a SQL function the store registers that calls the engine's own test. Values are always
+/// bound parameters.
+///
+/// ## Concurrency
+/// The database is in WAL mode: one writer connection (under a lock) and a small pool of
+/// reader connections, each holding one read transaction for one evaluation, so a count
+/// and the iteration of one set agree even while other connections write. Other
+/// connections and processes may write to the same file; ``commits(polling:)`` reports
+/// their commits too.
+public final class SQLiteStore<Element: Record>: QueryPushdownStore {
+  /// The database file's path.
+  public let path: String
+  /// The table that holds the records.
+  public let table: String
+
+  let _quotedTable: String
+  let _writer: Mutex<_SQLiteConnection?>
+  let _pool: _SQLitePool
+  let _feed = _SQLiteFeed<Element>()
+  /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
+  /// commits twice (they are published as they are made).
+  let _origin = UUID().uuidString
+
+  /// Opens the SQLite database at `path` (creating the file when there is none) and the
+  /// table for `Element` in it (creating it when there is none).
+  ///
+  /// ```swift
+  /// let store = try SQLiteStore<Animal>(path: "animals.sqlite")             // table "Animal"
+  /// let archive = try SQLiteStore<Animal>(path: "animals.sqlite", table: "archive")
+  /// ```
+  /// - Parameters:
+  ///   - path: The database file.
+  ///   - table: The table's name; by default the record type's name.
+  /// - Throws: ``RequestSetError`` `.schemaMismatch` when the file is not a SQLite database,
+  ///   when the table exists but is not RequestSet's, or holds another record type;
+  ///   `.readOnly`, `.locked` or `.ioFailure` when the file cannot be written. Nothing is
+  ///   written to the file then.
+  public init(path: String, table: String? = nil) throws {
+    let name = table ?? String(describing: Element.self)
+    self.path = path
+    self.table = name
+    _quotedTable = try SQLJSON.quoteIdentifier(name)
+    let connection = try _SQLiteConnection(path: path, create: true)
+    // The schema is checked (and made) before WAL mode, which rewrites the file's header:
+    // a file that is not ours is left exactly as it was.
+    try Self._prepareSchema(connection, table: name, quoted: _quotedTable)
+    try connection.execute("PRAGMA journal_mode=WAL", doing: "switch to WAL mode")
+    _writer = Mutex(connection)
+    _pool = _SQLitePool(path: path)
+  }
+
+  private static func _prepareSchema(_ c: _SQLiteConnection, table: String, quoted: String) throws {
+    let type = String(describing: Element.self)
+    try c.writeTransaction {
+      try c.execute(
+        """
+        CREATE TABLE IF NOT EXISTS requestset_tables(name TEXT PRIMARY KEY, type TEXT NOT NULL,
+          format INTEGER NOT NULL, version INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS requestset_changes(version INTEGER NOT NULL, tbl TEXT NOT NULL,
+          op TEXT NOT NULL, id TEXT NOT NULL, origin TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS requestset_changes_by_version ON requestset_changes(tbl, version);
+        """, doing: "create RequestSet's metadata tables")
+      let exists = try c.prepare("SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE")
+      try exists.bind([.text(table)])
+      let found = try exists.step(doing: "read the schema") ? exists.text(0) : nil
+      let meta = try c.prepare("SELECT type FROM requestset_tables WHERE name = ?")
+      try meta.bind([.text(table)])
+      let owner = try meta.step(doing: "read requestset_tables") ? meta.text(0) : nil
+      if let found {
+        guard found == "table", let owner else {
+          throw RequestSetError(
+            .schemaMismatch,
+            "The database \(c.path) already has a \(found) named \(table) that is not a RequestSet table (it has no "
+              + "row in requestset_tables). Pass another table: name, or open another file; nothing was changed.")
+        }
+        guard owner == type else {
+          throw RequestSetError(
+            .schemaMismatch,
+            "The table \(table) in \(c.path) holds \(owner) records, not \(type). Pass table: with another name "
+              + "for \(type), or open it as SQLiteStore<\(owner)>; nothing was changed.")
+        }
+        return
+      }
+      try c.execute(
+        """
+        CREATE TABLE \(quoted)(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+          plain INTEGER NOT NULL);
+        CREATE INDEX \(try SQLJSON.quoteIdentifier(table + "_requestset_not_plain")) ON \(quoted)(seq) WHERE NOT plain;
+        """, doing: "create the table \(table)")
+      let insert = try c.prepare(
+        "INSERT INTO requestset_tables(name, type, format, version) VALUES (?, ?, 1, 0) "
+          + "ON CONFLICT(name) DO UPDATE SET type = excluded.type")
+      try insert.bind([.text(table), .text(type)])
+      try insert.run(doing: "record the table in requestset_tables")
+    }
+  }
+
+  // MARK: Writing
+
+  /// Appends a record.
+  ///
+  /// ```swift
+  /// try store.insert(Animal(id: 1, name: "Rex", species: "dog", age: 3))
+  /// ```
+  /// - Parameter record: The record; its id must not be stored yet.
+  /// - Throws: ``RequestSetError`` `.duplicateID` when the id is stored; `.closed`,
+  ///   `.locked`, `.ioFailure`.
+  public func insert(_ record: Element) throws {
+    try apply([.insert(record)], ifVersion: nil)
+  }
+
+  /// Appends records in one transaction with one prepared statement.
+  ///
+  /// ```swift
+  /// try store.insert(contentsOf: herd)
+  /// ```
+  /// - Parameter records: The records, in the order they take in the store.
+  /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored or repeats; nothing
+  ///   is inserted then.
+  public func insert(contentsOf records: some Sequence<Element>) throws {
+    try apply(records.map { .insert($0) }, ifVersion: nil)
+  }
+
+  /// Stores a record, replacing the one with its id in place (it keeps its position).
+  ///
+  /// ```swift
+  /// rex.age = 4
+  /// try store.save(rex)
+  /// ```
+  /// - Parameter record: The record.
+  /// - Throws: ``RequestSetError`` `.closed`, `.locked`, `.uniqueViolation`.
+  public func save(_ record: Element) throws {
+    try apply([.save(record)], ifVersion: nil)
+  }
+
+  /// Deletes the record with `id`.
+  ///
+  /// ```swift
+  /// try store.delete(id: 1)   // true
+  /// ```
+  /// - Parameter id: The id.
+  /// - Returns: Whether a record was deleted.
+  /// - Throws: ``RequestSetError`` `.closed`, `.locked`.
+  @discardableResult
+  public func delete(id: Element.ID) throws -> Bool {
+    let key = try _idText(id)
+    let outcome: (Bool, UInt64)? = try _write { c in
+      let statement = try c.cached("DELETE FROM \(_quotedTable) WHERE id = ?")
+      try statement.bind([.text(key)])
+      try statement.run(doing: "delete a record")
+      guard sqlite3_changes(c.handle) > 0 else { return nil }
+      let version = try _bump(c)
+      try _log(c, version, [("delete", key)])
+      return (true, version)
+    }
+    guard let (_, version) = outcome else { return false }
+    _feed.publish(StoreCommit(version: version, changes: [.delete(id: id)]))
+    return true
+  }
+
+  /// Applies `changes` in one write transaction, in order, when the store's version is
+  /// still `expectedVersion` (checked inside the transaction); nothing is written when one
+  /// fails.
+  ///
+  /// ```swift
+  /// let snapshot = try store.snapshot()
+  /// try store.apply([.save(rex), .delete(id: 2)], ifVersion: snapshot.version)
+  /// ```
+  /// - Parameters:
+  ///   - changes: Inserts, saves and deletes.
+  ///   - expectedVersion: The version the changes were computed from, or nil to write
+  ///     unconditionally.
+  /// - Throws: ``RequestSetError`` `.conflict` when another write came first,
+  ///   `.duplicateID`, `.uniqueViolation`, `.closed`, `.locked`.
+  public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
+    // Encode outside the lock: it is the expensive part, and it can fail.
+    var rows: [(op: String, id: String, body: String, plain: Bool)] = []
+    rows.reserveCapacity(changes.count)
+    for change in changes {
+      switch change {
+      case .insert(let r), .save(let r):
+        let body = SQLJSON.encode(try FieldValue(encoding: r))
+        let op = { if case .insert = change { return "insert" } else { return "save" } }()
+        rows.append((op, try _idText(r.id), body.text, body.plain))
+      case .delete(let id):
+        rows.append(("delete", try _idText(id), "", true))
+      }
+    }
+    if changes.isEmpty {
+      return try _writer.withLock { c in guard c != nil else { throw _closed() } }
+    }
+    let version: UInt64 = try _write { c in
+      if let expectedVersion {
+        let current = try _version(c)
+        if current != expectedVersion {
+          throw RequestSetError(
+            .conflict,
+            "The store changed (version \(current), expected \(expectedVersion)) between reading and writing; "
+              + "nothing was written. Read again and retry.")
+        }
+      }
+      let insert = try c.cached("INSERT INTO \(_quotedTable)(id, body, plain) VALUES (?, ?, ?)")
+      var touched: Set<String> = []
+      for (i, row) in rows.enumerated() {
+        let statement: _SQLiteStatement
+        switch row.op {
+        case "insert":
+          statement = insert
+          sqlite3_reset(insert.pointer)
+        case "save":
+          statement = try c.cached(
+            "INSERT INTO \(_quotedTable)(id, body, plain) VALUES (?, ?, ?) "
+              + "ON CONFLICT(id) DO UPDATE SET body = excluded.body, plain = excluded.plain")
+        default:
+          statement = try c.cached("DELETE FROM \(_quotedTable) WHERE id = ?")
+        }
+        try statement.bind(.text(row.id), at: 1)
+        if row.op != "delete" {
+          try statement.bind(.text(row.body), at: 2)
+          try statement.bind(.int(row.plain ? 1 : 0), at: 3)
+        }
+        do {
+          try statement.run(doing: "write a record")
+        } catch let error as RequestSetError where error.code == .uniqueViolation {
+          sqlite3_reset(statement.pointer)
+          if row.op == "insert", try error.message.contains("constraint failed: \(table).id") || _isStored(c, row.id) {
+            let id = changes[i].id
+            throw RequestSetError(
+              .duplicateID,
+              touched.contains(row.id)
+                ? "The batch holds id \(id) twice. Give each record its own id; nothing was inserted."
+                : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record "
+                  + "another id.")
+          }
+          throw RequestSetError(
+            .uniqueViolation,
+            "Writing the record with id \(changes[i].id) would repeat a value of a unique index on \(table) "
+              + "(\(error.message)). Change the value, or drop the unique index; nothing was written.")
+        }
+        touched.insert(row.id)
+      }
+      let version = try _bump(c)
+      try _log(c, version, rows.map { ($0.op, $0.id) })
+      return version
+    }
+    _feed.publish(StoreCommit(version: version, changes: changes))
+  }
+
+  /// Runs `body` in a write transaction on the writer connection and returns its result.
+  func _write<T: Sendable>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
+    try _writer.withLock { connection in
+      guard let c = connection else { throw _closed() }
+      return try c.writeTransaction { try body(c) }
+    }
+  }
+
+  /// Bumps the store's version inside the current write transaction and returns it.
+  func _bump(_ c: _SQLiteConnection) throws -> UInt64 {
+    let statement = try c.cached("UPDATE requestset_tables SET version = version + 1 WHERE name = ? RETURNING version")
+    try statement.bind([.text(table)])
+    guard try statement.step(doing: "bump the version") else {
+      throw RequestSetError(
+        .schemaMismatch,
+        "The row of \(table) in requestset_tables is gone; another program changed the database. Reopen the store.")
+    }
+    let version = UInt64(statement.int(0))
+    _ = try statement.step(doing: "bump the version")
+    return version
+  }
+
+  /// The biggest batch whose ids the change table keeps; a bigger one is logged as one
+  /// `many` row, and observers in other processes get it without changes (they reload).
+  static var _loggedChangesLimit: Int { 10_000 }
+
+  /// Records the changes of `version` for other connections' observers, and prunes old ones.
+  func _log(_ c: _SQLiteConnection, _ version: UInt64, _ changes: [(op: String, id: String)]) throws {
+    let statement = try c.cached("INSERT INTO requestset_changes(version, tbl, op, id, origin) VALUES (?, ?, ?, ?, ?)")
+    let logged = changes.count <= Self._loggedChangesLimit ? changes : [("many", "")]
+    for change in logged {
+      sqlite3_reset(statement.pointer)
+      try statement.bind([.int(Int64(version)), .text(table), .text(change.op), .text(change.id), .text(_origin)])
+      try statement.run(doing: "record a change")
+    }
+    if version % 256 == 0 {
+      let prune = try c.cached("DELETE FROM requestset_changes WHERE tbl = ? AND version <= ?")
+      try prune.bind([.text(table), .int(Int64(version) - 8192)])
+      try prune.run(doing: "prune old changes")
+    }
+  }
+
+  /// Whether a row with this id text is stored (in the current transaction's view).
+  func _isStored(_ c: _SQLiteConnection, _ id: String) throws -> Bool {
+    let statement = try c.cached("SELECT 1 FROM \(_quotedTable) WHERE id = ?")
+    try statement.bind([.text(id)])
+    defer { sqlite3_reset(statement.pointer) }
+    return try statement.step(doing: "look up an id")
+  }
+
+  func _version(_ c: _SQLiteConnection) throws -> UInt64 {
+    let statement = try c.cached("SELECT version FROM requestset_tables WHERE name = ?")
+    try statement.bind([.text(table)])
+    guard try statement.step(doing: "read the version") else {
+      throw RequestSetError(
+        .schemaMismatch,
+        "The row of \(table) in requestset_tables is gone; another program changed the database. Reopen the store.")
+    }
+    let version = UInt64(statement.int(0))
+    sqlite3_reset(statement.pointer)
+    return version
+  }
+
+  func _idText(_ id: Element.ID) throws -> String {
+    SQLJSON.encode(try FieldValue(encoding: id)).text
+  }
+
+  func _closed() -> RequestSetError {
+    RequestSetError(
+      .closed,
+      "The SQLiteStore<\(Element.self)> on \(path) was closed and reads and writes nothing any more. Request sets "
+        + "evaluated before close() keep their records; open a new store to go on.")
+  }
+
+  // MARK: Reading
+
+  /// The record with `id`, or nil.
+  ///
+  /// ```swift
+  /// let rex = try store.fetch(id: 1)
+  /// ```
+  /// - Parameter id: The id.
+  /// - Returns: The record, or nil when none has that id.
+  /// - Throws: ``RequestSetError`` `.closed`, `.decodingFailed`.
+  public func fetch(id: Element.ID) throws -> Element? {
+    let key = try _idText(id)
+    let body: String? = try _writer.withLock { connection in
+      guard let c = connection else { throw _closed() }
+      let statement = try c.cached("SELECT body FROM \(_quotedTable) WHERE id = ?")
+      try statement.bind([.text(key)])
+      return try statement.step(doing: "fetch a record") ? statement.text(0) : nil
+    }
+    return try body.map { try _decodeRecord($0) }
+  }
+
+  /// Every record in store order, with the store's version, read in one transaction.
+  ///
+  /// ```swift
+  /// let all = try store.snapshot()   // all.count, all.version
+  /// ```
+  /// - Returns: The snapshot.
+  /// - Throws: ``RequestSetError`` `.closed`, `.decodingFailed`.
+  public func snapshot() throws -> StoreSnapshot<Element> {
+    let reader = try _openReader()
+    var records: [Element] = []
+    try reader.records(StoreQuery()) { records.append($0); return true }
+    return StoreSnapshot(records: records, version: reader.version)
+  }
+
+  /// A reader holding one read transaction for one evaluation.
+  ///
+  /// ```swift
+  /// let reader = try store.queryReader()
+  /// let n = try reader.count(StoreQuery())
+  /// ```
+  /// - Returns: The reader; its transaction ends when it is released.
+  /// - Throws: ``RequestSetError`` `.closed`, `.locked`.
+  public func queryReader() throws -> any StoreQueryReader<Element> {
+    try _openReader()
+  }
+
+  func _openReader() throws -> _SQLiteReader<Element> {
+    if _writer.withLock({ $0 == nil }) { throw _closed() }
+    return try _SQLiteReader(store: self)
+  }
+
+  func _decodeRecord(_ text: String) throws -> Element {
+    try SQLJSON.decode(text).decode(Element.self)
+  }
+
+  // MARK: Indexes
+
+  /// Creates an index on `key`'s JSON value: a SQLite expression index that queries on the
+  /// key use (see `explain()`).
+  ///
+  /// ```swift
+  /// try store.createIndex("owner.city")
+  /// // CREATE INDEX "Animal_requestset_…" ON "Animal"(json_extract(body, '$."owner"."city"'))
+  /// ```
+  /// - Parameters:
+  ///   - key: A string key, dotted for nested fields.
+  ///   - unique: Whether two records may not share a (non-nil) value.
+  /// - Throws: ``RequestSetError`` `.uniqueViolation` when `unique` and stored records
+  ///   repeat a value; `.invalidIndex` when the key holds a quote, a backslash or U+0000,
+  ///   which SQLite's JSON paths cannot spell; `.closed`.
+  public func createIndex(_ key: String, unique: Bool = false) throws {
+    let (name, path) = try _index(key)
+    do {
+      try _write { c in
+        try c.execute(
+          "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quotedTable)(json_extract(body, \(path)))",
+          doing: "create an index on \(key)")
+      }
+    } catch let error as RequestSetError where error.code == .uniqueViolation {
+      throw RequestSetError(
+        .uniqueViolation,
+        "Stored records repeat a value of \(key), so a unique index cannot be built. Make the values unique, or "
+          + "create the index without unique:; nothing was changed.")
+    }
+  }
+
+  /// Drops the index on `key`; nothing happens when there is none.
+  ///
+  /// ```swift
+  /// try store.dropIndex("owner.city")
+  /// ```
+  /// - Parameter key: The key the index was created on.
+  /// - Throws: ``RequestSetError`` `.invalidIndex` for a key no index can have; `.closed`.
+  public func dropIndex(_ key: String) throws {
+    let (name, _) = try _index(key)
+    try _write { c in try c.execute("DROP INDEX IF EXISTS \(name)", doing: "drop the index on \(key)") }
+  }
+
+  private func _index(_ key: String) throws -> (name: String, path: String) {
+    guard let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) else {
+      throw RequestSetError(
+        .invalidIndex,
+        "The key \(key.debugDescription.prefix(200)) holds a quote or U+0000, which SQLite's JSON "
+          + "paths cannot spell, so it cannot be indexed. Rename the field; queries on it still work.")
+    }
+    // A hash keeps the name short and free of the key's characters; FNV-1a, 64 bits.
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return (try SQLJSON.quoteIdentifier("\(table)_requestset_\(String(hash, radix: 16))"), path)
+  }
+
+  // MARK: Writes through a query
+
+  /// Deletes every record `query` matches in one transaction (one DELETE statement) and
+  /// returns how many; nil when the query is not exact on this store.
+  ///
+  /// ```swift
+  /// try store.delete(matching: StoreQuery(filter: .condition(try StoreCondition("age", .greaterThan, 12))))
+  /// ```
+  /// - Parameter query: The records to delete; a window makes it return nil.
+  /// - Returns: How many records were deleted, or nil.
+  /// - Throws: ``RequestSetError`` `.closed`, `.locked`.
+  public func delete(matching query: StoreQuery) throws -> Int? {
+    guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil else { return nil }
+    let outcome: (UInt64, [String])? = try _write { c in
+      let notPlain = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(_quotedTable) WHERE NOT plain)")
+      if try notPlain.step(doing: "check for rows SQL cannot compare"), notPlain.int(0) != 0 { return nil }
+      let clause = try _SQLiteTranslation.whereClause(query.filter, nonPlain: false)
+      let select = try c.prepare("SELECT id FROM \(_quotedTable)\(clause.sql)")
+      try select.bind(clause.bindings)
+      var ids: [String] = []
+      while try select.step(doing: "find the records to delete") { ids.append(select.text(0)) }
+      guard !ids.isEmpty else { return (0, []) }
+      let delete = try c.prepare("DELETE FROM \(_quotedTable)\(clause.sql)")
+      try delete.bind(clause.bindings)
+      try delete.run(doing: "delete records")
+      let version = try _bump(c)
+      try _log(c, version, ids.map { ("delete", $0) })
+      return (version, ids)
+    }
+    guard let (version, ids) = outcome else { return nil }
+    guard !ids.isEmpty else { return 0 }
+    let changes = try ids.map { RecordChange<Element>.delete(id: try SQLJSON.decode($0).decode(Element.ID.self)) }
+    _feed.publish(StoreCommit(version: version, changes: changes))
+    return ids.count
+  }
+
+  // MARK: Closing
+
+  /// Closes the store's connections; later reads and writes throw `.closed`, and commit
+  /// streams end. Readers already open finish their evaluation.
+  ///
+  /// ```swift
+  /// store.close()
+  /// ```
+  public func close() {
+    let wasOpen = _writer.withLock { connection in
+      defer { connection = nil }
+      return connection != nil
+    }
+    guard wasOpen else { return }
+    _pool.close()
+    _feed.finish()
+  }
+
+  deinit {
+    _feed.finish()
+  }
+}
+
+/// Idle reader connections, reused by later readers.
+final class _SQLitePool: Sendable {
+  let path: String
+  private let idle = Mutex<(connections: [_SQLiteConnection], closed: Bool)>(([], false))
+
+  init(path: String) { self.path = path }
+
+  func take() throws -> _SQLiteConnection {
+    let reused = idle.withLock { state -> _SQLiteConnection? in state.connections.popLast() }
+    return try reused ?? _SQLiteConnection(path: path, create: false)
+  }
+
+  func give(_ connection: _SQLiteConnection) {
+    idle.withLock { state in
+      if !state.closed && state.connections.count < 4 { state.connections.append(connection) }
+    }
+  }
+
+  func close() {
+    idle.withLock { state in
+      state.connections = []
+      state.closed = true
+    }
+  }
+}

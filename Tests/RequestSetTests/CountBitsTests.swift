@@ -20,9 +20,12 @@ import Testing
     #expect(expected.count > 100 && expected.count < Self.animals.count)
     #expect(set.count == expected.count)
     #expect(tests.load(ordering: .relaxed) == Self.animals.count)
-    // The count kept bits, not an evaluated result.
-    #expect(set._cache.peekEvaluation() == nil)
-    #expect(set._cache.hasRun())
+    // The count kept bits, not an evaluated result (a pushdown store's evaluation runs the
+    // closure over the records its reader returned, and keeps that result).
+    if kind != .pushdownMemory {
+      #expect(set._cache.peekEvaluation() == nil)
+      #expect(set._cache.hasRun())
+    }
     #expect(set.map(\.id) == expected)
     #expect(set.last?.id == expected.last)
     #expect(tests.load(ordering: .relaxed) == Self.animals.count)

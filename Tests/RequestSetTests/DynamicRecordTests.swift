@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RequestSet
+import RequestSetSQLite
 
 /// A record with one field of every kind a log stores.
 private struct EveryKind: Record, Equatable {
@@ -54,6 +55,15 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     if kind == .indexedLog { for key in indexed { try typed.createIndex(key) } }
     typed.close()
     return RequestSet(try LogStore<DynamicRecord>(path: path))
+  case .sqlite, .indexedSQLite:
+    let store = try SQLiteStore<DynamicRecord>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
+    try store.insert(contentsOf: records)
+    if kind == .indexedSQLite { for key in indexed { try store.createIndex(key) } }
+    return RequestSet(store)
+  case .pushdownMemory:
+    let store = PushdownMemoryStore<DynamicRecord>()
+    try store.insert(contentsOf: records)
+    return RequestSet(store)
   }
 }
 

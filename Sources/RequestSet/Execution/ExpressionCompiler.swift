@@ -161,6 +161,9 @@ struct _ExpressionCompiler<Element> {
   private func _reader(for key: String) throws -> (Int) throws -> FieldValue {
     if fields.kinds[key] != nil { return fields.reader(for: key) ?? { _ in .null } }
     if let read = arrayPathReader(key) { return read }
+    // A key records may still hold (none seen yet, or under a nil-only parent) reads nil,
+    // as a condition on it does (see `_FilterCompiler._mayHold`).
+    if _FilterCompiler<Never>._mayHold(key, fields) { return { _ in .null } }
     throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
   }
 

@@ -12,6 +12,9 @@ struct _Query<Element: Sendable>: Sendable {
   /// The first error a builder met (a negative limit, say): evaluating the query throws
   /// it, and `validated()` reports it.
   var invalid: RequestSetError?
+  /// Set by `requiringPushdown()`: evaluating throws `.notPushedDown` rather than run any
+  /// part in process.
+  var requiresPushdown = false
 
   /// Marks the query invalid; the first error is the one reported.
   mutating func invalidate(_ error: RequestSetError) {

@@ -158,6 +158,7 @@ extension RequestSet where Element: Encodable {
   /// Computes an aggregate of a string key over the set from the store's fields, without
   /// decoding records.
   func _aggregate(_ function: RequestAggregate.Function, _ key: String) throws -> FieldValue {
+    if _source.pushdown != nil, let pushed = try _pushdownAggregate(function, key) { return pushed }
     let e = try _cache.evaluation(_source, _query)
     let fields = try e.snapshot._fields()
     try _FilterCompiler<Element>.validate(key, value: nil, in: fields)

@@ -27,6 +27,7 @@ extension RequestSet {
   public func explain() -> String {
     var lines = ["RequestSet<\(Element.self)> over \(_source.name)"]
     if let invalid = _query.invalid { lines.append("invalid: \(invalid.message)") }
+    if let runner = _source.pushdown { return (lines + _pushdownExplain(runner)).joined(separator: "\n") }
     var firstSnapshot: StoreSnapshot<Element>? = nil
     for (i, stage) in _query.stages.enumerated() {
       var filter = stage.filter

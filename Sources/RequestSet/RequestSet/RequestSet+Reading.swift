@@ -61,6 +61,8 @@ extension RequestSet {
   /// ```
   public func fetchExists() throws -> Bool {
     if let n = _cache.peekCount() { return n > 0 }
+    if _source.pushdown != nil { return try _fetchFirst() != nil }
+    if _query.requiresPushdown { return try _cache.count(_source, _query) > 0 }
     // The set's own snapshot, so a later read agrees with the answer.
     let snapshot = try _cache.snapshot(_source)
     var query = _query
@@ -72,7 +74,8 @@ extension RequestSet {
   /// in a single pass, an unsorted one stops at the first match. Once a read has run the
   /// query (a `count`, say), it reads that result instead.
   func _fetchFirst() throws -> Element? {
-    guard let snapshot = try _cache.snapshotUnlessRun(_source) else {
+    if _source.pushdown != nil { return try _cache.pushdownFirst(_source, _query) }
+    guard !_query.requiresPushdown, let snapshot = try _cache.snapshotUnlessRun(_source) else {
       let e = try _cache.evaluation(_source, _query)
       return e.count == 0 ? nil : try e.element(0)
     }
@@ -89,7 +92,7 @@ extension RequestSet {
   /// The last record without building the whole result, or from the result once a read
   /// has run the query.
   func _fetchLast() throws -> Element? {
-    guard let snapshot = try _cache.snapshotUnlessRun(_source) else {
+    guard !_query.requiresPushdown, let snapshot = try _cache.snapshotUnlessRun(_source) else {
       let e = try _cache.evaluation(_source, _query)
       return e.count == 0 ? nil : try e.element(e.count - 1)
     }

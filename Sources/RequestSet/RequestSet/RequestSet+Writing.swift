@@ -110,6 +110,13 @@ extension RequestSet where Element: Record {
   @discardableResult
   public func update(_ pairs: [(String, (any Encodable & Sendable)?)]) throws -> Int {
     let encoded = try pairs.map { ($0.0, try $0.1.map { try FieldValue(encoding: $0) } ?? .null) }
+    if _source.pushdown != nil {
+      for (key, _) in encoded where key == "id" || key.hasPrefix("id.") {
+        throw RequestSetError(.invalidUpdate, "update cannot set \"id\": ids identify records.")
+      }
+      let assignments = encoded.map { (key: $0.0, value: $0.1) }
+      if let n = try _pushdownWrite({ try $0.update($1, assignments) }) { return n }
+    }
     return try _write { snapshot, slots in
       let fields = try snapshot._fields()
       for (key, value) in encoded {
@@ -134,7 +141,8 @@ extension RequestSet where Element: Record {
   /// ```
   @discardableResult
   public func delete() throws -> Int {
-    try _write { snapshot, slots in try slots.map { .delete(id: try snapshot._record(at: $0).id) } }
+    if _source.pushdown != nil, let n = try _pushdownWrite({ try $0.delete($1) }) { return n }
+    return try _write { snapshot, slots in try slots.map { .delete(id: try snapshot._record(at: $0).id) } }
   }
 
   /// The first record of the set, or a new record, inserted, whose fields are set from

@@ -47,7 +47,9 @@ public struct RequestSet<Element: Sendable>: Sendable {
   /// - Complexity: O(1); nothing is read until the set is evaluated.
   public init<Store: RecordStore>(_ store: Store) where Store.Element == Element {
     self.init(
-      _source: _Source(describe: { "\(type(of: store))" }, snapshot: { try store.snapshot() }, store: store),
+      _source: _Source(
+        describe: { "\(type(of: store))" }, snapshot: { try store.snapshot() }, store: store,
+        pushdown: _PushdownRunner(store)),
       _query: _Query())
   }
 
@@ -106,6 +108,9 @@ struct _Source<Element: Sendable>: Sendable {
   let snapshot: @Sendable () throws -> StoreSnapshot<Element>
   /// The store, for writes through the query; nil for a plain array.
   var store: (any Sendable)? = nil
+  /// The store's pushdown seam, when it adopts ``QueryPushdownStore``: evaluation then
+  /// runs through one of its readers (see `_Pushdown`).
+  var pushdown: _PushdownRunner<Element>? = nil
   /// The version a read of a store's past reads (see `RequestSet(_:asOf:)`): such a set
   /// cannot write.
   var pastVersion: UInt64? = nil
@@ -153,6 +158,9 @@ final class _ResultCache<Element: Sendable>: Sendable {
     /// The matches as one bit per slot, and how many: what counting a plain filtered scan
     /// computed (see `_Executor.firstStageMatchBits`).
     var matchedBits: (bits: [UInt64], count: Int)?
+    /// The reader a pushdown count used, kept until the evaluation is built, so that both
+    /// see one state of the store; released once the result is materialized.
+    var reader: _PushdownReader<Element>?
   }
   private let state = _Lock(State())
 
@@ -174,6 +182,8 @@ final class _ResultCache<Element: Sendable>: Sendable {
   func evaluation(_ source: _Source<Element>, _ query: _Query<Element>) throws -> _Evaluation<Element> {
     let (known, matched, bits) = state.withLock { ($0.evaluation, $0.matched, $0.matchedBits) }
     if let known { return known }
+    if let runner = source.pushdown { return try _pushdownEvaluation(runner, query) }
+    try _Pushdown.refuseUnpushed(query, storeName: source.name)
     let snapshot = try snapshot(source)
     let slots: [Int]
     if let bits {
@@ -193,6 +203,58 @@ final class _ResultCache<Element: Sendable>: Sendable {
     }
   }
 
+  /// Evaluates through the store's reader: the one a count kept, or a new one, released
+  /// once the result is built.
+  private func _pushdownEvaluation(
+    _ runner: _PushdownRunner<Element>, _ query: _Query<Element>
+  ) throws -> _Evaluation<Element> {
+    let reader = try state.withLock { $0.reader } ?? runner.open()
+    let e = try _Pushdown.evaluate(query, reader, storeName: runner.storeName)
+    return state.withLock { st in
+      st.reader = nil
+      if let known = st.evaluation { return known }
+      st.evaluation = e
+      st.count = e.count
+      return e
+    }
+  }
+
+  /// The first record through the store's reader, asking it for one record: the reader
+  /// is kept for the evaluation that may follow, so both see one state of the store.
+  func pushdownFirst(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Element? {
+    guard let runner = source.pushdown else { return nil }
+    if let e = state.withLock({ $0.evaluation }) { return e.count == 0 ? nil : try e.element(0) }
+    if query.requiresPushdown {
+      // A window of one would run in process after a rechecked term: evaluate as written.
+      let e = try evaluation(source, query)
+      return e.count == 0 ? nil : try e.element(0)
+    }
+    let reader = try state.withLock { $0.reader } ?? runner.open()
+    var first = query
+    first.limit(1)
+    let e = try _Pushdown.evaluate(first, reader, storeName: runner.storeName)
+    state.withLock { st in if st.evaluation == nil && st.reader == nil { st.reader = reader } }
+    return e.count == 0 ? nil : try e.element(0)
+  }
+
+  /// Counts through the store's reader when it runs the whole query exactly, keeping the
+  /// reader for the evaluation that usually follows; otherwise evaluates.
+  private func _pushdownCount(
+    _ runner: _PushdownRunner<Element>, _ source: _Source<Element>, _ query: _Query<Element>
+  ) throws -> Int {
+    let reader = try state.withLock { $0.reader } ?? runner.open()
+    guard let n = try _Pushdown.count(query, reader, storeName: runner.storeName) else {
+      state.withLock { st in if st.evaluation == nil && st.reader == nil { st.reader = reader } }
+      return try evaluation(source, query).count
+    }
+    return state.withLock { st in
+      if let known = st.count { return known }
+      st.count = n
+      if st.evaluation == nil && st.reader == nil { st.reader = reader }
+      return n
+    }
+  }
+
   /// The snapshot, when a read has already fixed it.
   func peekSnapshot() -> StoreSnapshot<Element>? { state.withLock { $0.snapshot } }
 
@@ -209,6 +271,8 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// run the query, whose result then costs no further scan. One look under the lock
   /// where asking both apart takes two: `first` on a fresh set is a whole small query.
   func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
+    // A pushdown store's records are read through the one evaluation.
+    if source.pushdown != nil { return nil }
     // Only a number comes out of the lock: in this unspecialized code, copying an optional
     // snapshot out (or a tuple) costs more than a second look when one is kept already.
     let progress = state.withLock { st -> Int in
@@ -236,6 +300,8 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// since its count does not depend on the order.
   func count(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Int {
     if let n = state.withLock({ $0.count }) { return n }
+    if let runner = source.pushdown { return try _pushdownCount(runner, source, query) }
+    if query.requiresPushdown { try _Pushdown.refuseUnpushed(query, storeName: source.name) }
     if query.invalid == nil, query.stages.count == 1, query.stages[0].filter != nil {
       // One condition an index answers exactly: count its entries, read no record.
       let snapshot = try snapshot(source)

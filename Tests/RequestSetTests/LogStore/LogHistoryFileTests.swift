@@ -329,7 +329,7 @@ import Testing
       #expect(error?.code == .versionUnavailable)
       #expect(
         error?.message
-          == "MemoryStore<Animal> keeps no history: it holds only its current records, so it cannot be read as of a "
+          == "\(kind.sourceName) keeps no history: it holds only its current records, so it cannot be read as of a "
           + "past version or time. Keep the records in a LogStore, whose append-only file keeps its past commits "
           + "(see LogStoreOptions.keepHistory), or fetch() the records you need to keep.")
       #expect(throws: RequestSetError.self) { try RequestSet(store, asOf: Date()) }

@@ -1,4 +1,5 @@
 import RequestSet
+import RequestSetSQLite
 
 /// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
 /// a new store gets every suite for free.
@@ -14,6 +15,13 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   case indexedMemory
   /// `LogStore` with the same indexes.
   case indexedLog
+  /// `SQLiteStore`, on a fresh database file in a temporary directory.
+  case sqlite
+  /// `SQLiteStore` with expression indexes on the same keys.
+  case indexedSQLite
+  /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
+  /// runs through pushdown plus an in-process remainder.
+  case pushdownMemory
 
   var description: String { rawValue }
 
@@ -23,6 +31,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .memory, .indexedMemory: return "MemoryStore<Animal>"
     case .array: return "Array<Animal>"
     case .log, .indexedLog: return "LogStore<Animal>"
+    case .sqlite, .indexedSQLite: return "SQLiteStore<Animal>"
+    case .pushdownMemory: return "PushdownMemoryStore<Animal>"
     }
   }
 
@@ -47,6 +57,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       let store = try LogStore<R>(path: TemporaryLogDirectory.freshPath())
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
+    case .sqlite: return try SQLiteStore<R>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
+    case .indexedSQLite:
+      let store = try SQLiteStore<R>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
+      for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
+      return store
+    case .pushdownMemory: return PushdownMemoryStore<R>()
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }

@@ -1,0 +1,98 @@
+/// Runs a query through a ``QueryPushdownStore``'s reader: the store runs what the plan
+/// pushes, the executor runs the rest over the records the store returns.
+enum _Pushdown {
+  /// The evaluated result: the records the store returned, in the order received, and
+  /// the slots of the in-process remainder over them.
+  static func evaluate<Element>(
+    _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
+  ) throws -> _Evaluation<Element> {
+    if let invalid = query.invalid { throw invalid }
+    let plan = _PushdownPlan(query, reader)
+    try refuse(plan, query, storeName: storeName)
+    guard let remainder = plan.remainder else {
+      var records: [Element] = []
+      try reader.records(plan.query) {
+        records.append($0)
+        return true
+      }
+      return _Evaluation(snapshot: reader.snapshot(records), slots: Array(records.indices))
+    }
+    if let needed = plan.earlyStop {
+      return try _untilFull(plan, remainder, needed, reader)
+    }
+    var records: [Element] = []
+    try reader.records(plan.query) {
+      records.append($0)
+      return true
+    }
+    let snapshot = reader.snapshot(records)
+    return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(remainder, in: snapshot))
+  }
+
+  /// A remainder that is only a filter and a window: records are tested as they come, in
+  /// batches no larger than the matches still needed, and the store's stream stops once
+  /// the window is full, so the store hands out no record a scan in order would not read.
+  private static func _untilFull<Element>(
+    _ plan: _PushdownPlan<Element>, _ remainder: _Query<Element>, _ needed: Int,
+    _ reader: _PushdownReader<Element>
+  ) throws -> _Evaluation<Element> {
+    let window = remainder.stages[0].window
+    var filterOnly = remainder
+    filterOnly.stages[0].window = _Window()
+    var kept: [Element] = []
+    var batch: [Element] = []
+    func flush() throws {
+      let snapshot = reader.snapshot(batch)
+      for slot in try _Executor.slots(filterOnly, in: snapshot) {
+        kept.append(try snapshot._record(at: slot))
+      }
+      batch.removeAll(keepingCapacity: true)
+    }
+    if needed > 0 {
+      try reader.records(plan.query) { record in
+        batch.append(record)
+        guard batch.count >= needed - kept.count else { return true }
+        try flush()
+        return kept.count < needed
+      }
+    }
+    // Flushed even when empty: a bad key in the remainder throws as a scan would.
+    try flush()
+    return _Evaluation(snapshot: reader.snapshot(kept), slots: Array(window.range(in: kept.count)))
+  }
+
+  /// The number of results when the store runs the whole query exactly, else nil.
+  static func count<Element>(
+    _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
+  ) throws -> Int? {
+    if let invalid = query.invalid { throw invalid }
+    let plan = _PushdownPlan(query, reader)
+    try refuse(plan, query, storeName: storeName)
+    guard plan.isExact else { return nil }
+    return try reader.count(plan.query)
+  }
+
+  /// Throws `.notPushedDown` for a set made with `requiringPushdown()` when part of it
+  /// would run in process.
+  static func refuse<Element>(_ plan: _PushdownPlan<Element>, _ query: _Query<Element>, storeName: String)
+    throws
+  {
+    guard query.requiresPushdown, let part = plan.firstInProcess(query) else { return }
+    throw RequestSetError(
+      .notPushedDown,
+      "requiringPushdown(): \(part.part) would run in process, not in \(storeName) (\(part.why)). "
+        + "Write it with string keys and operators the store runs, or drop requiringPushdown() to run it in process."
+    )
+  }
+
+  /// Throws `.notPushedDown` for a set made with `requiringPushdown()` over a store that
+  /// runs no query itself.
+  static func refuseUnpushed<Element>(_ query: _Query<Element>, storeName: String) throws {
+    guard query.requiresPushdown else { return }
+    throw RequestSetError(
+      .notPushedDown,
+      "requiringPushdown(): the whole query would run in process, not in \(storeName) "
+        + "(it does not adopt QueryPushdownStore). Query a store that runs queries itself, "
+        + "or drop requiringPushdown() to run it in process.")
+  }
+}

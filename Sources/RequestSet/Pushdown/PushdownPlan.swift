@@ -1,0 +1,219 @@
+/// How one query splits between a ``QueryPushdownStore``'s reader and the engine: what the
+/// store runs (``query``), what the engine checks again, and what runs in process.
+///
+/// Only the first stage reaches the store. Its top-level AND terms are pushed when the
+/// reader runs them exactly or as a superset, and kept in process otherwise; an OR or NOT
+/// is pushed whole when every leaf is exact (an OR may also carry superset leaves). Any
+/// superset term means the engine rechecks the stage's whole filter on each record the
+/// store returns. The sort is pushed when every key is exact, `distinct` when it is exact
+/// and nothing before it runs in process, and the window only when the filter, the sort
+/// and `distinct` all are.
+struct _PushdownPlan<Element: Sendable> {
+  /// One part of the query that runs in process, and why.
+  struct Part {
+    var part: String
+    var why: String
+  }
+
+  /// What the store runs.
+  var query: StoreQuery
+  /// The superset terms the store ran, which the engine checks again.
+  var rechecked: [String] = []
+  /// The first stage's parts that run in process, in the order they apply.
+  var inProcess: [Part] = []
+  /// What runs over the records the store returns (in the order received), or nil when
+  /// they are the result.
+  var remainder: _Query<Element>?
+  /// With a remainder that is only a filter and a window: how many matches fill the
+  /// window, so the store's stream can stop there.
+  var earlyStop: Int?
+
+  /// Nothing runs in process: the store's answer is the result.
+  var isExact: Bool { remainder == nil }
+
+  /// The first part that runs in process, stage by stage, for `requiringPushdown()`.
+  func firstInProcess(_ query: _Query<Element>) -> Part? {
+    if let first = inProcess.first { return first }
+    if query.stages.count > 1 {
+      return Part(
+        part: "stage 2", why: "a stage after a window runs on the records of the stage before, in process")
+    }
+    return nil
+  }
+
+  /// Splits `query` for `reader`.
+  init(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) {
+    let stage = query.stages[0]
+    var pushed: [StoreFilter] = []
+    var kept: [_FilterNode<Element>] = []
+    var superset = false
+    if let filter = stage.filter {
+      let terms: [_FilterNode<Element>]
+      if case .and(let j) = filter { terms = j.terms } else { terms = [filter] }
+      for term in terms {
+        switch Self._translate(term, reader) {
+        case .pushed(let f, let isExact):
+          pushed.append(f)
+          if !isExact {
+            superset = true
+            rechecked.append(term.description)
+          }
+        case .kept(let why):
+          kept.append(term)
+          inProcess.append(Part(part: term.description, why: why))
+        }
+      }
+    }
+    let storeFilter: StoreFilter? = pushed.isEmpty ? nil : (pushed.count == 1 ? pushed[0] : .and(pushed))
+    // The filter left in process: everything, when a superset term needs checking again.
+    let restFilter: _FilterNode<Element>?
+    if superset {
+      restFilter = stage.filter
+    } else if kept.isEmpty {
+      restFilter = nil
+    } else {
+      restFilter = kept.count == 1 ? kept[0] : .and(kept)
+    }
+    let filterExact = restFilter == nil
+
+    var sort: [StoreSortKey] = []
+    var sortPushed = true
+    for key in stage.sort {
+      let storeKey: StoreSortKey?
+      switch key {
+      case .field(let name, let order, let collation):
+        storeKey = StoreSortKey(name, order: order, collation: collation)
+      case .typed(let t): storeKey = t.fieldKey.map { StoreSortKey($0, order: t.order) }
+      }
+      let why: String?
+      switch storeKey.map(reader.supportSort) {
+      case nil: why = "a key path with no field"
+      case .exact?: why = nil
+      case .superset?: why = "the store's order is not exact"
+      case .none(let reason)?: why = reason
+      }
+      if let why {
+        // The whole sort runs in process: name it, and the key that kept it there.
+        sortPushed = false
+        let keys = stage.sort.map(\.description).joined(separator: ", ")
+        inProcess.append(Part(part: "sort " + keys, why: key.description + ": " + why))
+        break
+      }
+      if let storeKey { sort.append(storeKey) }
+    }
+    if !sortPushed { sort = [] }
+    if stage.reversed {
+      inProcess.append(Part(part: "reverse", why: "a store has no reversed order of ties"))
+    }
+
+    var distinct: String? = nil
+    if let key = stage.distinct {
+      switch key {
+      case .field(let name) where filterExact && sortPushed && !stage.reversed:
+        if case .exact = reader.supportDistinct(name) {
+          distinct = name
+        } else if case .none(let reason) = reader.supportDistinct(name) {
+          inProcess.append(Part(part: "distinct " + name, why: reason))
+        } else {
+          inProcess.append(Part(part: "distinct " + name, why: "the store's distinct is not exact"))
+        }
+      case .field(let name):
+        inProcess.append(Part(part: "distinct " + name, why: "it applies after a part that runs in process"))
+      case .typed(let description, _):
+        inProcess.append(Part(part: "distinct " + description, why: "a key path with no field"))
+      }
+    }
+    let distinctPushed = stage.distinct == nil || distinct != nil
+    let windowPushed = filterExact && sortPushed && distinctPushed && !stage.reversed
+    if stage.window.isSet && !windowPushed {
+      inProcess.append(Part(part: "window", why: "it applies after a part that runs in process"))
+    }
+    self.query = StoreQuery(
+      filter: storeFilter, sort: sort, distinct: distinct,
+      offset: windowPushed ? stage.window.offset : 0, limit: windowPushed ? stage.window.limit : nil)
+
+    var rest = _Stage<Element>()
+    rest.filter = restFilter
+    rest.sort = sortPushed ? [] : stage.sort
+    rest.reversed = stage.reversed
+    rest.distinct = distinctPushed ? nil : stage.distinct
+    rest.window = windowPushed ? _Window() : stage.window
+    let restEmpty =
+      rest.filter == nil && rest.sort.isEmpty && !rest.reversed && rest.distinct == nil
+      && !rest.window.isSet
+    if restEmpty && query.stages.count == 1 && query.invalid == nil {
+      remainder = nil
+    } else {
+      var q = query
+      q.stages[0] = rest
+      remainder = q
+      if query.stages.count == 1, rest.filter != nil, rest.sort.isEmpty, !rest.reversed, rest.distinct == nil,
+        let needed = rest.window.needed
+      {
+        earlyStop = needed
+      }
+    }
+  }
+
+  /// A filter node as the store would run it.
+  enum _Translation {
+    /// Pushed: exactly, or as a superset the engine checks again.
+    case pushed(StoreFilter, exact: Bool)
+    /// Kept in process, and why.
+    case kept(String)
+  }
+
+  /// Translates `node`: string-key conditions, typed conditions with a field twin and
+  /// translated predicates become store conditions; an OR or NOT is pushed whole only
+  /// when each leaf is (NOT only exact ones). Recursion is bounded by the filter's depth
+  /// (see `_FilterNode.maxDepth`).
+  static func _translate(_ node: _FilterNode<Element>, _ reader: _PushdownReader<Element>) -> _Translation {
+    switch node {
+    case .constant(let b):
+      return .pushed(.constant(b), exact: true)
+    case .field(let c):
+      return _leaf(c, reader)
+    case .typed(let t):
+      guard let twin = t.field, !twin.idOnly else { return .kept("a key path with no field") }
+      return _leaf(twin, reader)
+    case .predicate(let p):
+      guard let translated = p.translated else { return .kept("a Predicate with no translation to fields") }
+      return _translate(translated, reader)
+    case .closure:
+      return .kept("a closure")
+    case .expression:
+      return .kept("computed on each record")
+    case .invalid:
+      return .kept("a filter that could not be built")
+    case .not(let inner):
+      switch _translate(inner, reader) {
+      case .pushed(let f, true): return .pushed(.not(f), exact: true)
+      case .pushed: return .kept("a superset condition under NOT")
+      case .kept(let why): return .kept(why)
+      }
+    case .or(let j), .and(let j):
+      var parts: [StoreFilter] = []
+      var exact = true
+      for term in j.terms {
+        switch _translate(term, reader) {
+        case .pushed(let f, let isExact):
+          parts.append(f)
+          exact = exact && isExact
+        case .kept(let why):
+          return .kept(term.description + ": " + why)
+        }
+      }
+      if case .or = node { return .pushed(.or(parts), exact: exact) }
+      return .pushed(.and(parts), exact: exact)
+    }
+  }
+
+  private static func _leaf(_ c: _FieldCondition, _ reader: _PushdownReader<Element>) -> _Translation {
+    let condition = StoreCondition(c)
+    switch reader.supportCondition(condition) {
+    case .exact: return .pushed(.condition(condition), exact: true)
+    case .superset: return .pushed(.condition(condition), exact: false)
+    case .none(let reason): return .kept(reason)
+    }
+  }
+}

@@ -1,0 +1,61 @@
+/// A ``QueryPushdownStore`` seen from a request set whose element type need not be a
+/// `Record`: the store's calls as closures, made once when the set is created.
+struct _PushdownRunner<Element: Sendable>: Sendable {
+  /// How `explain()` and errors name the store.
+  let storeName: String
+  /// Opens one reader: one consistent state of the store for one evaluation.
+  let open: @Sendable () throws -> _PushdownReader<Element>
+  /// The store's `update(matching:set:)`.
+  let update: @Sendable (StoreQuery, [(key: String, value: FieldValue)]) throws -> Int?
+  /// The store's `delete(matching:)`.
+  let delete: @Sendable (StoreQuery) throws -> Int?
+}
+
+extension _PushdownRunner where Element: Record {
+  /// The runner of `store`, or nil when it adopts only ``RecordStore``.
+  ///
+  /// A plain store pays one conformance check of its type (which the runtime caches); only
+  /// a pushdown store pays for the cast to the constrained existential.
+  init?<Store: RecordStore>(_ store: Store) where Store.Element == Element {
+    guard Store.self is any QueryPushdownStore.Type, let pushdown = store as? any QueryPushdownStore<Element>
+    else {
+      return nil
+    }
+    self.init(pushdown)
+  }
+
+  private init(_ store: any QueryPushdownStore<Element>) {
+    storeName = "\(type(of: store))"
+    open = { _PushdownReader(try store.queryReader()) }
+    update = { try store.update(matching: $0, set: $1) }
+    delete = { try store.delete(matching: $0) }
+  }
+}
+
+/// One open ``StoreQueryReader``, its calls as closures; releasing this releases the
+/// reader (its read transaction, its connection).
+final class _PushdownReader<Element: Sendable>: Sendable {
+  let version: UInt64
+  let supportCondition: @Sendable (StoreCondition) -> PushdownSupport
+  let supportSort: @Sendable (StoreSortKey) -> PushdownSupport
+  let supportDistinct: @Sendable (String) -> PushdownSupport
+  let count: @Sendable (StoreQuery) throws -> Int
+  let records: @Sendable (StoreQuery, (Element) throws -> Bool) throws -> Void
+  let explain: @Sendable (StoreQuery) throws -> StoreExplanation
+  let aggregate: @Sendable (StoreAggregate, String, StoreQuery) throws -> FieldValue?
+  /// A snapshot of records the reader returned, in the order received, at its version.
+  let snapshot: @Sendable ([Element]) -> StoreSnapshot<Element>
+
+  init(_ reader: any StoreQueryReader<Element>) where Element: Record {
+    let version = reader.version
+    self.version = version
+    supportCondition = { reader.support(for: $0) }
+    supportSort = { reader.support(for: $0) }
+    supportDistinct = { reader.support(forDistinct: $0) }
+    count = { try reader.count($0) }
+    records = { try reader.records($0, $1) }
+    explain = { try reader.explain($0) }
+    aggregate = { try reader.aggregate($0, of: $1, $2) }
+    snapshot = { StoreSnapshot(records: $0, version: version) }
+  }
+}

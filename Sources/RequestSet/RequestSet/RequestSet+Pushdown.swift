@@ -1,0 +1,118 @@
+extension RequestSet {
+  /// The same set, which refuses to run any part of itself in process: evaluating it
+  /// throws unless its store runs the whole query.
+  ///
+  /// Over a ``QueryPushdownStore`` the engine pushes down what the store's reader runs and
+  /// runs the rest (closures, key paths with no field, collations only Swift has, stages
+  /// after a window) over the records the store returns. That is right for small results
+  /// and wrong for a table of millions, where running a condition in process means
+  /// fetching every row. A set made with `requiringPushdown()` throws instead, naming the
+  /// first condition, sort key or stage that would run in process and the store's reason.
+  /// Over a store that runs no query itself (``MemoryStore``, ``LogStore``, an array),
+  /// every evaluation throws.
+  ///
+  /// ```swift
+  /// let adults = RequestSet(sqliteStore).filter("age", .greaterThanOrEqual, 18).requiringPushdown()
+  /// try adults.fetch()                                  // one SELECT, nothing in process
+  /// try adults.filter { $0.name.count > 3 }.fetch()
+  /// // throws .notPushedDown: "requiringPushdown(): { closure } would run in process, not in
+  /// // SQLiteStore<Animal> (a closure). …"
+  /// ```
+  /// The requirement carries over to every set derived from this one. Reads that cannot
+  /// throw (`count`, iteration) stop the program with the error's message; use ``fetch()``,
+  /// ``fetchCount()`` or ``validated()`` to receive it.
+  /// - Returns: A set with the same query that requires the store to run all of it.
+  public func requiringPushdown() -> RequestSet {
+    _with { $0.requiresPushdown = true }
+  }
+
+  /// `explain()` for a set over a ``QueryPushdownStore``: what the store runs (its
+  /// statement, bindings and plan), what the engine checks again, and what runs in process
+  /// and why.
+  func _pushdownExplain(_ runner: _PushdownRunner<Element>) -> [String] {
+    var lines: [String] = []
+    let reader: _PushdownReader<Element>
+    do {
+      reader = try runner.open()
+    } catch {
+      return ["stage 1: the store cannot be read now: \(error)"]
+    }
+    let plan = _PushdownPlan(_query, reader)
+    lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
+    do {
+      for line in try reader.explain(plan.query).description.split(separator: "\n") {
+        lines.append("  " + line)
+      }
+    } catch {
+      lines.append("  (the store cannot explain it now: \(error))")
+    }
+    for term in plan.rechecked {
+      lines.append("  checked again in process: \(term) (the store's test is looser)")
+    }
+    for part in plan.inProcess {
+      lines.append("  in process: \(part.part) (\(part.why))")
+    }
+    if plan.earlyStop != nil {
+      lines.append("  the store's stream stops once the window is full")
+    }
+    for (i, stage) in _query.stages.enumerated().dropFirst() {
+      lines.append("stage \(i + 1): in process, on the records of stage \(i)")
+      if let filter = stage.filter { lines.append("  filter: \(filter.description)") }
+      if !stage.sort.isEmpty {
+        lines.append("  sort: " + stage.sort.map(\.description).joined(separator: ", "))
+      }
+      if stage.reversed {
+        lines.append("  reverse: " + (stage.sort.isEmpty ? "the order before" : "the sort above"))
+      }
+      if let distinct = stage.distinct {
+        lines.append("  distinct: first record for each \(distinct.description)")
+      }
+      if stage.window.isSet {
+        var parts: [String] = []
+        if stage.window.offset > 0 { parts.append("offset \(stage.window.offset)") }
+        if let limit = stage.window.limit { parts.append("limit \(limit)") }
+        lines.append("  window: " + parts.joined(separator: ", "))
+      }
+    }
+    return lines
+  }
+}
+
+extension RequestSet where Element: Record {
+  /// Runs a write through the query as one statement of the store, when the set is one
+  /// stage with no window that the store runs exactly; nil to take the usual path.
+  func _pushdownWrite(_ body: (_PushdownRunner<Element>, StoreQuery) throws -> Int?) throws -> Int? {
+    guard let runner = _source.pushdown, _source.pastVersion == nil, _query.invalid == nil,
+      _query.stages.count == 1, !_query.stages[0].window.isSet
+    else { return nil }
+    let query: StoreQuery
+    do {
+      // The reader is released before the write: a store may not write while it reads.
+      let reader = try runner.open()
+      let plan = _PushdownPlan(_query, reader)
+      guard plan.isExact else { return nil }
+      query = plan.query
+    }
+    return try body(runner, query)
+  }
+}
+
+extension RequestSet where Element: Encodable {
+  /// A string-key aggregate computed by the store, when it runs the whole query exactly
+  /// and can compute the function exactly; nil to compute it in process.
+  func _pushdownAggregate(_ function: RequestAggregate.Function, _ key: String) throws -> FieldValue? {
+    guard let runner = _source.pushdown, _query.invalid == nil else { return nil }
+    let storeFunction: StoreAggregate
+    switch function {
+    case .sum: storeFunction = .sum
+    case .min: storeFunction = .min
+    case .max: storeFunction = .max
+    case .avg: storeFunction = .average
+    case .count: return nil
+    }
+    let reader = try runner.open()
+    let plan = _PushdownPlan(_query, reader)
+    guard plan.isExact else { return nil }
+    return try reader.aggregate(storeFunction, key, plan.query)
+  }
+}

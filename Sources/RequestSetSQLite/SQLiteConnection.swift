@@ -1,0 +1,270 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+import RequestSet
+import _RequestSetSQL
+
+/// SQLite's "copy the bytes now" destructor, which the C header spells as a cast macro that
+/// Swift does not import.
+let _sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with RequestSet's functions and collations registered.
+///
+/// @unchecked Sendable: a connection is used by one thread at a time and only under a lock:
+/// the writer inside `SQLiteStore`'s `Mutex`, a reader's inside its reader's `Mutex`, idle
+/// ones inside the pool's `Mutex`. It is handed from one lock to another, never shared.
+final class _SQLiteConnection: @unchecked Sendable {
+  let handle: OpaquePointer
+  let path: String
+  private var cache: [String: OpaquePointer] = [:]
+
+  /// Opens (creating when `create`) the file at `path` in WAL mode with a busy timeout.
+  init(path: String, create: Bool, busyTimeout: Int32 = 5000) throws {
+    var db: OpaquePointer?
+    let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+    let rc = sqlite3_open_v2(path, &db, flags, nil)
+    guard rc == SQLITE_OK, let db else {
+      let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+      if let db { sqlite3_close_v2(db) }
+      throw _sqliteError(rc, message, path: path, doing: "open")
+    }
+    handle = db
+    self.path = path
+    sqlite3_extended_result_codes(db, 1)
+    sqlite3_busy_timeout(db, busyTimeout)
+    _registerFunctions(db)
+  }
+
+  deinit {
+    for statement in cache.values { sqlite3_finalize(statement) }
+    sqlite3_close_v2(handle)
+  }
+
+  /// Runs SQL that returns no rows (several statements are allowed).
+  func execute(_ sql: String, doing: String) throws {
+    var message: UnsafeMutablePointer<CChar>?
+    let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+    if rc != SQLITE_OK {
+      let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+      sqlite3_free(message)
+      throw _sqliteError(rc, text, path: path, doing: doing)
+    }
+  }
+
+  /// A prepared statement kept for the connection's life (for the fixed write statements).
+  func cached(_ sql: String) throws -> _SQLiteStatement {
+    if let statement = cache[sql] {
+      sqlite3_reset(statement)
+      sqlite3_clear_bindings(statement)
+      return _SQLiteStatement(statement, self, owned: false)
+    }
+    let statement = try _prepare(sql)
+    cache[sql] = statement
+    return _SQLiteStatement(statement, self, owned: false)
+  }
+
+  /// A statement finalized when the returned value is released.
+  func prepare(_ sql: String) throws -> _SQLiteStatement {
+    _SQLiteStatement(try _prepare(sql), self, owned: true)
+  }
+
+  private func _prepare(_ sql: String) throws -> OpaquePointer {
+    var statement: OpaquePointer?
+    let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+    guard rc == SQLITE_OK, let statement else {
+      throw _sqliteError(rc, String(cString: sqlite3_errmsg(handle)), path: path, doing: "prepare a statement")
+    }
+    return statement
+  }
+
+  /// The last error of this connection as a `RequestSetError`.
+  func error(_ rc: Int32, doing: String) -> RequestSetError {
+    _sqliteError(rc, String(cString: sqlite3_errmsg(handle)), path: path, doing: doing)
+  }
+
+  /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
+  func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+    try execute("BEGIN IMMEDIATE", doing: "start a write transaction")
+    do {
+      let result = try body()
+      try execute("COMMIT", doing: "commit")
+      return result
+    } catch {
+      _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+      throw error
+    }
+  }
+}
+
+/// A value bound to a statement parameter.
+enum _SQLiteBinding: CustomStringConvertible {
+  case null
+  case int(Int64)
+  case double(Double)
+  case text(String)
+  /// The condition `rs_cond` runs; `wholeBody` when its argument is the whole body (the
+  /// key could not be spelled as a SQLite JSON path, so Swift reads it).
+  case condition(StoreCondition, wholeBody: Bool)
+
+  var description: String {
+    switch self {
+    case .null: return "NULL"
+    case .int(let i): return String(i)
+    case .double(let d): return String(d)
+    case .text(let s): return s
+    case .condition(let c, _): return "rs_cond(\(c))"
+    }
+  }
+}
+
+/// A prepared statement; `owned` ones are finalized when released.
+final class _SQLiteStatement {
+  let pointer: OpaquePointer
+  let connection: _SQLiteConnection
+  let owned: Bool
+
+  init(_ pointer: OpaquePointer, _ connection: _SQLiteConnection, owned: Bool) {
+    self.pointer = pointer
+    self.connection = connection
+    self.owned = owned
+  }
+
+  deinit {
+    if owned { sqlite3_finalize(pointer) } else { sqlite3_reset(pointer) }
+  }
+
+  func bind(_ values: [_SQLiteBinding]) throws {
+    for (i, value) in values.enumerated() { try bind(value, at: Int32(i + 1)) }
+  }
+
+  func bind(_ value: _SQLiteBinding, at index: Int32) throws {
+    let rc: Int32
+    switch value {
+    case .null: rc = sqlite3_bind_null(pointer, index)
+    case .int(let i): rc = sqlite3_bind_int64(pointer, index, i)
+    case .double(let d): rc = sqlite3_bind_double(pointer, index, d)
+    case .text(let s): rc = sqlite3_bind_text(pointer, index, s, -1, _sqliteTransient)
+    case .condition(let c, let whole):
+      let box = Unmanaged.passRetained(_ConditionBox(c, wholeBody: whole)).toOpaque()
+      rc = sqlite3_bind_pointer(pointer, index, box, _conditionPointerType) { raw in
+        if let raw { Unmanaged<_ConditionBox>.fromOpaque(raw).release() }
+      }
+    }
+    if rc != SQLITE_OK { throw connection.error(rc, doing: "bind a value") }
+  }
+
+  /// Steps once: true when a row is ready.
+  func step(doing: String) throws -> Bool {
+    let rc = sqlite3_step(pointer)
+    if rc == SQLITE_ROW { return true }
+    if rc == SQLITE_DONE { return false }
+    throw connection.error(rc, doing: doing)
+  }
+
+  /// Steps to the end, for statements that return no rows.
+  func run(doing: String) throws {
+    while try step(doing: doing) {}
+  }
+
+  func int(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
+
+  func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
+
+  func text(_ column: Int32) -> String {
+    guard let bytes = sqlite3_column_text(pointer, column) else { return "" }
+    let count = Int(sqlite3_column_bytes(pointer, column))
+    return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+  }
+}
+
+/// The condition behind a bound `rs_cond` pointer.
+final class _ConditionBox {
+  let condition: StoreCondition
+  let wholeBody: Bool
+  init(_ condition: StoreCondition, wholeBody: Bool) {
+    self.condition = condition
+    self.wholeBody = wholeBody
+  }
+}
+
+/// The type tag of `rs_cond`'s pointer argument. SQLite keeps the pointer and compares
+/// with it for the connection's life, so it must never move or be freed.
+/// nonisolated(unsafe): written once at load, only ever read.
+nonisolated(unsafe) let _conditionPointerType: UnsafeMutablePointer<CChar> = strdup("requestset_condition")!
+
+/// The collations `rs_binary`, `rs_caseInsensitive`, …: they order the JSON text of two
+/// values as ``StoreSortKey/compare(_:_:)`` does, so an ORDER BY through them is the
+/// engine's order by construction.
+let _collations: [RequestCollation] = RequestCollation.allCases
+
+func _collationName(_ collation: RequestCollation) -> String { "rs_\(collation)" }
+
+private func _registerFunctions(_ db: OpaquePointer) {
+  sqlite3_create_function_v2(
+    db, "rs_cond", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+    { context, count, args in
+      guard let context, let args, count == 2,
+        let raw = sqlite3_value_pointer(args[0], _conditionPointerType)
+      else {
+        sqlite3_result_error(context, "rs_cond needs a condition bound by RequestSet", -1)
+        return
+      }
+      let box = Unmanaged<_ConditionBox>.fromOpaque(raw).takeUnretainedValue()
+      var value = FieldValue.null
+      if sqlite3_value_type(args[1]) != SQLITE_NULL, let bytes = sqlite3_value_text(args[1]) {
+        let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1])))
+        guard let decoded = try? SQLJSON.decode(utf8: text) else {
+          sqlite3_result_error(context, "rs_cond: a row's JSON does not decode", -1)
+          return
+        }
+        value = box.wholeBody ? (decoded[path: box.condition.key] ?? .null) : decoded
+      }
+      sqlite3_result_int(context, box.condition.matches(value) ? 1 : 0)
+    }, nil, nil, nil)
+  for (i, collation) in _collations.enumerated() {
+    sqlite3_create_collation_v2(
+      db, _collationName(collation), SQLITE_UTF8, UnsafeMutableRawPointer(bitPattern: i + 1),
+      { info, leftCount, left, rightCount, right in
+        let index = Int(bitPattern: info) - 1
+        let collation = _collations[index]
+        func value(_ count: Int32, _ bytes: UnsafeRawPointer?) -> FieldValue {
+          guard let bytes else { return .null }
+          return (try? SQLJSON.decode(utf8: UnsafeRawBufferPointer(start: bytes, count: Int(count)))) ?? .null
+        }
+        return Int32(StoreSortKey("", collation: collation).compare(value(leftCount, left), value(rightCount, right)))
+      }, nil)
+  }
+}
+
+/// Maps a SQLite result code to RequestSet's error, with what to do about it.
+func _sqliteError(_ rc: Int32, _ message: String, path: String, doing: String) -> RequestSetError {
+  let primary = rc & 0xff
+  let what = "SQLite could not \(doing) on \(path): \(message) (code \(rc))."
+  switch primary {
+  case SQLITE_BUSY, SQLITE_LOCKED:
+    return RequestSetError(
+      .locked,
+      what + " Another connection held the database past the busy timeout. Retry, or shorten the other "
+        + "process's write transactions.")
+  case SQLITE_READONLY:
+    return RequestSetError(
+      .readOnly, what + " The file or its folder is read-only. Make them writable, or copy the database elsewhere.")
+  case SQLITE_NOTADB:
+    return RequestSetError(
+      .schemaMismatch,
+      what + " The file is not a SQLite database. Open a SQLite database, or a path where no file exists yet.")
+  case SQLITE_CORRUPT:
+    return RequestSetError(
+      .storeFailed, what + " The database is damaged. Restore it from a backup, or recover it with sqlite3's .recover.")
+  case SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_FULL, SQLITE_PERM:
+    return RequestSetError(
+      .ioFailure, what + " Check that the folder exists, is writable and that the disk has room.")
+  case SQLITE_CONSTRAINT:
+    return RequestSetError(.uniqueViolation, what + " Change the value so the index stays unique.")
+  default:
+    return RequestSetError(.storeFailed, what + " Report it with the statement that failed.")
+  }
+}

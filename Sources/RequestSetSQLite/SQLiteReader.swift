@@ -1,0 +1,124 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import RequestSet
+import Synchronization
+import _RequestSetSQL
+
+/// One read transaction on a pooled connection, held from the reader's creation to its
+/// release: every count, iteration and explain through it sees the same rows.
+final class _SQLiteReader<Element: Record>: StoreQueryReader {
+  let version: UInt64
+  /// Whether the table holds rows SQL cannot compare exactly (NaN, Decimal, text that is
+  /// not NFC, …): conditions are then a superset, rechecked by the engine.
+  let nonPlain: Bool
+  private let table: String
+  private let quotedTable: String
+  private let pool: _SQLitePool
+  private let connection: Mutex<_SQLiteConnection?>
+
+  init(store: SQLiteStore<Element>) throws {
+    let c = try store._pool.take()
+    table = store.table
+    quotedTable = store._quotedTable
+    pool = store._pool
+    // BEGIN is deferred: the first read below starts the snapshot the reader keeps.
+    try c.execute("BEGIN", doing: "start a read transaction")
+    do {
+      version = try store._version(c)
+      let statement = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE NOT plain)")
+      nonPlain = try statement.step(doing: "check for rows SQL cannot compare") && statement.int(0) != 0
+    } catch {
+      _ = sqlite3_exec(c.handle, "ROLLBACK", nil, nil, nil)
+      throw error
+    }
+    connection = Mutex(c)
+  }
+
+  deinit {
+    if let c = connection.withLock({ c -> _SQLiteConnection? in
+      defer { c = nil }
+      return c
+    }) {
+      if sqlite3_exec(c.handle, "ROLLBACK", nil, nil, nil) == SQLITE_OK { pool.give(c) }
+    }
+  }
+
+  func support(for condition: StoreCondition) -> PushdownSupport {
+    nonPlain ? .superset : .exact
+  }
+
+  func support(for sort: StoreSortKey) -> PushdownSupport {
+    _SQLiteTranslation.pathLiteral(sort.fieldNames) == nil
+      ? .none(reason: "the key \(sort.key) holds a quote or U+0000, which SQLite's JSON paths cannot spell")
+      : .exact
+  }
+
+  /// SELECT (or count) with the query's WHERE, ORDER BY and window.
+  private func statement(_ query: StoreQuery, counting: Bool) throws -> _SQLiteTranslation {
+    var t = try _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain)
+    let windowed = query.offset != 0 || query.limit != nil
+    var window = ""
+    if windowed {
+      window = " LIMIT ? OFFSET ?"
+      t.bindings.append(.int(query.limit.map { Int64($0) } ?? -1))
+      t.bindings.append(.int(Int64(query.offset)))
+    }
+    if counting {
+      t.sql =
+        windowed
+        ? "SELECT count(*) FROM (SELECT 1 FROM \(quotedTable)\(t.sql)\(window))"
+        : "SELECT count(*) FROM \(quotedTable)\(t.sql)"
+      return t
+    }
+    guard let order = _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain) else {
+      throw RequestSetError(
+        .notPushedDown, "A sort key of \(query) cannot be spelled as a SQLite JSON path; sort it in process.")
+    }
+    t.sql = "SELECT body FROM \(quotedTable)\(t.sql)\(order.isEmpty ? " ORDER BY seq" : order)\(window)"
+    return t
+  }
+
+  private func withConnection<T>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
+    try connection.withLock { c in
+      guard let c else { throw RequestSetError(.closed, "The reader of \(table) was released. Open another.") }
+      return try body(c)
+    }
+  }
+
+  func count(_ query: StoreQuery) throws -> Int {
+    let t = try statement(query, counting: true)
+    return try withConnection { c in
+      let s = try c.prepare(t.sql)
+      try s.bind(t.bindings)
+      _ = try s.step(doing: "count records")
+      return Int(s.int(0))
+    }
+  }
+
+  func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws {
+    let t = try statement(query, counting: false)
+    try withConnection { c in
+      let s = try c.prepare(t.sql)
+      try s.bind(t.bindings)
+      while try s.step(doing: "read records") {
+        let record = try SQLJSON.decode(s.text(0)).decode(Element.self)
+        if try !body(record) { break }
+      }
+    }
+  }
+
+  func explain(_ query: StoreQuery) throws -> StoreExplanation {
+    let t = try statement(query, counting: false)
+    let plan: [String] = try withConnection { c in
+      let s = try c.prepare("EXPLAIN QUERY PLAN " + t.sql)
+      try s.bind(t.bindings)
+      var lines: [String] = []
+      while try s.step(doing: "explain a query") { lines.append(s.text(3)) }
+      return lines
+    }
+    return StoreExplanation(statement: t.sql, bindings: t.bindings.map(\.description), plan: plan)
+  }
+}
