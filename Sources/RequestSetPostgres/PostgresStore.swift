@@ -1,3 +1,539 @@
 import CLibPQ
 import RequestSet
+import Synchronization
 import _RequestSetSQL
+
+/// A store of records in a PostgreSQL table, for apps that run on several machines
+/// against one database: the server runs the filters, sorts, counts and writes itself.
+///
+/// Each store keeps one table (named by `table:`, by default the record type's name) with
+/// the columns `seq` (store order), `id`, `body` (the record's fields as `jsonb`) and
+/// `plain`; the table `requestset_tables` says which type each table holds and counts its
+/// writes. Values are always bound parameters, and keys reach SQL only as bound `text[]`
+/// paths or quoted through a tested function. The store holds a small pool of connections
+/// (`connections:`); a call waits while all are busy.
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(url: "postgresql://app@db.example.com/zoo?sslmode=require")
+/// try store.insert(Animal(id: 1, name: "Micky", age: 3))
+/// let old = RequestSet(store).filter("age", .greaterThan, 2)   // WHERE … runs on the server
+/// ```
+///
+/// The connection string is a libpq URI or `key=value` string; every libpq setting
+/// (`sslmode`, `connect_timeout`, …) passes through. Descriptions, errors and `explain()`
+/// show it with the password replaced by `***`.
+public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStringConvertible {
+  let _pool: _PGPool
+  /// The table's name, as given.
+  let _table: String
+  /// The table's name as a quoted SQL identifier.
+  let _quoted: String
+  private let _indexes = Mutex<Set<String>>([])
+
+  /// The format number `requestset_tables` records for this row layout.
+  static var _format: Int { 1 }
+
+  /// Opens (and creates if needed) the store's table in the database at `url`.
+  ///
+  /// ```swift
+  /// let store = try PostgresStore<Animal>(url: "host=localhost dbname=zoo user=app", table: "animals")
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - url: A libpq connection URI (`postgresql://user:password@host:port/db?sslmode=…`)
+  ///     or `key=value` string.
+  ///   - table: The table's name; by default the record type's name.
+  ///   - connections: The most connections the store opens at once (at least 1).
+  /// - Throws: ``RequestSetError`` `.connectionFailed` when the server cannot be reached,
+  ///   `.schemaMismatch` when the table exists but is not RequestSet's or holds another
+  ///   type (a `PostgresStore<DynamicRecord>` opens any type's table), `.invalidFormat` for a table name PostgreSQL cannot keep (empty, NUL, longer
+  ///   than 63 bytes).
+  public init(url: String, table: String? = nil, connections: Int = 4) throws {
+    let name = table ?? String(describing: Element.self)
+    guard name.utf8.count <= 63 else {
+      throw RequestSetError(
+        .invalidFormat,
+        "The table name \"\(name.prefix(80))…\" is longer than PostgreSQL's 63 bytes. Pass a shorter `table:`.")
+    }
+    _table = name
+    _quoted = try SQLJSON.quoteIdentifier(name)
+    _pool = _PGPool(_ConnectionString(url), limit: connections)
+    try _pool.with { try _createSchema($0) }
+  }
+
+  /// Creates the metadata tables and this store's table when missing, and checks an
+  /// existing one holds this type, under an advisory lock so two processes opening one
+  /// database at once do not race.
+  private func _createSchema(_ c: _PGConnection) throws {
+    try _transaction(c) {
+      try c.execute("SELECT pg_advisory_xact_lock(7256102)")
+      try c.execute(
+        """
+        CREATE TABLE IF NOT EXISTS requestset_tables (
+          name text PRIMARY KEY, type text NOT NULL, format integer NOT NULL, version bigint NOT NULL)
+        """)
+      try c.execute(
+        """
+        CREATE TABLE IF NOT EXISTS requestset_changes (
+          name text NOT NULL, version bigint NOT NULL, changes text, PRIMARY KEY (name, version))
+        """)
+      let type = String(describing: Element.self)
+      let known: _PGResult
+      do {
+        known = try c.execute("SELECT type, format FROM requestset_tables WHERE name = $1", [_table])
+      } catch let error as RequestSetError where error.code == .schemaMismatch {
+        throw RequestSetError(
+          .schemaMismatch,
+          "The database has a table requestset_tables that is not RequestSet's (\(error.message)). "
+            + "Open a database RequestSet made, or drop that table.")
+      }
+      if known.count == 1 {
+        let stored = known.string(0, 0) ?? ""
+        // A DynamicRecord reads any type's records, as it reads a LogStore's.
+        guard stored == type || Element.self == DynamicRecord.self else {
+          throw RequestSetError(
+            .schemaMismatch,
+            "The table \(_quoted) holds \(stored) records, not \(type). Open it as PostgresStore<\(stored)>, "
+              + "or pass another `table:`.")
+        }
+        guard known.string(0, 1) == String(Self._format) else {
+          throw RequestSetError(
+            .schemaMismatch,
+            "The table \(_quoted) has row format \(known.string(0, 1) ?? "?"); this RequestSet writes format "
+              + "\(Self._format). Open it with the RequestSet version that made it.")
+        }
+        let columns = try c.execute(
+          """
+          SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+          FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped
+          """, [_quoted])
+        guard columns.string(0, 0) == "seq bigint, id text, body jsonb, plain boolean" else {
+          throw RequestSetError(
+            .schemaMismatch,
+            "The table \(_quoted) is listed as holding \(type) records but its columns are "
+              + "(\(columns.string(0, 0) ?? "none")). Drop it with PostgresStore.dropTable, or pass another `table:`.")
+        }
+      } else {
+        let existing = try c.execute("SELECT to_regclass($1) IS NOT NULL", [_quoted])
+        if existing.string(0, 0) == "t" {
+          throw RequestSetError(
+            .schemaMismatch,
+            "The table \(_quoted) exists but is not a RequestSet table (requestset_tables does not list it), "
+              + "so it cannot hold \(type) records. Pass another `table:`.")
+        }
+        try c.execute(
+          """
+          CREATE TABLE \(_quoted) (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, id text NOT NULL UNIQUE,
+            body jsonb NOT NULL, plain boolean NOT NULL)
+          """)
+        try c.execute(
+          "CREATE INDEX \(try SQLJSON.quoteIdentifier(_indexName("notplain"))) ON \(_quoted) (seq) WHERE NOT plain")
+        try c.execute(
+          "INSERT INTO requestset_tables (name, type, format, version) VALUES ($1, $2, $3, 0)",
+          [_table, type, String(Self._format)])
+      }
+    }
+  }
+
+  /// A readable description with the connection string's password hidden.
+  public var description: String {
+    "PostgresStore<\(Element.self)>(table: \(_quoted), url: \(_pool.connection.redacted))"
+  }
+
+  // MARK: Transactions
+
+  /// Runs `body` inside BEGIN … COMMIT on `c`, rolling back when it throws.
+  func _transaction<T>(_ c: _PGConnection, _ begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+    try c.execute(begin)
+    do {
+      let result = try body()
+      try c.execute("COMMIT")
+      return result
+    } catch {
+      if !c.isBroken { _ = try? c.execute("ROLLBACK") }
+      throw error
+    }
+  }
+
+  /// One write transaction: locks the table's metadata row (serializing writers across
+  /// processes), checks `expected`, runs `body`, bumps the version, records the commit's
+  /// changes for observers and notifies listeners. Returns the new version, or nil when
+  /// `body` said nothing changed (then nothing is committed).
+  @discardableResult
+  func _write(
+    ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?,
+    _ body: (_PGConnection) throws -> Bool
+  ) throws -> UInt64? {
+    try _pool.with { c in
+      try _transaction(c) { () -> UInt64? in
+        let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
+        guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
+          throw RequestSetError(
+            .schemaMismatch, "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
+        }
+        if let expected, expected != current {
+          throw RequestSetError(
+            .conflict,
+            "The store changed (version \(current), expected \(expected)) between reading and writing; "
+              + "nothing was written. Read again and retry.")
+        }
+        // Nothing changed (a delete of a missing id): commit the empty transaction as is.
+        guard try body(c) else { return nil }
+        let next = current + 1
+        try c.execute("UPDATE requestset_tables SET version = $2 WHERE name = $1", [_table, String(next)])
+        try c.execute(
+          "INSERT INTO requestset_changes (name, version, changes) VALUES ($1, $2, $3)",
+          [_table, String(next), try changes().flatMap(_changeText)])
+        if next % 64 == 0 && next > 1024 {
+          try c.execute(
+            "DELETE FROM requestset_changes WHERE name = $1 AND version <= $2", [_table, String(next &- 1024)])
+        }
+        try c.execute("SELECT pg_notify('requestset', $1)", ["\(next) \(_table)"])
+        return next
+      }
+    }
+  }
+
+  /// A commit's changes as text for `requestset_changes`, one line each (`I`, `S` or `D`,
+  /// a tab, the JSON): nil when they are too large to keep (observers then get the commit
+  /// without its changes).
+  func _changeText(_ changes: [RecordChange<Element>]) throws -> String? {
+    var text = ""
+    for change in changes {
+      switch change {
+      case .insert(let r): text += "I\t" + SQLJSON.encode(try FieldValue(encoding: r)).text
+      case .save(let r): text += "S\t" + SQLJSON.encode(try FieldValue(encoding: r)).text
+      case .delete(let id): text += "D\t" + SQLJSON.encode(try FieldValue(encoding: id)).text
+      }
+      text += "\n"
+      if text.utf8.count > 1 << 20 { return nil }
+    }
+    return text
+  }
+
+  /// The changes `_changeText` wrote.
+  func _changes(fromText text: String) throws -> [RecordChange<Element>] {
+    try text.split(separator: "\n").map { line in
+      let json = String(line.dropFirst(2))
+      switch line.first {
+      case "I": return .insert(try SQLJSON.decode(json).decode(Element.self))
+      case "S": return .save(try SQLJSON.decode(json).decode(Element.self))
+      default: return .delete(id: try SQLJSON.decode(json).decode(Element.ID.self))
+      }
+    }
+  }
+
+  // MARK: Rows
+
+  /// A record's row values: its id and body JSON, and whether the body is plain.
+  func _row(_ record: Element) throws -> (id: String, body: String, plain: Bool) {
+    let body = SQLJSON.encode(try FieldValue(encoding: record))
+    return (try _idText(record.id), body.text, body.plain)
+  }
+
+  /// The `id` column's text for an id.
+  func _idText(_ id: Element.ID) throws -> String {
+    SQLJSON.encode(try FieldValue(encoding: id)).text
+  }
+
+  /// A record from its `body` text.
+  func _record(_ body: String) throws -> Element {
+    try SQLJSON.decode(body).decode(Element.self)
+  }
+
+  /// The error for an insert whose id is taken, worded as every store words it.
+  func _duplicate(_ id: Element.ID, inBatch: Bool = false) -> RequestSetError {
+    RequestSetError(
+      .duplicateID,
+      inBatch
+        ? "The batch holds id \(id) twice. Give each record its own id; nothing was inserted."
+        : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id.")
+  }
+
+  /// Checks a batch for an insert of an id the batch itself inserted or saved before (the
+  /// stored ids are the unique constraint's to check).
+  func _checkBatch(_ changes: [RecordChange<Element>]) throws {
+    var present: [Element.ID: Bool] = [:]
+    for change in changes {
+      switch change {
+      case .insert(let r):
+        if present[r.id] == true { throw _duplicate(r.id, inBatch: true) }
+        present[r.id] = true
+      case .save(let r): present[r.id] = true
+      case .delete(let id): present[id] = false
+      }
+    }
+  }
+
+  /// Runs `body`, turning the id column's unique violation into `.duplicateID` naming the
+  /// stored id (read from PostgreSQL's detail, `Key (id)=(…) already exists.`).
+  @discardableResult
+  func _mappingDuplicate<T>(_ body: () throws -> T) throws -> T {
+    do {
+      return try body()
+    } catch let error as RequestSetError
+      where error.code == .uniqueViolation && (error.underlying as? _PGDiagnostic)?.constraint?.hasSuffix("_id_key") == true
+    {
+      let detail = (error.underlying as? _PGDiagnostic)?.detail ?? ""
+      if let open = detail.range(of: "Key (id)=("), let close = detail.range(of: ") already exists", options: .backwards),
+        open.upperBound <= close.lowerBound,
+        let id = try? SQLJSON.decode(String(detail[open.upperBound..<close.lowerBound])).decode(Element.ID.self)
+      {
+        throw _duplicate(id)
+      }
+      throw RequestSetError(
+        .duplicateID,
+        "A record's id is already stored. Use save(_:) to replace it, or give the new record another id.",
+        underlying: error)
+    }
+  }
+
+  /// Applies one change on `c`, inside a write transaction.
+  func _applyChange(_ change: RecordChange<Element>, on c: _PGConnection) throws {
+    switch change {
+    case .insert(let record):
+      let row = try _row(record)
+      try _mappingDuplicate {
+        try c.execute(
+          "INSERT INTO \(_quoted) (id, body, plain) VALUES ($1, $2::jsonb, $3)",
+          [row.id, row.body, row.plain ? "t" : "f"])
+      }
+    case .save(let record):
+      let row = try _row(record)
+      try c.execute(
+        """
+        INSERT INTO \(_quoted) (id, body, plain) VALUES ($1, $2::jsonb, $3)
+        ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, plain = EXCLUDED.plain
+        """, [row.id, row.body, row.plain ? "t" : "f"])
+    case .delete(let id):
+      try c.execute("DELETE FROM \(_quoted) WHERE id = $1", [try _idText(id)])
+    }
+  }
+
+  // MARK: RecordStore
+
+  /// Inserts a record.
+  ///
+  /// ```swift
+  /// try store.insert(Animal(id: 1, name: "Micky", age: 3))
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` when the id is stored,
+  ///   `.connectionFailed` when the server is gone (nothing is written then).
+  public func insert(_ record: Element) throws {
+    try apply([.insert(record)], ifVersion: nil)
+  }
+
+  /// Inserts several records in one transaction, all or none, with multi-row INSERTs of
+  /// up to a few thousand rows each (the rows travel as bound arrays).
+  ///
+  /// ```swift
+  /// try store.insert(contentsOf: animals)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored or occurs twice;
+  ///   nothing is inserted then.
+  public func insert(contentsOf records: some Sequence<Element>) throws {
+    let records = Array(records)
+    guard !records.isEmpty else { return try _pool.checkOpen() }
+    var rows: [(id: String, body: String, plain: Bool)] = []
+    rows.reserveCapacity(records.count)
+    var ids = Set<Element.ID>()
+    for record in records {
+      guard ids.insert(record.id).inserted else { throw _duplicate(record.id, inBatch: true) }
+      rows.append(try _row(record))
+    }
+    try _mappingDuplicate {
+      try _write(ifVersion: nil, changes: { records.map { .insert($0) } }) { c in
+        var start = 0
+        while start < rows.count {
+          let end = min(rows.count, start + 2000)
+          let batch = rows[start..<end]
+          try c.execute(
+            """
+            INSERT INTO \(_quoted) (id, body, plain)
+            SELECT * FROM unnest($1::text[], $2::jsonb[], $3::boolean[])
+            """,
+            [
+              _arrayLiteral(batch.map(\.id)), _arrayLiteral(batch.map(\.body)),
+              "{" + batch.map { $0.plain ? "t" : "f" }.joined(separator: ",") + "}",
+            ])
+          start = end
+        }
+        return true
+      }
+    }
+  }
+
+  /// Inserts the record, or replaces the stored record with the same id in place (an
+  /// upsert: it keeps its `seq`, so its place in store order).
+  ///
+  /// ```swift
+  /// try store.save(Animal(id: 1, name: "Micky", age: 4))
+  /// ```
+  public func save(_ record: Element) throws {
+    try apply([.save(record)], ifVersion: nil)
+  }
+
+  /// Deletes the record with this id.
+  ///
+  /// ```swift
+  /// try store.delete(id: 1)
+  /// ```
+  /// - Returns: Whether a record was deleted (the version moves only then).
+  @discardableResult
+  public func delete(id: Element.ID) throws -> Bool {
+    let idText = try _idText(id)
+    let version = try _write(ifVersion: nil, changes: { [.delete(id: id)] }) { c in
+      try c.execute("DELETE FROM \(_quoted) WHERE id = $1", [idText]).affected > 0
+    }
+    return version != nil
+  }
+
+  /// Applies changes in one transaction, in order: all of them or none.
+  ///
+  /// `expectedVersion` is checked inside the transaction, after locking the table's
+  /// metadata row (`SELECT version … FOR UPDATE`), so no other writer can slip between.
+  ///
+  /// ```swift
+  /// try store.apply([.insert(rex), .delete(id: 3)], ifVersion: snapshot.version)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.duplicateID`, `.conflict` for a stale version,
+  ///   `.connectionFailed`; nothing is applied then.
+  public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
+    guard !changes.isEmpty else { return try _pool.checkOpen() }
+    try _write(ifVersion: expectedVersion, changes: { changes }) { c in
+      try _checkBatch(changes)  // after the version check, as every store orders them
+      for change in changes { try _applyChange(change, on: c) }
+      return true
+    }
+  }
+
+  /// The record with this id, or nil: one indexed lookup.
+  ///
+  /// ```swift
+  /// let micky = try store.fetch(id: 1)
+  /// ```
+  public func fetch(id: Element.ID) throws -> Element? {
+    let idText = try _idText(id)
+    let result = try _pool.with { try $0.execute("SELECT body FROM \(_quoted) WHERE id = $1", [idText]) }
+    guard result.count == 1, let body = result.string(0, 0) else { return nil }
+    return try _record(body)
+  }
+
+  /// Every record in store order, and the version, read in one REPEATABLE READ
+  /// transaction: what the in-process engine evaluates when it runs a query itself.
+  ///
+  /// ```swift
+  /// let all = try store.snapshot()
+  /// ```
+  public func snapshot() throws -> StoreSnapshot<Element> {
+    let (version, bodies) = try _pool.with { c in
+      try _transaction(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { () -> (UInt64, _PGResult) in
+        let version = try _version(c)
+        return (version, try c.execute("SELECT body FROM \(_quoted) ORDER BY seq"))
+      }
+    }
+    var records: [Element] = []
+    records.reserveCapacity(bodies.count)
+    for row in 0..<bodies.count {
+      records.append(try _record(bodies.string(row, 0) ?? "null"))
+    }
+    return StoreSnapshot(records: records, version: version)
+  }
+
+  /// The table's write counter, read on `c`.
+  func _version(_ c: _PGConnection) throws -> UInt64 {
+    let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [_table])
+    guard row.count == 1, let version = row.string(0, 0).flatMap(UInt64.init) else {
+      throw RequestSetError(
+        .schemaMismatch, "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
+    }
+    return version
+  }
+
+  /// Closes the store's connections; later reads and writes throw `.closed`. Closing
+  /// twice does nothing.
+  ///
+  /// ```swift
+  /// store.close()
+  /// ```
+  public func close() { _pool.close() }
+
+  /// Drops a store's table and its metadata, if they exist: for tests and tools.
+  ///
+  /// ```swift
+  /// try PostgresStore<Animal>.dropTable(url: url, table: "animals")
+  /// ```
+  /// - Throws: ``RequestSetError`` `.connectionFailed` when the server cannot be reached.
+  public static func dropTable(url: String, table: String) throws {
+    let connection = try _PGConnection(_ConnectionString(url))
+    let quoted = try SQLJSON.quoteIdentifier(table)
+    try connection.execute("DROP TABLE IF EXISTS \(quoted)")
+    let metadata = try connection.execute("SELECT to_regclass('requestset_tables') IS NOT NULL")
+    if metadata.string(0, 0) == "t" {
+      try connection.execute("DELETE FROM requestset_tables WHERE name = $1", [table])
+      try connection.execute("DELETE FROM requestset_changes WHERE name = $1", [table])
+    }
+  }
+
+  // MARK: Indexes
+
+  /// A short, stable index name for this table and `what` (PostgreSQL cuts names at 63
+  /// bytes, so the table's name is hashed in).
+  func _indexName(_ what: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in (_table + "\u{1}" + what).utf8 {
+      hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    return "rs_" + String(hash, radix: 16)
+  }
+
+  /// Creates an expression index on `body #> '{…}'` for `key`, which the store's queries
+  /// on that key use (the statement's expression is written the same way).
+  ///
+  /// ```swift
+  /// try store.createIndex("owner.city")   // CREATE INDEX … ON "Animal" ((body #> '{owner,city}'))
+  /// ```
+  /// - Parameters:
+  ///   - key: A string key, dotted for nested fields.
+  ///   - unique: Whether two records may not share a (non-nil) value.
+  /// - Throws: ``RequestSetError`` `.uniqueViolation` when `unique` and stored records
+  ///   share a value; `.invalidFormat` for a key holding U+0000.
+  public func createIndex(_ key: String, unique: Bool = false) throws {
+    let path = try _PGSQL.literalPath(FieldValue.fieldNames(inKey: key))
+    let name = try SQLJSON.quoteIdentifier(_indexName("key " + key))
+    try _pool.with { c in
+      try c.execute(
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quoted) ((body #> \(path)))")
+    }
+    _ = _indexes.withLock { $0.insert(key) }
+  }
+
+  /// Drops the index on `key`, if there is one.
+  ///
+  /// ```swift
+  /// try store.dropIndex("owner.city")
+  /// ```
+  public func dropIndex(_ key: String) throws {
+    let name = try SQLJSON.quoteIdentifier(_indexName("key " + key))
+    try _pool.with { c in try c.execute("DROP INDEX IF EXISTS \(name)") }
+    _ = _indexes.withLock { $0.remove(key) }
+  }
+}
+
+/// A PostgreSQL array literal of text elements: `{"a","b\"c"}`.
+func _arrayLiteral(_ elements: some Sequence<String>) -> String {
+  var text = "{"
+  var first = true
+  for element in elements {
+    if !first { text += "," }
+    first = false
+    text += "\""
+    for scalar in element.unicodeScalars {
+      if scalar == "\"" || scalar == "\\" { text.unicodeScalars.append("\\") }
+      text.unicodeScalars.append(scalar)
+    }
+    text += "\""
+  }
+  return text + "}"
+}

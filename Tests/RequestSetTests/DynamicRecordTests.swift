@@ -1,4 +1,5 @@
 import Foundation
+import RequestSetPostgres
 import Testing
 
 @testable import RequestSet
@@ -60,6 +61,13 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     try store.insert(contentsOf: records)
     if kind == .indexedSQLite { for key in indexed { try store.createIndex(key) } }
     return RequestSet(store)
+  case .postgres:
+    // Written by the typed record, read without it.
+    let table = PostgresServer.freshTable()
+    let typed = try PostgresStore<Animal>(url: PostgresServer.url(), table: table)
+    try typed.insert(contentsOf: animals)
+    typed.close()
+    return RequestSet(try PostgresStore<DynamicRecord>(url: PostgresServer.url(), table: table))
   case .pushdownMemory:
     let store = PushdownMemoryStore<DynamicRecord>()
     try store.insert(contentsOf: records)

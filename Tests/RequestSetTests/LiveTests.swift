@@ -322,7 +322,8 @@ extension LiveTests {
     let state = try #require(try await iterator.next())
     #expect(state.ids == Array(100..<10_100))
     #expect(state.inserted == Array(0..<10_000))
-    #expect(iterator._heldChanges == 0)
+    // A server's store hears of its commits asynchronously: some may still be arriving.
+    if StoreKind.publishingThroughAFeed.contains(kind) { #expect(iterator._heldChanges == 0) }
   }
 
   /// A read-only LogStore's follower reads the writer's newest state after a burst.
@@ -371,11 +372,11 @@ extension LiveTests {
       try await group.waitForAll()
     }
     for observer in observers { #expect(try await observer.value == Array(100..<(100 + target))) }
-    #expect(feed?.isObserved == false)
+    if StoreKind.publishingThroughAFeed.contains(kind) { #expect(feed?.isObserved == false) }
   }
 
   /// An iterator that is dropped mid-way unsubscribes at once, without being cancelled.
-  @Test(arguments: StoreKind.writable)
+  @Test(arguments: StoreKind.publishingThroughAFeed)
   func aDroppedIteratorUnsubscribesAtOnce(kind: StoreKind) async throws {
     let store = try kind.makeStore()
     let feed = try #require(ObservedFeed.of(store))
@@ -395,7 +396,7 @@ extension LiveTests {
 
   /// A store whose feed ends (as a closing store's does) ends its live sets, after the
   /// last state they were told of.
-  @Test(arguments: StoreKind.writable)
+  @Test(arguments: StoreKind.publishingThroughAFeed)
   func aFinishedFeedEndsTheLiveSet(kind: StoreKind) async throws {
     let store = try kind.makeStore()
     try store.insert(contentsOf: Animal.zoo)

@@ -192,6 +192,13 @@ import Testing
           + "or drop requiringPushdown() to run it in process.")
       #expect(throws: RequestSetError.self) { try set.fetchCount() }
     }
+    let groups = try #require(throws: RequestSetError.self) { try all.groupBy("species").fetch() }
+    #expect(
+      groups.message
+        == "requiringPushdown(): groupBy(species) would run in process, not in PushdownMemoryStore<Animal> "
+        + "(no store forms groups yet). Drop requiringPushdown() to group in process, or aggregate with "
+        + "sum, min, max or average.")
+    #expect(try RequestSet(try store()).groupBy("species").fetch() == memory().groupBy("species").fetch())
     let superset = try #require(throws: RequestSetError.self) {
       try all.filter("name CONTAINS[c] 'b'").limit(2).fetch()
     }

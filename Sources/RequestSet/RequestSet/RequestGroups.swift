@@ -71,9 +71,17 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
   ///
   /// - Throws: ``RequestSetError`` `.unknownKey` for a group, aggregate or having key
   ///   that does not exist; `.typeMismatch` for a group key whose values do not compare,
-  ///   or an aggregate over values it cannot take (`sum` of strings).
+  ///   or an aggregate over values it cannot take (`sum` of strings); `.notPushedDown` on a
+  ///   set made with ``RequestSet/requiringPushdown()``, as groups are formed in process.
   public func fetch() throws -> [[String: FieldValue]] {
     if let invalid { throw invalid }
+    if base._query.requiresPushdown {
+      throw RequestSetError(
+        .notPushedDown,
+        "requiringPushdown(): groupBy(\(keys.joined(separator: ", "))) would run in process, not in "
+          + "\(base._source.name) (no store forms groups yet). "
+          + "Drop requiringPushdown() to group in process, or aggregate with sum, min, max or average.")
+    }
     let e = try base._cache.evaluation(base._source, base._query)
     let fields = try e.snapshot._fields()
     var groupReaders: [((Int) throws -> FieldValue)?] = []

@@ -4,9 +4,9 @@ extension RequestSet {
   ///
   /// Over a ``QueryPushdownStore`` the engine pushes down what the store's reader runs and
   /// runs the rest (closures, key paths with no field, collations only Swift has, stages
-  /// after a window) over the records the store returns. That is right for small results
-  /// and wrong for a table of millions, where running a condition in process means
-  /// fetching every row. A set made with `requiringPushdown()` throws instead, naming the
+  /// after a window, `reversed()`, groups) over the records the store returns. That is
+  /// right for small results and wrong for a table of millions, where running a condition
+  /// in process means fetching every row. A set made with `requiringPushdown()` throws instead, naming the
   /// first condition, sort key or stage that would run in process and the store's reason.
   /// Over a store that runs no query itself (``MemoryStore``, ``LogStore``, an array),
   /// every evaluation throws.

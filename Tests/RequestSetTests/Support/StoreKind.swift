@@ -1,5 +1,6 @@
 import RequestSet
 import RequestSetSQLite
+import RequestSetPostgres
 
 /// Every backend a RequestSet can run on. Suites take `arguments: StoreKind.allCases`, so
 /// a new store gets every suite for free.
@@ -22,6 +23,15 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// `PushdownMemoryStore`: the pushdown seam with a partial capability, so every suite
   /// runs through pushdown plus an in-process remainder.
   case pushdownMemory
+  /// `PostgresStore` on the test process's private server (`PostgresServer`), a fresh
+  /// table per store. Left out of `allCases`, with the reason printed, when no server
+  /// can start outside CI.
+  case postgres
+
+  /// Every kind, `.postgres` only when its server runs (or must: `CI=true`).
+  static var allCases: [StoreKind] {
+    [.memory, .array, .log, .indexedMemory, .indexedLog, .pushdownMemory] + (PostgresServer.testsRun ? [.postgres] : [])
+  }
 
   var description: String { rawValue }
 
@@ -32,9 +42,14 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .array: return "Array<Animal>"
     case .log, .indexedLog: return "LogStore<Animal>"
     case .sqlite, .indexedSQLite: return "SQLiteStore<Animal>"
+    case .postgres: return "PostgresStore<Animal>"
     case .pushdownMemory: return "PushdownMemoryStore<Animal>"
     }
   }
+
+  /// The stores that hand their commits to live sets through the in-process feed (a
+  /// database server's store learns of commits from the server instead).
+  static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
 
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
@@ -62,6 +77,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
       let store = try SQLiteStore<R>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
       for key in Self.indexedKeys(R.self) { try store.createIndex(key) }
       return store
+    case .postgres:
+      return try PostgresStore<R>(url: PostgresServer.url(), table: PostgresServer.freshTable())
     case .pushdownMemory: return PushdownMemoryStore<R>()
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }

@@ -1,0 +1,94 @@
+import CLibPQ
+import Foundation
+import RequestSet
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+extension PostgresStore {
+  /// Every commit to the store's table from now on, this process's and other processes'
+  /// and machines' alike, in order, each with its inserts, saves and deletes.
+  ///
+  /// Each write transaction records its changes in `requestset_changes` and sends
+  /// `NOTIFY requestset`; the stream holds a connection of its own that `LISTEN`s, and
+  /// reads the new commits when notified (and every `interval` besides, should a
+  /// notification be lost with a connection). A commit whose changes were too large to
+  /// record, or were pruned, comes without its changes. The stream ends when the store is
+  /// closed.
+  ///
+  /// ```swift
+  /// for await commit in store.commits() { print(commit.version, commit.changes?.count ?? 0) }
+  /// ```
+  /// - Parameter interval: The longest wait between two reads of the commits.
+  /// - Returns: The stream of commits.
+  public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
+    AsyncStream { continuation in
+      // LISTEN before reading the start version: a commit between the two is then seen.
+      let listener = try? _PGConnection(_pool.connection)
+      _ = try? listener?.execute("LISTEN requestset")
+      let start = (try? listener.map { try _version($0) } ?? _pool.with { try _version($0) }) ?? 0
+      let stop = _StopFlag()
+      let milliseconds = max(1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
+      let box = _ConnectionBox(listener)
+      Thread.detachNewThread { [self] in
+        var last = start
+        var listener = box.connection
+        while !stop.isSet && !_pool.isClosed {
+          if let c = listener, !c.isBroken {
+            var waiting = pollfd(fd: PQsocket(c.handle), events: Int16(POLLIN), revents: 0)
+            _ = poll(&waiting, 1, Int32(milliseconds))
+            _ = PQconsumeInput(c.handle)
+            while let notice = PQnotifies(c.handle) { PQfreemem(notice) }
+          } else {
+            usleep(UInt32(milliseconds * 1000))
+            listener = try? _PGConnection(_pool.connection)
+            _ = try? listener?.execute("LISTEN requestset")
+          }
+          if stop.isSet || _pool.isClosed { break }
+          guard let c = listener else { continue }
+          do {
+            // One snapshot for both reads: a commit landing between them is read next time.
+            try c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? c.execute("COMMIT") }
+            let rows = try c.execute(
+              "SELECT version, changes FROM requestset_changes WHERE name = $1 AND version > $2 ORDER BY version",
+              [_table, String(last)])
+            for row in 0..<rows.count {
+              guard let version = rows.string(row, 0).flatMap(UInt64.init) else { continue }
+              let changes = rows.string(row, 1).flatMap { try? _changes(fromText: $0) }
+              continuation.yield(StoreCommit(version: version, changes: changes))
+              last = version
+            }
+            let current = try _version(c)
+            if current > last {
+              // Pruned before we read them: report where the store is, without changes.
+              continuation.yield(StoreCommit(version: current, changes: nil))
+              last = current
+            }
+          } catch {
+            if c.isBroken { listener = nil }
+          }
+        }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in stop.set() }
+    }
+  }
+}
+
+/// A flag one thread sets and another reads.
+final class _StopFlag: Sendable {
+  private let flag = Atomic<Bool>(false)
+  var isSet: Bool { flag.load(ordering: .acquiring) }
+  func set() { flag.store(true, ordering: .releasing) }
+}
+
+/// Hands a connection to the listening thread, which alone uses it from then on.
+struct _ConnectionBox: Sendable {
+  let connection: _PGConnection?
+  init(_ connection: _PGConnection?) { self.connection = connection }
+}

@@ -1,0 +1,245 @@
+import CLibPQ
+import Dispatch
+import RequestSet
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One libpq connection. Every statement binds its values as text parameters
+/// (`PQexecParams`); nothing a caller gives reaches SQL text.
+///
+/// `@unchecked Sendable`: a connection is used by one thread at a time. The pool hands it
+/// out to one holder (a write, a reader) and takes it back only when that holder is done,
+/// under the pool's lock, so libpq's `PGconn` is never touched by two threads at once.
+final class _PGConnection: @unchecked Sendable {
+  let handle: OpaquePointer
+  let connection: _ConnectionString
+
+  init(_ connection: _ConnectionString) throws {
+    self.connection = connection
+    guard let handle = PQconnectdb(connection.raw) else {
+      throw RequestSetError(
+        .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
+    }
+    self.handle = handle
+    guard PQstatus(handle) == CONNECTION_OK else {
+      // deinit (which runs for a fully initialized object whose init throws) finishes it.
+      let message = connection.redact(String(cString: PQerrorMessage(handle)))
+      throw RequestSetError(
+        .connectionFailed,
+        "Could not connect to PostgreSQL at \(connection.redacted): \(message.trimmed) "
+          + "Check that the server runs and the connection string's host, port, user and settings are right.")
+    }
+    // Quiet NOTICEs (CREATE TABLE IF NOT EXISTS prints one), and a UTF-8 session.
+    PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    _ = PQsetClientEncoding(handle, "UTF8")
+  }
+
+  deinit { PQfinish(handle) }
+
+  /// Whether the connection still works, or libpq found it lost.
+  var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+  /// Whether a transaction is open (or failed and not yet rolled back).
+  var inTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
+  /// Runs one statement with its values bound as text (nil is SQL NULL).
+  ///
+  /// - Throws: ``RequestSetError`` `.connectionFailed` when the server is gone, and the
+  ///   code that fits the server's SQLSTATE otherwise (see ``_PGConnection/error(_:_:)``).
+  @discardableResult
+  func execute(_ sql: String, _ parameters: [String?] = []) throws -> _PGResult {
+    for case let p? in parameters where p.utf8.contains(0) {
+      throw RequestSetError(
+        .invalidFormat, "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
+    }
+    let result: OpaquePointer? = _withCStrings(parameters) { values in
+      PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+    }
+    guard let result else { throw _connectionError(nil) }
+    let status = PQresultStatus(result)
+    switch status {
+    case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE:
+      return _PGResult(result)
+    default:
+      defer { PQclear(result) }
+      throw error(result, sql)
+    }
+  }
+
+  /// The `RequestSetError` for a failed statement: `.connectionFailed` for a lost or refused
+  /// connection (SQLSTATE class 08, a server shutting down), `.uniqueViolation` (23505),
+  /// `.schemaMismatch` for a table or column of another shape (42P01, 42703, 42804),
+  /// `.conflict` for a serialization failure or deadlock (40001, 40P01), `.storeFailed`
+  /// otherwise; the message never shows the password.
+  func error(_ result: OpaquePointer, _ sql: String) -> RequestSetError {
+    let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+    let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+    let message = connection.redact(primary ?? String(cString: PQresultErrorMessage(result)).trimmed)
+    if state.hasPrefix("08") || state.hasPrefix("57P") || (state.isEmpty && isBroken) {
+      return _connectionError(message)
+    }
+    let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
+    let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map { connection.redact(String(cString: $0)) }
+    switch state {
+    case "23505":
+      return RequestSetError(
+        .uniqueViolation,
+        "PostgreSQL refused a duplicate value (constraint \(constraint ?? "?")): \(message). "
+          + "Give the record a value no other record has; nothing was written.",
+        underlying: _PGDiagnostic(state: state, constraint: constraint, detail: detail))
+    case "42P01", "42703", "42804", "42883":
+      return RequestSetError(
+        .schemaMismatch,
+        "The database's tables are not what RequestSet expects (SQLSTATE \(state)): \(message). "
+          + "Open a database and table RequestSet made, or choose another table name.")
+    case "40001", "40P01":
+      return RequestSetError(
+        .conflict, "PostgreSQL could not serialize the write (SQLSTATE \(state)): \(message). Retry it.")
+    default:
+      return RequestSetError(
+        .storeFailed, "PostgreSQL failed (SQLSTATE \(state)): \(message). Statement: \(sql.prefix(300))")
+    }
+  }
+
+  /// The error for a connection that went away (or a statement libpq could not send).
+  func _connectionError(_ message: String?) -> RequestSetError {
+    let text = message ?? connection.redact(String(cString: PQerrorMessage(handle)).trimmed)
+    return RequestSetError(
+      .connectionFailed,
+      "The connection to PostgreSQL at \(connection.redacted) failed: \(text) "
+        + "Nothing of the failed write was committed; check that the server runs and retry.")
+  }
+}
+
+/// What PostgreSQL said about a failed statement beyond its message.
+struct _PGDiagnostic: Error, Sendable, CustomStringConvertible {
+  var state: String
+  var constraint: String?
+  var detail: String?
+  var description: String { "SQLSTATE \(state)" + (detail.map { ": " + $0 } ?? "") }
+}
+
+/// Calls `body` with the strings as C strings (nil for SQL NULL), valid for the call.
+private func _withCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+  var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+  defer { for case let p? in pointers { free(p) } }
+  return pointers.withUnsafeMutableBufferPointer { buffer in
+    buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) {
+      body(strings.isEmpty ? nil : $0)
+    }
+  }
+}
+
+/// A statement's result, freed when released.
+///
+/// `@unchecked Sendable`: libpq never changes a `PGresult` after making it (its readers
+/// only read), and this class frees it once, in `deinit`, when no one holds it.
+final class _PGResult: @unchecked Sendable {
+  let pointer: OpaquePointer
+  init(_ pointer: OpaquePointer) { self.pointer = pointer }
+  deinit { PQclear(pointer) }
+
+  /// The number of rows.
+  var count: Int { Int(PQntuples(pointer)) }
+  /// The number of columns.
+  var columns: Int { Int(PQnfields(pointer)) }
+  /// The number of rows an INSERT, UPDATE or DELETE touched.
+  var affected: Int { Int(String(cString: PQcmdTuples(pointer))) ?? 0 }
+
+  /// The text of a column of a row; nil for SQL NULL.
+  func string(_ row: Int, _ column: Int) -> String? {
+    if PQgetisnull(pointer, Int32(row), Int32(column)) != 0 { return nil }
+    guard let value = PQgetvalue(pointer, Int32(row), Int32(column)) else { return nil }
+    let length = Int(PQgetlength(pointer, Int32(row), Int32(column)))
+    return value.withMemoryRebound(to: UInt8.self, capacity: length) {
+      String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+  }
+}
+
+/// A small pool of connections: at most `limit` open at once; a caller waits while all are
+/// busy; a connection found broken is dropped and replaced by a new one on demand.
+final class _PGPool: Sendable {
+  let connection: _ConnectionString
+  let limit: Int
+  private let slots: DispatchSemaphore
+  private let state = Mutex<(idle: [_PGConnection], closed: Bool)>(([], false))
+
+  init(_ connection: _ConnectionString, limit: Int) {
+    self.connection = connection
+    self.limit = max(1, limit)
+    slots = DispatchSemaphore(value: max(1, limit))
+  }
+
+  /// A connection for one holder; give it back with ``release(_:)``.
+  ///
+  /// - Throws: `.closed` after ``close()``, `.connectionFailed` when no connection can be
+  ///   made, or when every connection stays busy for 60 seconds.
+  func acquire() throws -> _PGConnection {
+    try checkOpen()
+    guard slots.wait(timeout: .now() + .seconds(60)) == .success else {
+      throw RequestSetError(
+        .connectionFailed,
+        "All \(limit) connections to \(connection.redacted) stayed busy for 60 seconds. "
+          + "Finish or release the evaluations that hold them, or open the store with more connections.")
+    }
+    let pooled = state.withLock { state -> _PGConnection? in state.idle.popLast() }
+    if let pooled, !pooled.isBroken { return pooled }
+    do {
+      try checkOpen()
+      return try _PGConnection(connection)
+    } catch {
+      slots.signal()
+      throw error
+    }
+  }
+
+  /// Takes a connection back: kept when it is sound and outside a transaction, else closed.
+  func release(_ c: _PGConnection) {
+    if !c.isBroken && c.inTransaction { _ = try? c.execute("ROLLBACK") }
+    let keep = !c.isBroken && !c.inTransaction
+    state.withLock { state in
+      if keep && !state.closed { state.idle.append(c) }
+    }
+    slots.signal()
+  }
+
+  /// Runs `body` with a connection held for it.
+  @discardableResult
+  func with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
+    let c = try acquire()
+    defer { release(c) }
+    return try body(c)
+  }
+
+  /// Closes the idle connections; later acquisitions throw `.closed`.
+  func close() {
+    let idle = state.withLock { state -> [_PGConnection] in
+      state.closed = true
+      defer { state.idle = [] }
+      return state.idle
+    }
+    _ = idle  // released here, outside the lock: PQfinish in deinit
+  }
+
+  var isClosed: Bool { state.withLock { $0.closed } }
+
+  func checkOpen() throws {
+    if isClosed {
+      throw RequestSetError(.closed, "The PostgresStore at \(connection.redacted) is closed. Open a new store.")
+    }
+  }
+}
+
+extension String {
+  var trimmed: String {
+    var s = Substring(self)
+    while let last = s.last, last.isWhitespace { s.removeLast() }
+    return String(s)
+  }
+}

@@ -1,0 +1,237 @@
+import RequestSet
+import _RequestSetSQL
+
+/// How a ``StoreQuery`` becomes PostgreSQL: a condition's field is `body #> $n::text[]`
+/// (the key's field names bound as a `text[]` parameter), every value is bound, and each
+/// condition's SQL is two-valued (never NULL), so NOT, ALL and NONE mean what they mean in
+/// memory. A condition the translation cannot run exactly is declined with a reason.
+struct _PGTranslation {
+  /// The bound values, `$1` first.
+  var parameters: [String?] = []
+
+  /// Binds `value` and returns its placeholder.
+  mutating func bind(_ value: String?) -> String {
+    parameters.append(value)
+    return "$\(parameters.count)"
+  }
+
+  /// The field at `fieldNames` as a jsonb expression (SQL NULL when absent).
+  mutating func field(_ fieldNames: [String]) -> String {
+    "(body #> \(bind(_arrayLiteral(fieldNames)))::text[])"
+  }
+
+  // MARK: Support
+
+  /// Whether ``condition(_:)`` runs `condition` exactly as the in-memory engine does.
+  static func support(for condition: StoreCondition) -> PushdownSupport {
+    if let reason = _keyProblem(condition.fieldNames) { return .none(reason: reason) }
+    if condition.caseInsensitive || condition.diacriticInsensitive {
+      return .none(reason: "PostgreSQL folds case and diacritics differently from Foundation ([c], [d])")
+    }
+    switch condition.operator {
+    case .compare(let comparison):
+      return _support(comparison, condition.value, condition.collation)
+    case .between:
+      guard case .array(let bounds) = condition.value, bounds.count == 2 else {
+        return .none(reason: "BETWEEN needs two bounds")
+      }
+      let kinds = bounds.map(_kind)
+      guard kinds[0] == kinds[1], kinds[0] == .number || (kinds[0] == .string && condition.collation == .binary)
+      else { return .none(reason: "BETWEEN runs in PostgreSQL only with two numbers or two strings (binary)") }
+      return .exact
+    case .in:
+      guard case .array(let elements) = condition.value else {
+        return .none(reason: "IN a string (a substring test) stays in process")
+      }
+      for element in elements {
+        if case .none(let reason) = _support(.equal, element, condition.collation) { return .none(reason: reason) }
+      }
+      return .exact
+    case .contains, .beginsWith, .endsWith, .like, .matches:
+      return .none(
+        reason: "text operators stay in process: PostgreSQL does not match Swift's character boundaries")
+    }
+  }
+
+  /// Whether a sort key runs in PostgreSQL (the reader also checks the column's kinds).
+  static func support(for sort: StoreSortKey) -> PushdownSupport {
+    if let reason = _keyProblem(sort.fieldNames) { return .none(reason: reason) }
+    guard sort.collation == .binary else {
+      return .none(reason: "the collation \(sort.collation) is Swift's; PostgreSQL sorts only binary (COLLATE \"C\")")
+    }
+    return .exact
+  }
+
+  private static func _keyProblem(_ fieldNames: [String]) -> String? {
+    for name in fieldNames where name.utf8.contains(0) {
+      return "the key holds U+0000, which PostgreSQL text cannot hold"
+    }
+    return nil
+  }
+
+  private enum _Kind { case null, bool, number, string, other }
+
+  /// The kind of a query value, with `.other` for what has no exact jsonb twin (NaN,
+  /// infinities, Decimal, integers beyond ±2^53, strings holding U+0000).
+  private static func _kind(_ value: FieldValue) -> _Kind {
+    switch value {
+    case .null: return .null
+    case .bool: return .bool
+    case .int(let i): return i.magnitude <= 1 << 53 ? .number : .other
+    case .double(let d): return d.isFinite && d.magnitude < 0x1p53 ? .number : .other
+    case .string(let s): return s.utf8.contains(0) ? .other : .string
+    case .uint, .decimal, .array, .object: return .other
+    }
+  }
+
+  private static func _support(_ comparison: RequestComparison, _ value: FieldValue, _ collation: RequestCollation)
+    -> PushdownSupport
+  {
+    let kind = _kind(value)
+    let equality = comparison == .equal || comparison == .notEqual
+    switch kind {
+    case .null: return .exact
+    case .number: return .exact
+    case .string:
+      return collation == .binary
+        ? .exact : .none(reason: "the collation \(collation) is Swift's; PostgreSQL compares only binary")
+    case .bool:
+      return equality ? .exact : .none(reason: "ordering Booleans stays in process")
+    case .other:
+      return .none(
+        reason: "the value \(value) has no exact PostgreSQL twin (NaN, infinity, Decimal, an integer beyond 2^53, a collection)")
+    }
+  }
+
+  // MARK: Filters
+
+  /// The filter as a two-valued SQL boolean; only call it for a filter whose conditions
+  /// are all supported.
+  mutating func filter(_ filter: StoreFilter) -> String {
+    switch filter {
+    case .constant(let b): return b ? "TRUE" : "FALSE"
+    case .condition(let c): return condition(c)
+    case .and(let terms):
+      return terms.isEmpty ? "TRUE" : "(" + terms.map { self.filter($0) }.joined(separator: " AND ") + ")"
+    case .or(let terms):
+      return terms.isEmpty ? "FALSE" : "(" + terms.map { self.filter($0) }.joined(separator: " OR ") + ")"
+    case .not(let inner): return "(NOT " + self.filter(inner) + ")"
+    }
+  }
+
+  /// One condition, `@count` and quantifiers included.
+  mutating func condition(_ c: StoreCondition) -> String {
+    var subject = field(c.fieldNames)
+    if c.countsElements {
+      subject = """
+        (CASE WHEN \(subject) IS NULL OR jsonb_typeof(\(subject)) = 'null' THEN '0'::jsonb \
+        WHEN jsonb_typeof(\(subject)) = 'array' THEN to_jsonb(jsonb_array_length(\(subject))) \
+        WHEN jsonb_typeof(\(subject)) = 'object' THEN to_jsonb((SELECT count(*) FROM jsonb_object_keys(\(subject)))) \
+        END)
+        """
+    }
+    guard let quantifier = c.quantifier else { return test(subject, c) }
+    let elements = """
+      jsonb_array_elements(CASE WHEN \(subject) IS NULL OR jsonb_typeof(\(subject)) = 'null' THEN '[]'::jsonb \
+      WHEN jsonb_typeof(\(subject)) = 'array' THEN \(subject) ELSE jsonb_build_array(\(subject)) END) AS rs_e(value)
+      """
+    let inner = test("rs_e.value", c)
+    switch quantifier {
+    case .any: return "EXISTS (SELECT 1 FROM \(elements) WHERE \(inner))"
+    case .all: return "NOT EXISTS (SELECT 1 FROM \(elements) WHERE NOT \(inner))"
+    case .none: return "NOT EXISTS (SELECT 1 FROM \(elements) WHERE \(inner))"
+    }
+  }
+
+  /// The condition's test of the jsonb expression `x` (SQL NULL or JSON null is nil).
+  mutating func test(_ x: String, _ c: StoreCondition) -> String {
+    switch c.operator {
+    case .compare(let comparison): return compare(x, comparison, c.value)
+    case .between:
+      guard case .array(let bounds) = c.value, bounds.count == 2 else { return never(x) }
+      return "(\(compare(x, .greaterThanOrEqual, bounds[0])) AND \(compare(x, .lessThanOrEqual, bounds[1])))"
+    case .in:
+      guard case .array(let elements) = c.value, !elements.isEmpty else { return never(x) }
+      return "(" + elements.map { compare(x, .equal, $0) }.joined(separator: " OR ") + ")"
+    default: return never(x)  // declined by support(for:)
+    }
+  }
+
+  /// FALSE, written so that it still uses `x`: PostgreSQL refuses a bound parameter the
+  /// statement does not use (the key's path is bound before the test is known).
+  func never(_ x: String) -> String { "(\(x) IS NULL AND FALSE)" }
+
+  /// `x comparison value`, two-valued.
+  mutating func compare(_ x: String, _ comparison: RequestComparison, _ value: FieldValue) -> String {
+    let isNil = "(\(x) IS NULL OR jsonb_typeof(\(x)) = 'null')"
+    if case .null = value {
+      switch comparison {
+      case .equal: return isNil
+      case .notEqual: return "(NOT \(isNil))"
+      default: return never(x)
+      }
+    }
+    let json: String
+    let typeName: String
+    switch value {
+    case .bool(let b): (json, typeName) = (b ? "true" : "false", "boolean")
+    case .int(let i): (json, typeName) = (String(i), "number")
+    case .double(let d): (json, typeName) = (SQLJSON.plainDecimal(d), "number")
+    case .string(let s): (json, typeName) = (SQLJSON.encode(.string(SQLJSON.nfc(s))).text, "string")
+    default: return never(x)  // declined by support(for:)
+    }
+    switch comparison {
+    // Each form is two-valued (`x IS NOT NULL AND …` is FALSE, not NULL, for an absent
+    // field) and keeps `x op value` a plain clause, so an index on `x` serves it.
+    case .equal: return "(\(x) IS NOT NULL AND \(x) = \(bind(json))::jsonb)"
+    case .notEqual: return "(\(x) IS NULL OR \(x) <> \(bind(json))::jsonb)"
+    default:
+      let op: String
+      switch comparison {
+      case .lessThan: op = "<"
+      case .lessThanOrEqual: op = "<="
+      case .greaterThan: op = ">"
+      default: op = ">="
+      }
+      if typeName == "string" {
+        guard case .string(let s) = value else { return never(x) }
+        let bound = bind(SQLJSON.nfc(s))
+        return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'string' AND (\(x) #>> '{}') COLLATE \"C\" \(op) \(bound))"
+      }
+      return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = '\(typeName)' AND \(x) \(op) \(bind(json))::jsonb)"
+    }
+  }
+
+  // MARK: Sorts
+
+  /// ORDER BY for `sort`, kinds ordered nil < Bool < number < String, then store order.
+  mutating func orderBy(_ sort: [StoreSortKey]) -> String {
+    var terms: [String] = []
+    for key in sort {
+      let x = field(key.fieldNames)
+      let direction = key.order == .ascending ? "ASC" : "DESC"
+      terms.append(
+        """
+        (CASE WHEN \(x) IS NULL OR jsonb_typeof(\(x)) = 'null' THEN 0 WHEN jsonb_typeof(\(x)) = 'boolean' THEN 1 \
+        WHEN jsonb_typeof(\(x)) = 'number' THEN 2 WHEN jsonb_typeof(\(x)) = 'string' THEN 3 \
+        WHEN jsonb_typeof(\(x)) = 'array' THEN 4 ELSE 5 END) \(direction)
+        """)
+      terms.append("(CASE WHEN jsonb_typeof(\(x)) IN ('boolean', 'number') THEN \(x) END) \(direction)")
+      terms.append("(CASE WHEN jsonb_typeof(\(x)) = 'string' THEN \(x) #>> '{}' END) COLLATE \"C\" \(direction)")
+    }
+    terms.append("seq ASC")
+    return terms.joined(separator: ", ")
+  }
+}
+
+/// The quoting of keys where SQL text must hold them literally (an index's expression).
+enum _PGSQL {
+  /// A key's field names as a SQL string literal of a `text[]` (`'{"owner","city"}'`):
+  /// array quoting (backslash before `"` and `\`), then SQL quoting (doubled `'`); the
+  /// server's `standard_conforming_strings` (on since 9.1) keeps backslashes literal.
+  ///
+  /// - Throws: ``RequestSetError`` `.invalidFormat` for a name holding U+0000.
+  static func literalPath(_ fieldNames: [String]) throws -> String {
+    try SQLJSON.quoteLiteral(_arrayLiteral(fieldNames)) + "::text[]"
+  }
+}
