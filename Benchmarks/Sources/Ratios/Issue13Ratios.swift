@@ -43,9 +43,9 @@ enum Issue13Query {
   }
 }
 
-/// The statements the SQL stores run for the table's rows, copied from their code (and
-/// checked against their `explain()` at run time): what the peers run. `{table}` stands for
-/// the peer's table name.
+/// The statements the SQL stores run for the table's rows, copied word for word from their
+/// `explain()` and code (the run prints the store's text beside these and says whether they
+/// are the same): what the peers run. `{table}` stands for the peer's table.
 struct Issue13Statements {
   var insert: String
   var lookup: String
@@ -57,19 +57,56 @@ struct Issue13Statements {
     self[keyPath: statement].replacingOccurrences(of: "{table}", with: table)
   }
 
+  /// SQLiteStore's statements (SQLiteStore.swift, SQLiteReader.swift, SQLiteTranslation.swift).
+  /// Bindings: the lookup's species; the counts' age; the sort's limit and offset.
   static let sqlite = Issue13Statements(
-    insert: #"INSERT INTO {table} (id, body, plain) VALUES (?, ?, ?)"#,
-    lookup: #"SELECT body FROM {table} WHERE json_extract(body, '$."species"') = ? ORDER BY seq"#,
-    rangeCount: #"SELECT count(*) FROM {table} WHERE json_extract(body, '$."age"') > ?"#,
-    sortLimit: #"SELECT body FROM {table} ORDER BY json_extract(body, '$."age"'), seq LIMIT 10"#,
-    equalityCount: #"SELECT count(*) FROM {table} WHERE json_extract(body, '$."age"') = ?"#)
+    insert: #"INSERT INTO {table}(id, body, plain) VALUES (?, ?, ?)"#,
+    lookup:
+      #"SELECT body FROM {table} WHERE (json_extract(body, '$."species"') = ? AND json_type(body, '$."species"') IN ('text')) ORDER BY seq"#,
+    rangeCount:
+      #"SELECT count(*) FROM {table} WHERE (json_extract(body, '$."age"') > ? AND json_type(body, '$."age"') IN ('integer', 'real'))"#,
+    sortLimit: #"SELECT body FROM {table} ORDER BY CASE json_type(body, '$."age"') WHEN 'true' THEN 1 WHEN 'false' THEN 1 "#
+      + #"WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'array' THEN 4 WHEN 'object' THEN 5 ELSE 0 END ASC, "#
+      + #"CASE WHEN json_type(body, '$."age"') IN ('array', 'object') THEN NULL ELSE json_extract(body, '$."age"') END ASC, "#
+      + #"CASE WHEN json_type(body, '$."age"') IN ('array', 'object') THEN body -> '$."age"' END COLLATE rs_binary ASC, "#
+      + #"seq LIMIT ? OFFSET ?"#,
+    equalityCount:
+      #"SELECT count(*) FROM {table} WHERE (json_extract(body, '$."age"') = ? AND json_type(body, '$."age"') IN ('integer', 'real'))"#)
 
+  /// PostgresStore's statements (PostgresStore.swift, PostgresReader.swift,
+  /// PostgresTranslation.swift). Parameters: `$1` the key's path as a `text[]` literal
+  /// (`{"age"}`), `$2` the value as JSON text (`"Cow"`, `49`) or the sort's limit; the
+  /// insert's are three array literals of up to 2,000 rows.
   static let postgres = Issue13Statements(
-    insert: #"INSERT INTO {table} (id, body, plain) VALUES ($1, $2, $3)"#,
-    lookup: #"SELECT body FROM {table} WHERE body->'species' = to_jsonb($1::text) ORDER BY seq"#,
-    rangeCount: #"SELECT count(*) FROM {table} WHERE (body->'age') > to_jsonb($1::bigint)"#,
-    sortLimit: #"SELECT body FROM {table} ORDER BY body->'age' NULLS FIRST, seq LIMIT 10"#,
-    equalityCount: #"SELECT count(*) FROM {table} WHERE body->'age' = to_jsonb($1::bigint)"#)
+    insert: "INSERT INTO {table} (id, body, plain)\nSELECT * FROM unnest($1::text[], $2::jsonb[], $3::boolean[])",
+    lookup: "SELECT body FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND (body #> $1::text[]) = $2::jsonb) ORDER BY seq ASC",
+    rangeCount:
+      "SELECT count(*) FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND jsonb_typeof((body #> $1::text[])) = 'number' "
+      + "AND (body #> $1::text[]) > $2::jsonb)",
+    sortLimit: "SELECT body FROM {table} ORDER BY (CASE WHEN (body #> $1::text[]) IS NULL OR jsonb_typeof((body #> $1::text[])) = 'null' "
+      + "THEN 0 WHEN jsonb_typeof((body #> $1::text[])) = 'boolean' THEN 1 WHEN jsonb_typeof((body #> $1::text[])) = 'number' THEN 2 "
+      + "WHEN jsonb_typeof((body #> $1::text[])) = 'string' THEN 3 WHEN jsonb_typeof((body #> $1::text[])) = 'array' THEN 4 ELSE 5 END) ASC, "
+      + "(CASE WHEN jsonb_typeof((body #> $1::text[])) IN ('boolean', 'number') THEN (body #> $1::text[]) END) ASC, "
+      + "(CASE WHEN jsonb_typeof((body #> $1::text[])) = 'string' THEN (body #> $1::text[]) #>> '{}' END) COLLATE \"C\" ASC, "
+      + "seq ASC LIMIT $2::bigint",
+    equalityCount:
+      "SELECT count(*) FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND (body #> $1::text[]) = $2::jsonb)")
+}
+
+/// Whether the peer's text is the store's: the store's records statement for a query (from
+/// its reader's `explain`), or, for a count, the count the reader runs for the same filter
+/// (`SELECT count(*) FROM t WHERE …`, no ORDER BY).
+func sameStatement(store: String, storeTable: String, peer: String, counting: Bool) -> Bool {
+  var text = store.replacingOccurrences(of: storeTable, with: "{table}")
+  if counting {
+    guard text.hasPrefix("SELECT body FROM ") else { return false }
+    text = "SELECT count(*) FROM " + text.dropFirst("SELECT body FROM ".count)
+    for suffix in [" ORDER BY seq ASC", " ORDER BY seq"] where text.hasSuffix(suffix) {
+      text.removeLast(suffix.count)
+      break
+    }
+  }
+  return text == peer
 }
 
 /// A store that is only a `RecordStore`: it hides the SQL store's pushdown, so the engine
