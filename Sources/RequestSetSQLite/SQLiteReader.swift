@@ -47,13 +47,43 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func support(for condition: StoreCondition) -> PushdownSupport {
-    nonPlain ? .superset : .exact
+    if let reason = arrayOnPath(condition.fieldNames) { return .none(reason: reason) }
+    return nonPlain ? .superset : .exact
   }
 
   func support(for sort: StoreSortKey) -> PushdownSupport {
-    _SQLiteTranslation.pathLiteral(sort.fieldNames) == nil
-      ? .none(reason: "the key \(sort.key) holds a quote or U+0000, which SQLite's JSON paths cannot spell")
-      : .exact
+    if _SQLiteTranslation.pathLiteral(sort.fieldNames) == nil {
+      return .none(reason: "the key \(sort.key) holds a quote, a backslash or U+0000, which SQLite's JSON paths cannot spell")
+    }
+    if let reason = arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
+    return .exact
+  }
+
+  private let arrayPaths = Mutex<[[String]: String?]>([:])
+
+  /// Why a nested key cannot run in SQL: some row holds an array part way along its path,
+  /// and the engine reads the rest of the key in each of its elements, which a JSON path
+  /// does not. Checked once per key per reader; nil when the key is safe.
+  private func arrayOnPath(_ names: [String]) -> String? {
+    guard names.count > 1 else { return nil }
+    if let known = arrayPaths.withLock({ $0[names] }) { return known }
+    var tests: [String] = []
+    for end in 1..<names.count {
+      guard let path = _SQLiteTranslation.pathLiteral(Array(names[..<end])) else { break }
+      tests.append("json_type(body, \(path)) = 'array'")
+    }
+    let key = FieldValue.key(forFieldNames: names)
+    var reason: String? = "the key \(key) reads through an array in some record, which SQL paths do not map over"
+    if !tests.isEmpty,
+      let found = try? withConnection({ c -> Bool in
+        let s = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(tests.joined(separator: " OR ")))")
+        return try s.step(doing: "check a key's path") && s.int(0) != 0
+      }), !found
+    {
+      reason = nil
+    }
+    arrayPaths.withLock { $0[names] = reason }
+    return reason
   }
 
   /// SELECT (or count) with the query's WHERE, ORDER BY and window.

@@ -14,7 +14,10 @@ struct _SQLiteTranslation {
   /// nil when a name holds a quote or U+0000, which SQLite's paths cannot spell
   /// (conditions on such keys read the key in Swift instead, through `rs_cond`).
   static func pathLiteral(_ fieldNames: [String]) -> String? {
-    SQLJSON.jsonPath(fieldNames).flatMap { try? SQLJSON.quoteLiteral($0) }
+    // SQLite 3.40 reads a backslash in a quoted path name as an escape, so a name holding
+    // one has no path either.
+    if fieldNames.contains(where: { $0.contains("\\") }) { return nil }
+    return SQLJSON.jsonPath(fieldNames).flatMap { try? SQLJSON.quoteLiteral($0) }
   }
 
   /// The filter as a WHERE expression. With `nonPlain`, rows whose values SQL cannot
@@ -24,7 +27,10 @@ struct _SQLiteTranslation {
     guard let filter else { return t }
     var expression = ""
     try t.append(filter, into: &expression, depth: 0)
-    t.sql = nonPlain ? " WHERE (NOT plain OR (\(expression)))" : " WHERE " + expression
+    // Only conditions are answered as a superset (constants are exact everywhere), so a
+    // filter without one must not let the rows through.
+    let superset = nonPlain && !filter.conditions.isEmpty
+    t.sql = superset ? " WHERE (NOT plain OR (\(expression)))" : " WHERE " + expression
     return t
   }
 

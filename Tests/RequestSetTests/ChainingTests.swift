@@ -19,8 +19,8 @@ import Testing
     #expect(try ids(s) == [2, 3])
     #expect(
       s.explain().contains(
-        kind == .pushdownMemory
-          ? #"pushed to PushdownMemoryStore<Animal>: WHERE (species == "Cow" AND age > 3) OR name == "Rex""#
+        kind.pushesDown
+          ? #"pushed to \#(kind.sourceName): WHERE (species == "Cow" AND age > 3) OR name == "Rex""#
           : #"filter: (species == "Cow" AND \Animal.age > 3) OR name == "Rex""#))
   }
 

@@ -22,7 +22,7 @@ import Testing
     #expect(tests.load(ordering: .relaxed) == Self.animals.count)
     // The count kept bits, not an evaluated result (a pushdown store's evaluation runs the
     // closure over the records its reader returned, and keeps that result).
-    if kind != .pushdownMemory {
+    if !kind.pushesDown {
       #expect(set._cache.peekEvaluation() == nil)
       #expect(set._cache.hasRun())
     }

@@ -225,7 +225,7 @@ import Testing
     #expect(all.limit(-1).explain().contains("invalid: limit(-1) needs a count of 0 or more"))
     #expect(
       all.sortBy(\.age).offset(Int.max).limit(1).explain().contains(
-        kind == .pushdownMemory ? "ORDER BY age ASC OFFSET \(Int.max) LIMIT 1" : "top-k heap, k = \(Int.max)"))
+        kind.pushesDown ? "ORDER BY age ASC OFFSET \(Int.max) LIMIT 1" : "top-k heap, k = \(Int.max)"))
   }
 
   @Test func aStreamBatchBelowOneThrows() async throws {

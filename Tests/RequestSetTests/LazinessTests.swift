@@ -110,7 +110,7 @@ final class CountingStore: RecordStore {
     let ids = try Self.readEverything(set)
     let expected = Animal.zoo.filter { $0.age > 1 }.sorted { $0.name < $1.name }.prefix(3).map(\.id)
     #expect(ids == Array(expected))
-    if kind == .pushdownMemory {
+    if kind.pushesDown {
       // The store sorts; the closure runs on its records in order until the window is full.
       #expect(calls.load(ordering: .relaxed) <= Animal.zoo.count)
     } else {

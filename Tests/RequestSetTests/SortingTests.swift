@@ -46,8 +46,8 @@ import Testing
     #expect(try all.sortBy(SortDescriptor(\Animal.nickname)).filter(\.age > 2).fetch().map(\.id)
       == Animal.zoo.filter { $0.age > 2 }.sorted(using: SortDescriptor(\Animal.nickname)).map(\.id))
     #expect(try all.sortBy(byAge).limit(2).fetch().map(\.id) == [5, 2])
-    if kind == .pushdownMemory {
-      #expect(all.sortBy(byAge).explain().contains("stage 1: pushed to PushdownMemoryStore<Animal>: ORDER BY age DESC"))
+    if kind.pushesDown {
+      #expect(all.sortBy(byAge).explain().contains("stage 1: pushed to \(kind.sourceName): ORDER BY age DESC"))
     } else {
       #expect(all.sortBy(byAge).explain().hasSuffix("  sort: \\Animal.age DESC (stable sort)"))
     }
@@ -138,6 +138,18 @@ import Testing
         stage 1: pushed to PushdownMemoryStore<Animal>: LIMIT 3
           statement: SCAN LIMIT 3
           plan: scan 6 records
+        stage 2: in process, on the records of stage 1
+          filter: \\Animal.age > 3
+        """)
+      return
+    }
+    if kind == .sqlite || kind == .indexedSQLite {
+      #expect(plan == """
+        RequestSet<Animal> over SQLiteStore<Animal>
+        stage 1: pushed to SQLiteStore<Animal>: LIMIT 3
+          statement: SELECT body FROM "Animal" ORDER BY seq LIMIT ? OFFSET ?
+          bindings: [3, 0]
+          plan: SCAN Animal
         stage 2: in process, on the records of stage 1
           filter: \\Animal.age > 3
         """)

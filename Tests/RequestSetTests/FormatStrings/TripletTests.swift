@@ -91,7 +91,9 @@ import Testing
     let plan = set.sortBy("species", "desc[n]:name", "-weight").explain()
     #expect(
       plan.contains(
-        kind == .pushdownMemory
+        kind == .sqlite || kind == .indexedSQLite
+          ? "pushed to SQLiteStore<Animal>: ORDER BY species ASC, name DESC [localizedStandard], weight DESC"
+          : kind == .pushdownMemory
           ? "in process: sort species ASC, name DESC [localizedStandard], weight DESC "
             + "(name DESC [localizedStandard]: PushdownMemoryStore sorts binary text on plain keys only)"
           : "sort: species ASC, name DESC [localizedStandard], weight DESC (stable sort)"))

@@ -51,6 +51,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// database server's store learns of commits from the server instead).
   static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
 
+  /// The kinds whose store runs part of a query itself (a ``QueryPushdownStore``), so
+  /// `explain()` shows a pushed stage.
+  var pushesDown: Bool { self == .pushdownMemory || self == .sqlite || self == .indexedSQLite }
+
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
 
