@@ -162,8 +162,14 @@ final class _PGResult: @unchecked Sendable {
   }
 }
 
-/// A small pool of connections: at most `limit` open at once; a caller waits while all are
-/// busy; a connection found broken is dropped and replaced by a new one on demand.
+/// A small pool of connections: at most `limit` held at once for writes and single reads;
+/// a caller waits while all are busy; a connection found broken is dropped and replaced by
+/// a new one on demand.
+///
+/// A query reader (one evaluation's read transaction) takes a connection outside that
+/// limit: the engine keeps a reader from a count until the evaluation that follows, and
+/// many sets may be between the two, so readers that waited for one another's slots could
+/// wait forever. Their connections return to the idle list for anyone to reuse.
 final class _PGPool: Sendable {
   let connection: _ConnectionString
   let limit: Int
@@ -180,9 +186,9 @@ final class _PGPool: Sendable {
   ///
   /// - Throws: `.closed` after ``close()``, `.connectionFailed` when no connection can be
   ///   made, or when every connection stays busy for 60 seconds.
-  func acquire() throws -> _PGConnection {
+  func acquire(reader: Bool = false) throws -> _PGConnection {
     try checkOpen()
-    guard slots.wait(timeout: .now() + .seconds(60)) == .success else {
+    guard reader || slots.wait(timeout: .now() + .seconds(60)) == .success else {
       throw RequestSetError(
         .connectionFailed,
         "All \(limit) connections to \(connection.redacted) stayed busy for 60 seconds. "
@@ -194,19 +200,19 @@ final class _PGPool: Sendable {
       try checkOpen()
       return try _PGConnection(connection)
     } catch {
-      slots.signal()
+      if !reader { slots.signal() }
       throw error
     }
   }
 
   /// Takes a connection back: kept when it is sound and outside a transaction, else closed.
-  func release(_ c: _PGConnection) {
+  func release(_ c: _PGConnection, reader: Bool = false) {
     if !c.isBroken && c.inTransaction { _ = try? c.execute("ROLLBACK") }
     let keep = !c.isBroken && !c.inTransaction
     state.withLock { state in
       if keep && !state.closed { state.idle.append(c) }
     }
-    slots.signal()
+    if !reader { slots.signal() }
   }
 
   /// Runs `body` with a connection held for it.

@@ -17,14 +17,14 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   init(_ store: PostgresStore<Element>) throws {
     self.store = store
-    let c = try store._pool.acquire()
+    let c = try store._pool.acquire(reader: true)
     do {
       try c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
       version = try store._version(c)
       let nonPlain = try c.execute("SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE NOT plain)")
       hasNonPlainRows = nonPlain.string(0, 0) == "t"
     } catch {
-      store._pool.release(c)
+      store._pool.release(c, reader: true)
       throw error
     }
     _connection = Mutex(c)
@@ -33,7 +33,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   deinit {
     if let c = _connection.withLock({ $0.take() }) {
       if !c.isBroken { _ = try? c.execute("COMMIT") }
-      store._pool.release(c)
+      store._pool.release(c, reader: true)
     }
   }
 

@@ -11,7 +11,8 @@ import _RequestSetSQL
 /// `plain`; the table `requestset_tables` says which type each table holds and counts its
 /// writes. Values are always bound parameters, and keys reach SQL only as bound `text[]`
 /// paths or quoted through a tested function. The store holds a small pool of connections
-/// (`connections:`); a call waits while all are busy.
+/// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
+/// one more for its read transaction.
 ///
 /// ```swift
 /// let store = try PostgresStore<Animal>(url: "postgresql://app@db.example.com/zoo?sslmode=require")
@@ -43,7 +44,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   - url: A libpq connection URI (`postgresql://user:password@host:port/db?sslmode=…`)
   ///     or `key=value` string.
   ///   - table: The table's name; by default the record type's name.
-  ///   - connections: The most connections the store opens at once (at least 1).
+  ///   - connections: The most connections writes and single reads hold at once (at
+  ///     least 1); a call waits while all are busy. Each evaluation in progress (a
+  ///     counted set not yet iterated, say) holds one more for its read transaction.
   /// - Throws: ``RequestSetError`` `.connectionFailed` when the server cannot be reached,
   ///   `.schemaMismatch` when the table exists but is not RequestSet's or holds another
   ///   type (a `PostgresStore<DynamicRecord>` opens any type's table), `.invalidFormat` for a table name PostgreSQL cannot keep (empty, NUL, longer

@@ -115,7 +115,7 @@ import Testing
 
   /// Keys and the kinds of value they hold are known only to a store: these errors come
   /// from evaluation, with the core's list of keys.
-  @Test(arguments: StoreKind.allCases)
+  @Test(arguments: StoreKind.checkingKeys)
   func keyAndTypeErrorsComeFromEvaluation(kind: StoreKind) throws {
     let set = try kind.makeSet(Animal.zoo)
     let cases: [(String, RequestSetError.Code, String)] = [

@@ -30,7 +30,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
   /// Every kind, `.postgres` only when its server runs (or must: `CI=true`).
   static var allCases: [StoreKind] {
-    [.memory, .array, .log, .indexedMemory, .indexedLog, .pushdownMemory] + (PostgresServer.testsRun ? [.postgres] : [])
+    [.memory, .array, .log, .indexedMemory, .indexedLog, .sqlite, .indexedSQLite, .pushdownMemory]
+      + (PostgresServer.testsRun ? [.postgres] : [])
   }
 
   var description: String { rawValue }
@@ -53,7 +54,13 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
   /// The kinds whose store runs part of a query itself (a ``QueryPushdownStore``), so
   /// `explain()` shows a pushed stage.
-  var pushesDown: Bool { self == .pushdownMemory || self == .sqlite || self == .indexedSQLite }
+  var pushesDown: Bool { self == .pushdownMemory || self == .sqlite || self == .indexedSQLite || self == .postgres }
+
+  /// The kinds that report an unknown key or a value of the wrong kind. The engine checks
+  /// keys against the records it reads; a key pushed down to PostgreSQL reaches no record
+  /// in process, and the type's key model is internal to RequestSet, so PostgresStore
+  /// answers such a query with no match instead (for the engine to check before pushing).
+  static var checkingKeys: [StoreKind] { allCases.filter { $0 != .postgres } }
 
   /// The kinds that are stores (they take writes).
   static var writable: [StoreKind] { allCases.filter { $0 != .array } }
