@@ -67,7 +67,9 @@ private func libpqRecords(_ pq: PlainLibPQ, _ sql: String, _ parameters: [String
 /// from their definitions in pg_indexes, renamed.
 private func copyIndexes(_ pq: PlainLibPQ, _ wanted: (String) -> Bool) throws {
   var definitions: [String] = []
-  try pq.forEachText("SELECT indexdef FROM pg_indexes WHERE tablename = $1", [storeTable]) { definitions.append(String(cString: $0)) }
+  try pq.forEachText("SELECT indexdef FROM pg_indexes WHERE tablename = $1", [storeTable]) {
+    definitions.append(String(cString: $0))
+  }
   for definition in definitions where wanted(definition) {
     var ddl = definition.replacingOccurrences(of: storeTable, with: peerTable)
     if let name = ddl.range(of: #"INDEX \S+ ON"#, options: .regularExpression) {
@@ -106,7 +108,8 @@ func postgresRows(_ animals: [Animal]) throws -> [Row] {
   rows.append(
     issue13Row(
       "`insert(contentsOf:)` of \(records)", oursInsert,
-      "libpq: the store's multi-row INSERTs through `PQexecParams` in one transaction, body by JSONEncoder", peerInsert, limit: 1.2,
+      "libpq: the store's multi-row INSERTs through `PQexecParams` in one transaction, body by JSONEncoder",
+      peerInsert, limit: 1.2,
       target: "≤ 1.2×"))
 
   // The lookup's index on both sides: the store's own definition, copied from pg_indexes.
@@ -117,36 +120,49 @@ func postgresRows(_ animals: [Animal]) throws -> [Row] {
 
   progress("  issue 13, PostgreSQL: queries…")
   let lookupOurs = try median(runs: 3) { keep(try Issue13Query.lookup(store)) }
-  let lookupPeer = try median(runs: 3) { keep(try libpqRecords(pq, sql.text(\.lookup, table: peerTable), [#"{"species"}"#, #""\#(Issue13Query.species)""#])) }
+  let lookupPeer = try median(runs: 3) {
+    keep(
+      try libpqRecords(
+        pq, sql.text(\.lookup, table: peerTable), [#"{"species"}"#, #""\#(Issue13Query.species)""#]))
+  }
   rows.append(
     issue13Row(
       "indexed lookup `filter(\"species\", value: \"Cow\")` → \(grouped(try Issue13Query.lookup(store).count)) records",
-      lookupOurs, "libpq: the same SELECT and expression index, rows decoded with JSONDecoder", lookupPeer, limit: 1.2,
+      lookupOurs, "libpq: the same SELECT and expression index, rows decoded with JSONDecoder", lookupPeer,
+      limit: 1.2,
       target: "≤ 1.2×"))
 
   let rangeOurs = median(runs: 5) { keep(Issue13Query.rangeCount(store)) }
   let rangePeer = try median(runs: 5) {
-    keep(try pq.integer(sql.text(\.rangeCount, table: peerTable), [#"{"age"}"#, String(Issue13Query.ageAbove)]))
+    keep(
+      try pq.integer(sql.text(\.rangeCount, table: peerTable), [#"{"age"}"#, String(Issue13Query.ageAbove)]))
   }
   rows.append(
     issue13Row(
-      "filtered count `filter(\"age\", .greaterThan, \(Issue13Query.ageAbove)).count`", rangeOurs, "libpq: the same SELECT count(*)",
+      "filtered count `filter(\"age\", .greaterThan, \(Issue13Query.ageAbove)).count`", rangeOurs,
+      "libpq: the same SELECT count(*)",
       rangePeer, limit: 1.2, target: "≤ 1.2×"))
 
   let sortOurs = try median(runs: 5) { keep(try Issue13Query.sortLimit(store)) }
-  let sortPeer = try median(runs: 5) { keep(try libpqRecords(pq, sql.text(\.sortLimit, table: peerTable), [#"{"age"}"#, "10"])) }
+  let sortPeer = try median(runs: 5) {
+    keep(try libpqRecords(pq, sql.text(\.sortLimit, table: peerTable), [#"{"age"}"#, "10"]))
+  }
   rows.append(
     issue13Row(
-      "sort + limit `sortBy(\"age\").limit(10)` (no index on age)", sortOurs, "libpq: the same SELECT, rows decoded with JSONDecoder",
+      "sort + limit `sortBy(\"age\").limit(10)` (no index on age)", sortOurs,
+      "libpq: the same SELECT, rows decoded with JSONDecoder",
       sortPeer, limit: 1.2, target: "≤ 1.2×"))
 
   let equalityOurs = median(runs: 5) { keep(Issue13Query.equalityCount(store)) }
   let equalityPeer = try median(runs: 5) {
-    keep(try pq.integer(sql.text(\.equalityCount, table: peerTable), [#"{"age"}"#, String(Issue13Query.ageEquals)]))
+    keep(
+      try pq.integer(
+        sql.text(\.equalityCount, table: peerTable), [#"{"age"}"#, String(Issue13Query.ageEquals)]))
   }
   rows.append(
     issue13Row(
-      "equality count, no index, pushed down `filter(\"age\", value: \(Issue13Query.ageEquals)).count`", equalityOurs,
+      "equality count, no index, pushed down `filter(\"age\", value: \(Issue13Query.ageEquals)).count`",
+      equalityOurs,
       "libpq: the same SELECT count(*)", equalityPeer, limit: 1.2, target: "≤ 1.2×"))
 
   try printStatements("PostgreSQL", store, storeTable: "\"\(storeTable)\"", sql)

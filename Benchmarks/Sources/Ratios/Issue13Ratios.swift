@@ -65,32 +65,38 @@ struct Issue13Statements {
       #"SELECT body FROM {table} WHERE (json_extract(body, '$."species"') = ? AND json_type(body, '$."species"') IN ('text')) ORDER BY seq"#,
     rangeCount:
       #"SELECT count(*) FROM {table} WHERE (json_extract(body, '$."age"') > ? AND json_type(body, '$."age"') IN ('integer', 'real'))"#,
-    sortLimit: #"SELECT body FROM {table} ORDER BY CASE json_type(body, '$."age"') WHEN 'true' THEN 1 WHEN 'false' THEN 1 "#
+    sortLimit:
+      #"SELECT body FROM {table} ORDER BY CASE json_type(body, '$."age"') WHEN 'true' THEN 1 WHEN 'false' THEN 1 "#
       + #"WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'array' THEN 4 WHEN 'object' THEN 5 ELSE 0 END ASC, "#
       + #"CASE WHEN json_type(body, '$."age"') IN ('array', 'object') THEN NULL ELSE json_extract(body, '$."age"') END ASC, "#
       + #"CASE WHEN json_type(body, '$."age"') IN ('array', 'object') THEN body -> '$."age"' END COLLATE rs_binary ASC, "#
       + #"seq LIMIT ? OFFSET ?"#,
     equalityCount:
-      #"SELECT count(*) FROM {table} WHERE (json_extract(body, '$."age"') = ? AND json_type(body, '$."age"') IN ('integer', 'real'))"#)
+      #"SELECT count(*) FROM {table} WHERE (json_extract(body, '$."age"') = ? AND json_type(body, '$."age"') IN ('integer', 'real'))"#
+  )
 
   /// PostgresStore's statements (PostgresStore.swift, PostgresReader.swift,
   /// PostgresTranslation.swift). Parameters: `$1` the key's path as a `text[]` literal
   /// (`{"age"}`), `$2` the value as JSON text (`"Cow"`, `49`) or the sort's limit; the
   /// insert's are three array literals of up to 2,000 rows.
   static let postgres = Issue13Statements(
-    insert: "INSERT INTO {table} (id, body, plain)\nSELECT * FROM unnest($1::text[], $2::jsonb[], $3::boolean[])",
-    lookup: "SELECT body FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND (body #> $1::text[]) = $2::jsonb) ORDER BY seq ASC",
+    insert:
+      "INSERT INTO {table} (id, body, plain)\nSELECT * FROM unnest($1::text[], $2::jsonb[], $3::boolean[])",
+    lookup:
+      "SELECT body FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND (body #> $1::text[]) = $2::jsonb) ORDER BY seq ASC",
     rangeCount:
       "SELECT count(*) FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND jsonb_typeof((body #> $1::text[])) = 'number' "
       + "AND (body #> $1::text[]) > $2::jsonb)",
-    sortLimit: "SELECT body FROM {table} ORDER BY (CASE WHEN (body #> $1::text[]) IS NULL OR jsonb_typeof((body #> $1::text[])) = 'null' "
+    sortLimit:
+      "SELECT body FROM {table} ORDER BY (CASE WHEN (body #> $1::text[]) IS NULL OR jsonb_typeof((body #> $1::text[])) = 'null' "
       + "THEN 0 WHEN jsonb_typeof((body #> $1::text[])) = 'boolean' THEN 1 WHEN jsonb_typeof((body #> $1::text[])) = 'number' THEN 2 "
       + "WHEN jsonb_typeof((body #> $1::text[])) = 'string' THEN 3 WHEN jsonb_typeof((body #> $1::text[])) = 'array' THEN 4 ELSE 5 END) ASC, "
       + "(CASE WHEN jsonb_typeof((body #> $1::text[])) IN ('boolean', 'number') THEN (body #> $1::text[]) END) ASC, "
       + "(CASE WHEN jsonb_typeof((body #> $1::text[])) = 'string' THEN (body #> $1::text[]) #>> '{}' END) COLLATE \"C\" ASC, "
       + "seq ASC LIMIT $2::bigint",
     equalityCount:
-      "SELECT count(*) FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND (body #> $1::text[]) = $2::jsonb)")
+      "SELECT count(*) FROM {table} WHERE ((body #> $1::text[]) IS NOT NULL AND (body #> $1::text[]) = $2::jsonb)"
+  )
 }
 
 /// Whether the peer's text is the store's: the store's records statement for a query (from
@@ -124,12 +130,16 @@ final class PlainStore<Inner: RecordStore>: RecordStore {
   }
   func fetch(id: Element.ID) throws -> Element? { try inner.fetch(id: id) }
   func snapshot() throws -> StoreSnapshot<Element> { try inner.snapshot() }
-  func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>> { inner.commits(polling: interval) }
+  func commits(polling interval: Duration) -> AsyncStream<StoreCommit<Element>> {
+    inner.commits(polling: interval)
+  }
   func close() { inner.close() }
 }
 
 /// A row of the issue 13 table: ours beside the peer, judged against `limit` (ours ÷ peer).
-func issue13Row(_ scenario: String, _ ours: Double, _ peer: String, _ peerTime: Double, limit: Double?, target: String) -> Row {
+func issue13Row(
+  _ scenario: String, _ ours: Double, _ peer: String, _ peerTime: Double, limit: Double?, target: String
+) -> Row {
   var row = Row(scenario, ours, peer, peerTime, target: target)
   row.plainRatio = true
   row.verdict = limit.map { mark(ours / peerTime <= $0) } ?? "—"
@@ -142,7 +152,9 @@ func jsonBody(_ encoder: JSONEncoder, _ animal: Animal) throws -> String {
 }
 
 func issue13Tables(_ animals: [Animal]) throws {
-  try printTable("Issue 13: SQLiteStore beside the same statements through GRDB, \(grouped(animals.count)) records", sqliteRows(animals))
+  try printTable(
+    "Issue 13: SQLiteStore beside the same statements through GRDB, \(grouped(animals.count)) records",
+    sqliteRows(animals))
   let postgres: [Row]
   do {
     postgres = try postgresRows(animals)
@@ -150,7 +162,9 @@ func issue13Tables(_ animals: [Animal]) throws {
     print("\nIssue 13, PostgreSQL: not run (\(failure))")
     return
   }
-  printTable("Issue 13: PostgresStore beside the same statements through plain libpq, \(grouped(animals.count)) records", postgres)
+  printTable(
+    "Issue 13: PostgresStore beside the same statements through plain libpq, \(grouped(animals.count)) records",
+    postgres)
 }
 
 /// Prints a progress line at once, also when the output is a pipe or a file.

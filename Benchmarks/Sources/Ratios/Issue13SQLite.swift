@@ -17,11 +17,14 @@ private func grdbCopy(of storePath: String, at path: String, indexes: Bool) thro
   let statements = try source.read { db in
     try String.fetchAll(
       db,
-      sql: "SELECT sql FROM sqlite_master WHERE tbl_name = 'Animal' AND sql IS NOT NULL AND (type = 'table' OR ?) ORDER BY type = 'index'",
+      sql:
+        "SELECT sql FROM sqlite_master WHERE tbl_name = 'Animal' AND sql IS NOT NULL AND (type = 'table' OR ?) ORDER BY type = 'index'",
       arguments: [indexes])
   }
   try source.close()
-  guard !statements.isEmpty else { throw PostgresFailure(description: "the SQLiteStore file holds no Animal table") }
+  guard !statements.isEmpty else {
+    throw PostgresFailure(description: "the SQLiteStore file holds no Animal table")
+  }
   remove(path, ["", "-journal", "-wal", "-shm"])
   let db = try DatabaseQueue(path: path, configuration: grdbConfiguration())
   try db.write { db in
@@ -46,7 +49,10 @@ private func grdbConfiguration() -> Configuration {
   // The sort statement names the store's collation (on values it never reaches for plain
   // rows: the third ORDER BY term is NULL unless the value is an array or object).
   configuration.prepareDatabase { db in
-    db.add(collation: DatabaseCollation("rs_binary") { a, b in a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame })
+    db.add(
+      collation: DatabaseCollation("rs_binary") { a, b in
+        a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+      })
   }
   return configuration
 }
@@ -64,7 +70,9 @@ private func grdbInsert(_ db: DatabaseQueue, _ animals: [Animal]) throws {
 }
 
 /// The records a statement returns, bodies decoded with JSONDecoder.
-private func grdbRecords(_ db: DatabaseQueue, _ sql: String, _ arguments: StatementArguments = []) throws -> [Animal] {
+private func grdbRecords(_ db: DatabaseQueue, _ sql: String, _ arguments: StatementArguments = []) throws
+  -> [Animal]
+{
   let decoder = JSONDecoder()
   return try db.read { db in
     var animals: [Animal] = []
@@ -92,7 +100,10 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
   let storePath = scratch + "/issue13-store.sqlite"
   let grdbPath = scratch + "/issue13-grdb.sqlite"
   let suffixes = ["", "-journal", "-wal", "-shm"]
-  defer { remove(storePath, suffixes); remove(grdbPath, suffixes) }
+  defer {
+    remove(storePath, suffixes)
+    remove(grdbPath, suffixes)
+  }
   let sql = Issue13Statements.sqlite
   var rows: [Row] = []
 
@@ -113,13 +124,16 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
   rows.append(
     issue13Row(
       "`insert(contentsOf:)` of \(records)", oursInsert.sorted()[1],
-      "GRDB: one transaction of prepared INSERTs (seq, id, body, plain), body by JSONEncoder", grdbInsertTimes.sorted()[1],
+      "GRDB: one transaction of prepared INSERTs (seq, id, body, plain), body by JSONEncoder",
+      grdbInsertTimes.sorted()[1],
       limit: 1.2, target: "≤ 1.2×"))
 
   // The index the lookup uses, on both sides: the store's own statement, copied.
   try store.createIndex("species")
   let indexDDL = try DatabaseQueue(path: storePath).read { db in
-    try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Animal' AND sql IS NOT NULL")
+    try String.fetchAll(
+      db,
+      sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Animal' AND sql IS NOT NULL")
   }
   try grdb.write { db in
     for ddl in indexDDL where ddl.contains("species") { try db.execute(sql: renamed(ddl)) }
@@ -133,7 +147,8 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
   rows.append(
     issue13Row(
       "indexed lookup `filter(\"species\", value: \"Cow\")` → \(grouped(try Issue13Query.lookup(store).count)) records",
-      lookupOurs, "GRDB: the same SELECT and expression index, rows decoded with JSONDecoder", lookupPeer, limit: 1.2,
+      lookupOurs, "GRDB: the same SELECT and expression index, rows decoded with JSONDecoder", lookupPeer,
+      limit: 1.2,
       target: "≤ 1.2×"))
 
   let rangeOurs = median(runs: 5) { keep(Issue13Query.rangeCount(store)) }
@@ -142,14 +157,18 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
   }
   rows.append(
     issue13Row(
-      "filtered count `filter(\"age\", .greaterThan, \(Issue13Query.ageAbove)).count`", rangeOurs, "GRDB: the same SELECT count(*)",
+      "filtered count `filter(\"age\", .greaterThan, \(Issue13Query.ageAbove)).count`", rangeOurs,
+      "GRDB: the same SELECT count(*)",
       rangePeer, limit: 1.2, target: "≤ 1.2×"))
 
   let sortOurs = try median(runs: 5) { keep(try Issue13Query.sortLimit(store)) }
-  let sortPeer = try median(runs: 5) { keep(try grdbRecords(grdb, sql.text(\.sortLimit, table: grdbTable), [10, 0])) }
+  let sortPeer = try median(runs: 5) {
+    keep(try grdbRecords(grdb, sql.text(\.sortLimit, table: grdbTable), [10, 0]))
+  }
   rows.append(
     issue13Row(
-      "sort + limit `sortBy(\"age\").limit(10)` (no index on age)", sortOurs, "GRDB: the same SELECT, rows decoded with JSONDecoder",
+      "sort + limit `sortBy(\"age\").limit(10)` (no index on age)", sortOurs,
+      "GRDB: the same SELECT, rows decoded with JSONDecoder",
       sortPeer, limit: 1.2, target: "≤ 1.2×"))
 
   let equalityOurs = median(runs: 5) { keep(Issue13Query.equalityCount(store)) }
@@ -158,8 +177,10 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
   }
   rows.append(
     issue13Row(
-      "equality count, no index, pushed down `filter(\"age\", value: \(Issue13Query.ageEquals)).count`", equalityOurs,
-      "SQLite's own speed: the same SELECT count(*) through GRDB", equalityPeer, limit: 1.2, target: "SQLite's speed (≤ 1.2×)"))
+      "equality count, no index, pushed down `filter(\"age\", value: \(Issue13Query.ageEquals)).count`",
+      equalityOurs,
+      "SQLite's own speed: the same SELECT count(*) through GRDB", equalityPeer, limit: 1.2,
+      target: "SQLite's speed (≤ 1.2×)"))
   progress("  issue 13, SQLite: the in-process paths…")
   let closure = timed { Issue13Query.equalityCountInProcess(store) }.ms
   rows.append(
@@ -169,7 +190,8 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
   let plain = timed { Issue13Query.equalityCount(PlainStore(store)) }.ms
   rows.append(
     issue13Row(
-      "(the gap) the same count through a plain `RecordStore` wrapper (no pushdown: snapshot, then in process)", plain,
+      "(the gap) the same count through a plain `RecordStore` wrapper (no pushdown: snapshot, then in process)",
+      plain,
       "SQLite's own speed", equalityPeer, limit: nil, target: "—"))
 
   try printStatements("SQLite", store, storeTable: "\"Animal\"", sql)
@@ -182,20 +204,41 @@ func sqliteRows(_ animals: [Animal]) throws -> [Row] {
 
 /// Prints, per scenario, the statement the store's reader reports (with its bindings and
 /// plan) and whether the peer runs the same text.
-func printStatements<S: QueryPushdownStore>(_ engine: String, _ store: S, storeTable: String, _ peer: Issue13Statements) throws
+func printStatements<S: QueryPushdownStore>(
+  _ engine: String, _ store: S, storeTable: String, _ peer: Issue13Statements
+) throws
 where S.Element == Animal {
   let scenarios: [(String, StoreQuery, KeyPath<Issue13Statements, String>, Bool)] = [
-    ("indexed lookup", StoreQuery(filter: .condition(try StoreCondition("species", .equal, Issue13Query.species))), \.lookup, false),
-    ("filtered count", StoreQuery(filter: .condition(try StoreCondition("age", .greaterThan, Issue13Query.ageAbove))), \.rangeCount, true),
+    (
+      "indexed lookup",
+      StoreQuery(filter: .condition(try StoreCondition("species", .equal, Issue13Query.species))), \.lookup,
+      false
+    ),
+    (
+      "filtered count",
+      StoreQuery(filter: .condition(try StoreCondition("age", .greaterThan, Issue13Query.ageAbove))),
+      \.rangeCount, true
+    ),
     ("sort + limit", StoreQuery(sort: [StoreSortKey("age")], limit: 10), \.sortLimit, false),
-    ("equality count", StoreQuery(filter: .condition(try StoreCondition("age", .equal, Issue13Query.ageEquals))), \.equalityCount, true),
+    (
+      "equality count",
+      StoreQuery(filter: .condition(try StoreCondition("age", .equal, Issue13Query.ageEquals))),
+      \.equalityCount, true
+    ),
   ]
-  print("\nStatements, \(engine): what the store's reader explains, and whether the peer runs the same text\n")
+  print(
+    "\nStatements, \(engine): what the store's reader explains, and whether the peer runs the same text\n")
   for (name, query, statement, counting) in scenarios {
     let explanation = try storeExplanation(store, query)
-    let same = sameStatement(store: explanation.statement, storeTable: storeTable, peer: peer[keyPath: statement], counting: counting)
-    print("- \(name)\(counting ? " (the reader's count runs SELECT count(*) with this WHERE)" : ""): `\(explanation.statement)`")
-    print("  bindings \(explanation.bindings); peer's text: \(same ? "the same" : "**DIFFERS**: `\(peer[keyPath: statement])`")")
+    let same = sameStatement(
+      store: explanation.statement, storeTable: storeTable, peer: peer[keyPath: statement], counting: counting
+    )
+    print(
+      "- \(name)\(counting ? " (the reader's count runs SELECT count(*) with this WHERE)" : ""): `\(explanation.statement)`"
+    )
+    print(
+      "  bindings \(explanation.bindings); peer's text: \(same ? "the same" : "**DIFFERS**: `\(peer[keyPath: statement])`")"
+    )
     print("  plan: " + explanation.plan.joined(separator: " / "))
   }
 }

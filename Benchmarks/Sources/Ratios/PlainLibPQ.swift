@@ -15,7 +15,9 @@ final class PlainLibPQ {
   private let connection: OpaquePointer
 
   init(url: String) throws {
-    guard let connection = PQconnectdb(url) else { throw PostgresFailure(description: "PQconnectdb returned nil") }
+    guard let connection = PQconnectdb(url) else {
+      throw PostgresFailure(description: "PQconnectdb returned nil")
+    }
     guard PQstatus(connection) == CONNECTION_OK else {
       let message = String(cString: PQerrorMessage(connection))
       PQfinish(connection)
@@ -57,7 +59,10 @@ final class PlainLibPQ {
   }
 
   /// Every row's column `column`, as text, handed to `body` one at a time.
-  func forEachText(_ sql: String, _ parameters: [String?] = [], column: Int32 = 0, _ body: (UnsafePointer<CChar>) throws -> Void)
+  func forEachText(
+    _ sql: String, _ parameters: [String?] = [], column: Int32 = 0,
+    _ body: (UnsafePointer<CChar>) throws -> Void
+  )
     throws
   {
     try exec(sql, parameters) { result in
@@ -67,7 +72,9 @@ final class PlainLibPQ {
 }
 
 /// Calls `body` with the parameters as the C strings `PQexecParams` takes, alive for the call.
-private func withTextParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> T) rethrows -> T {
+private func withTextParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> T)
+  rethrows -> T
+{
   let copies = parameters.map { $0.map { strdup($0) } ?? nil }
   defer { for copy in copies { free(copy) } }
   return try body(copies.map { $0.map { UnsafePointer($0) } })
@@ -94,7 +101,10 @@ final class PrivatePostgres {
     }
     let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
     guard let version = versions.compactMap(Int.init).max() else {
-      throw PostgresFailure(description: "no PostgreSQL server binaries in /usr/lib/postgresql; install postgresql or set REQUESTSET_POSTGRES_URL")
+      throw PostgresFailure(
+        description:
+          "no PostgreSQL server binaries in /usr/lib/postgresql; install postgresql or set REQUESTSET_POSTGRES_URL"
+      )
     }
     let bin = "/usr/lib/postgresql/\(version)/bin"
     let root = FileManager.default.temporaryDirectory.path + "/requestset-ratios-pg-\(getpid())"
@@ -103,7 +113,10 @@ final class PrivatePostgres {
     let data = root + "/data"
     if getuid() == 0 { try run(["/bin/chown", "postgres:postgres", root]) }
     let port = try freeLoopbackPort()
-    try run(asPostgres([bin + "/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]))
+    try run(
+      asPostgres([
+        bin + "/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
+      ]))
     try run(
       asPostgres([
         bin + "/pg_ctl", "-D", data, "-l", root + "/server.log", "-w", "-o",
@@ -150,7 +163,8 @@ private func run(_ command: [String]) throws {
   while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
   guard status == 0 else {
     let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    throw PostgresFailure(description: "\(command.joined(separator: " ")) failed (wait status \(status)): \(text)")
+    throw PostgresFailure(
+      description: "\(command.joined(separator: " ")) failed (wait status \(status)): \(text)")
   }
 }
 

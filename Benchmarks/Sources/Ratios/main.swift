@@ -10,7 +10,8 @@ import RequestSet
 // Sections: core, format, log, live, query, issue11 (all of these by default), and scale,
 // smallq and issue13 (only when named: scale runs up to 10,000,000 records; smallq loops the
 // small queries for profiling, see SmallQueryLoop.swift; issue13 measures the SQL stores
-// against GRDB and plain libpq and starts a private PostgreSQL server, see Issue13Ratios.swift). `query` ignores the record count and
+// against GRDB and plain libpq on a private PostgreSQL server, see Issue13Ratios.swift).
+// `query` ignores the record count and
 // always runs 10,000, 100,000 and 1,000,000 records; so do issue11's small indexed queries.
 // `scale` writes its figures as CSV to FILE (for Benchmarks/Scripts/scale_chart.py), or
 // prints them when no FILE is given.
