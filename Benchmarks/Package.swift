@@ -2,6 +2,7 @@
 // The benchmarks live in their own package so the library itself keeps no dependencies.
 //
 //   swift run -c release --package-path Benchmarks Ratios          # the ratio table, one run
+//   swift run -c release --package-path Benchmarks Ratios 1000000 issue13   # the SQL stores' table
 //   swift package --package-path Benchmarks benchmark              # ordo-one's harness
 import PackageDescription
 
@@ -20,11 +21,17 @@ let package = Package(
       name: "BenchmarkSupport",
       dependencies: [.product(name: "RequestSet", package: "RequestSet")],
       path: "Sources/BenchmarkSupport"),
+    // libpq, for the plain-libpq baseline of PostgresStore (the library's CLibPQ is no product).
+    .systemLibrary(
+      name: "CLibPQBench", path: "Sources/CLibPQBench", pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
     // Times every scenario against its baseline in one process and prints the ratios.
     .executableTarget(
       name: "Ratios",
       dependencies: [
-        "BenchmarkSupport", .product(name: "RequestSet", package: "RequestSet"),
+        "BenchmarkSupport", "CLibPQBench", .product(name: "RequestSet", package: "RequestSet"),
+        .product(name: "RequestSetSQLite", package: "RequestSet"),
+        .product(name: "RequestSetPostgres", package: "RequestSet"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       path: "Sources/Ratios"),
