@@ -7,7 +7,6 @@ enum _Pushdown {
     _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
   ) throws -> _Evaluation<Element> {
     if let invalid = query.invalid { throw invalid }
-    try checkKeys(query, reader)
     let plan = _PushdownPlan(query, reader)
     try refuse(plan, query, storeName: storeName)
     guard let remainder = plan.remainder else {
@@ -67,37 +66,10 @@ enum _Pushdown {
     _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
   ) throws -> Int? {
     if let invalid = query.invalid { throw invalid }
-    try checkKeys(query, reader)
     let plan = _PushdownPlan(query, reader)
     try refuse(plan, query, storeName: storeName)
     guard plan.isExact else { return nil }
     return try reader.count(plan.query)
-  }
-
-  /// Throws `.unknownKey` for a string key of the first stage (a condition, a sort key, the
-  /// distinct key) that the store's type does not have, as a scan of its records would;
-  /// a store would just match nothing. Values of the wrong kind are not checked here: one
-  /// record cannot tell which kinds a key holds across the store (see SQLEngines.md).
-  static func checkKeys<Element>(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) throws {
-    let stage = query.stages[0]
-    var keys: [String] = []
-    func collect(_ node: _FilterNode<Element>) {
-      switch node {
-      case .field(let c): keys.append(c.key)
-      case .and(let j), .or(let j): for term in j.terms { collect(term) }
-      case .not(let inner): collect(inner)
-      case .predicate(let p): if let t = p.translated { collect(t) }
-      default: break
-      }
-    }
-    if let filter = stage.filter { collect(filter) }
-    for key in stage.sort {
-      if case .field(let k, _, _) = key { keys.append(k) }
-    }
-    if case .field(let k)? = stage.distinct { keys.append(k) }
-    guard !keys.isEmpty, let kinds = try reader.keys() else { return }
-    let fields = _KeysOnly(kinds: kinds)
-    for key in keys { try _FilterCompiler<Element>.validate(key, value: nil, in: fields) }
   }
 
   /// Throws `.notPushedDown` for a set made with `requiringPushdown()` when part of it

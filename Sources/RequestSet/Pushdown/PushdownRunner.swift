@@ -11,20 +11,6 @@ struct _PushdownRunner<Element: Sendable>: Sendable {
   let delete: @Sendable (StoreQuery) throws -> Int?
 }
 
-/// The keys a pushdown store's records hold and the kinds of value under them, learned
-/// once from a stored record through the type's own decoder (as a `MemoryStore` learns
-/// them from its first record), so that a filter or sort on a key the type does not have
-/// throws `.unknownKey` on every store, as a scan does, instead of matching nothing.
-final class _LearnedKeys: Sendable {
-  let kinds = _Lock<[String: _KindSet]?>(nil)
-}
-
-/// Keys and kinds without values: what `_FilterCompiler.validate` checks a key against.
-struct _KeysOnly: _FieldAccess {
-  let kinds: [String: _KindSet]
-  func reader(for key: String) -> ((Int) throws -> FieldValue)? { nil }
-}
-
 extension _PushdownRunner where Element: Record {
   /// The runner of `store`, or nil when it adopts only ``RecordStore``.
   ///
@@ -40,8 +26,7 @@ extension _PushdownRunner where Element: Record {
 
   private init(_ store: any QueryPushdownStore<Element>) {
     storeName = "\(type(of: store))"
-    let learned = _LearnedKeys()
-    open = { _PushdownReader(try store.queryReader(), learned: learned) }
+    open = { _PushdownReader(try store.queryReader()) }
     update = { try store.update(matching: $0, set: $1) }
     delete = { try store.delete(matching: $0) }
   }
@@ -60,12 +45,8 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   let aggregate: @Sendable (StoreAggregate, String, StoreQuery) throws -> FieldValue?
   /// A snapshot of records the reader returned, in the order received, at its version.
   let snapshot: @Sendable ([Element]) -> StoreSnapshot<Element>
-  /// The keys the store's type has (see `_LearnedKeys`), or nil when they are not known:
-  /// the store is empty (any key is accepted, as nothing can match), or the type's keys
-  /// vary from record to record (`DynamicRecord`).
-  let keys: @Sendable () throws -> [String: _KindSet]?
 
-  init(_ reader: any StoreQueryReader<Element>, learned: _LearnedKeys) where Element: Record {
+  init(_ reader: any StoreQueryReader<Element>) where Element: Record {
     let version = reader.version
     self.version = version
     supportCondition = { reader.support(for: $0) }
@@ -76,18 +57,5 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     explain = { try reader.explain($0) }
     aggregate = { try reader.aggregate($0, of: $1, $2) }
     snapshot = { StoreSnapshot(records: $0, version: version) }
-    keys = {
-      if let known = learned.kinds.withLock({ $0 }) { return known }
-      if Element.self == DynamicRecord.self { return nil }
-      var first: Element?
-      try reader.records(StoreQuery(limit: 1)) {
-        first = $0
-        return false
-      }
-      guard let first else { return nil }
-      let kinds = _SchemaProbe.learn(Element.self, from: try FieldValue(encoding: first))
-      learned.kinds.withLock { $0 = kinds }
-      return kinds
-    }
   }
 }
