@@ -86,7 +86,7 @@ import Testing
     }
   }
 
-  @Test(arguments: StoreKind.allCases)
+  @Test(arguments: StoreKind.withSQL)
   func hostileKeysAnswerAsTheArrayReferenceOrThrow(kind: StoreKind) throws {
     var mismatches = CorpusMismatches(kind: kind)
     if kind == .array {
@@ -123,7 +123,7 @@ import Testing
     #expect(try RequestSet(store).filter(Self.keys[2], value: 1).fetch().contains(extra))
   }
 
-  @Test(arguments: StoreKind.writable)
+  @Test(arguments: StoreKind.writableWithSQL)
   func updatesThroughHostileKeysWriteWhatTheArrayReferenceWouldRead(kind: StoreKind) throws {
     let store = try kind.makeStore(of: DynamicRecord.self)
     try store.insert(contentsOf: Self.records)
