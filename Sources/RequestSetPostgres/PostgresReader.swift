@@ -46,7 +46,33 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     }
   }
 
+  /// The table's keys and kinds as this transaction's snapshot sees them, read once.
+  func fieldKinds() throws -> StoreFieldKinds? {
+    if let known = _kinds.withLock({ $0 }) { return known }
+    let read = try _with { c in try store._storedKinds(c).map { try store._fieldKinds.kinds(fromText: $0) } }
+    _kinds.withLock { $0 = .some(read) }
+    return read
+  }
+
+  private let _kinds = Mutex<StoreFieldKinds??>(nil)
+
+  /// Why a nested key cannot run in SQL: a record held an array part way along its path,
+  /// and the engine reads the rest of the key in each of its elements, which a jsonb path
+  /// does not. Nil when the key is safe.
+  private func _arrayOnPath(_ names: [String]) -> String? {
+    guard names.count > 1 else { return nil }
+    guard let kinds = try? fieldKinds() else {
+      return "the table's summary of keys is unreadable, so a path through an array cannot be ruled out"
+    }
+    for end in 1..<names.count where kinds.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
+      return "the key \(FieldValue.key(forFieldNames: names)) reads through an array in some record, "
+        + "which SQL paths do not map over"
+    }
+    return nil
+  }
+
   func support(for condition: StoreCondition) -> PushdownSupport {
+    if let reason = _arrayOnPath(condition.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: condition)
     // Rows SQL cannot compare (NaN, Decimal, …): the engine runs the filter in process.
     // (`.superset` with `NOT plain OR …` would do, but a filter the engine pushes whole,
@@ -58,6 +84,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   func support(for sort: StoreSortKey) -> PushdownSupport {
+    if let reason = _arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: sort)
     guard support == .exact else { return support }
     if hasNonPlainRows {

@@ -18,12 +18,14 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   private let quotedTable: String
   private let pool: _SQLitePool
   private let connection: Mutex<_SQLiteConnection?>
+  private let kinds: SQLFieldKinds
 
   init(store: SQLiteStore<Element>) throws {
     let c = try store._pool.take()
     table = store.table
     quotedTable = store._quotedTable
     pool = store._pool
+    kinds = store._kinds
     // BEGIN is deferred: the first read below starts the snapshot the reader keeps.
     try c.execute("BEGIN", doing: "start a read transaction")
     do {
@@ -115,6 +117,13 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     try connection.withLock { c in
       guard let c else { throw RequestSetError(.closed, "The reader of \(table) was released. Open another.") }
       return try body(c)
+    }
+  }
+
+  /// The table's keys and kinds as this read transaction sees them.
+  func fieldKinds() throws -> StoreFieldKinds? {
+    try withConnection { c in
+      try SQLiteStore<Element>._storedKinds(c, table: table).map { try kinds.kinds(fromText: $0) }
     }
   }
 

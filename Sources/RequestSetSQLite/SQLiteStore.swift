@@ -56,6 +56,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   let _writer: Mutex<_SQLiteConnection?>
   let _pool: _SQLitePool
   let _feed = _SQLiteFeed<Element>()
+  /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
+  let _kinds = SQLFieldKinds()
   /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
   /// commits twice (they are published as they are made).
   let _origin = UUID().uuidString
@@ -98,6 +100,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
         CREATE TABLE IF NOT EXISTS requestset_changes(version INTEGER NOT NULL, tbl TEXT NOT NULL,
           op TEXT NOT NULL, id TEXT NOT NULL, origin TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS requestset_changes_by_version ON requestset_changes(tbl, version);
+        \(SQLFieldKinds.createTable);
         """, doing: "create RequestSet's metadata tables")
       let exists = try c.prepare("SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE")
       try exists.bind([.text(table)])
@@ -118,6 +121,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
             "The table \(table) in \(c.path) holds \(owner) records, not \(type). Pass table: with another name "
               + "for \(type), or open it as SQLiteStore<\(owner)>; nothing was changed.")
         }
+        try _rebuildKindsIfMissing(c, table: table, quoted: quoted)
         return
       }
       try c.execute(
@@ -131,7 +135,36 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
           + "ON CONFLICT(name) DO UPDATE SET type = excluded.type")
       try insert.bind([.text(table), .text(type)])
       try insert.run(doing: "record the table in requestset_tables")
+      try _writeKinds(c, table: table, text: StoreFieldKinds().encodedText())
     }
+  }
+
+  /// Writes the table's summary of keys and kinds (see ``StoreFieldKinds``).
+  private static func _writeKinds(_ c: _SQLiteConnection, table: String, text: String) throws {
+    let statement = try c.cached(
+      "INSERT INTO requestset_kinds(name, kinds) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET kinds = excluded.kinds")
+    try statement.bind([.text(table), .text(text)])
+    try statement.run(doing: "record the keys and kinds of \(table)")
+  }
+
+  /// The table's summary of keys and kinds as stored, or nil when it has none.
+  static func _storedKinds(_ c: _SQLiteConnection, table: String) throws -> String? {
+    let statement = try c.cached("SELECT kinds FROM requestset_kinds WHERE name = ?")
+    try statement.bind([.text(table)])
+    let text = try statement.step(doing: "read the keys and kinds of \(table)") ? statement.text(0) : nil
+    sqlite3_reset(statement.pointer)
+    return text
+  }
+
+  /// Makes the summary of a table written before summaries were kept, from its rows.
+  private static func _rebuildKindsIfMissing(_ c: _SQLiteConnection, table: String, quoted: String) throws {
+    guard try _storedKinds(c, table: table) == nil else { return }
+    var kinds = StoreFieldKinds()
+    let rows = try c.prepare("SELECT body FROM \(quoted) ORDER BY seq")
+    while try rows.step(doing: "read \(table) to learn its keys") {
+      kinds.note(try SQLJSON.decode(rows.text(0)), as: Element.self)
+    }
+    try _writeKinds(c, table: table, text: kinds.encodedText())
   }
 
   // MARK: Writing
@@ -215,10 +248,14 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     // Encode outside the lock: it is the expensive part, and it can fail.
     var rows: [(op: String, id: String, body: String, plain: Bool)] = []
     rows.reserveCapacity(changes.count)
+    var written: [FieldValue] = []
+    written.reserveCapacity(changes.count)
     for change in changes {
       switch change {
       case .insert(let r), .save(let r):
-        let body = SQLJSON.encode(try FieldValue(encoding: r))
+        let fields = try FieldValue(encoding: r)
+        written.append(fields)
+        let body = SQLJSON.encode(fields)
         let op = { if case .insert = change { return "insert" } else { return "save" } }()
         rows.append((op, try _idText(r.id), body.text, body.plain))
       case .delete(let id):
@@ -228,6 +265,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     if changes.isEmpty {
       return try _writer.withLock { c in guard c != nil else { throw _closed() } }
     }
+    let kinds = _kinds.noting(written, as: Element.self)
     let version: UInt64 = try _write { c in
       if let expectedVersion {
         let current = try _version(c)
@@ -277,6 +315,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
               + "(\(error.message)). Change the value, or drop the unique index; nothing was written.")
         }
         touched.insert(row.id)
+      }
+      if let text = try _kinds.merged(stored: Self._storedKinds(c, table: table), batch: kinds) {
+        try Self._writeKinds(c, table: table, text: text)
       }
       let version = try _bump(c)
       try _log(c, version, rows.map { ($0.op, $0.id) })

@@ -118,6 +118,20 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// What the store runs for `query`: its statement, bindings and plan.
   func explain(_ query: StoreQuery) throws -> StoreExplanation
 
+  /// The keys the store's records have held and the kinds of value under each, as of
+  /// this reader's state, or nil when the store does not keep them. The engine checks
+  /// every query against them before the store runs it: a key no record holds throws
+  /// `.unknownKey` and a value of a kind the key never holds throws `.typeMismatch`, as
+  /// over a ``MemoryStore``. With nil, such a query matches nothing. The default returns
+  /// nil.
+  ///
+  /// ```swift
+  /// func fieldKinds() throws -> StoreFieldKinds? {
+  ///   try StoreFieldKinds(encodedText: readSummaryRow())
+  /// }
+  /// ```
+  func fieldKinds() throws -> StoreFieldKinds?
+
   /// `function` of `key` over the records `query` selects, or nil when the store cannot
   /// compute it exactly as the in-memory engine does (the engine then computes it). The
   /// default returns nil.
@@ -129,6 +143,9 @@ extension StoreQueryReader {
   public func support(forDistinct key: String) -> PushdownSupport {
     .none(reason: "\(Self.self) does not run DISTINCT")
   }
+
+  /// Keeps no summary of keys and kinds: a key the records lack matches nothing.
+  public func fieldKinds() throws -> StoreFieldKinds? { nil }
 
   /// Computes nothing in the store: the engine does it.
   public func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? { nil }

@@ -89,6 +89,7 @@ extension RequestSet where Element: Record {
     do {
       // The reader is released before the write: a store may not write while it reads.
       let reader = try runner.open()
+      try _Pushdown.check(_query, reader)
       let plan = _PushdownPlan(_query, reader)
       guard plan.isExact else { return nil }
       query = plan.query
@@ -111,6 +112,17 @@ extension RequestSet where Element: Encodable {
     case .count: return nil
     }
     let reader = try runner.open()
+    try _Pushdown.check(_query, reader)
+    if let kinds = try reader.kinds() {
+      // A key the store does not know, or sum/average over values that are not numbers:
+      // computed in process, which throws as over a MemoryStore.
+      guard let held = kinds[key] else { return nil }
+      if storeFunction == .sum || storeFunction == .average,
+        held.nonNull.contains(where: { $0 != .number })
+      {
+        return nil
+      }
+    }
     let plan = _PushdownPlan(_query, reader)
     guard plan.isExact else { return nil }
     return try reader.aggregate(storeFunction, key, plan.query)
