@@ -9,7 +9,8 @@ import _RequestSetSQL
 /// Each store keeps one table (named by `table:`, by default the record type's name) with
 /// the columns `seq` (store order), `id`, `body` (the record's fields as `jsonb`) and
 /// `plain`; the table `requestset_tables` says which type each table holds and counts its
-/// writes. Values are always bound parameters, and keys reach SQL only as bound `text[]`
+/// writes, and `requestset_kinds` keeps the keys and kinds its records have held
+/// (``StoreFieldKinds``). Values are always bound parameters, and keys reach SQL only as bound `text[]`
 /// paths or quoted through a tested function. The store holds a small pool of connections
 /// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
 /// one more for its read transaction.

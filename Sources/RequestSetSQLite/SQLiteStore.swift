@@ -14,7 +14,8 @@ import _RequestSetSQL
 /// The file is an ordinary SQLite database any `sqlite3` shell opens. Each store keeps
 /// one table (named by `table:`, by default the record type's name) with the columns
 /// `seq` (store order), `id`, `body` (the record as JSON) and `plain`, and a row in
-/// `requestset_tables` naming the record type and the store's version.
+/// `requestset_tables` naming the record type and the store's version, and one in
+/// `requestset_kinds` with the keys and kinds its records have held (``StoreFieldKinds``).
 ///
 /// ```swift
 /// import RequestSet
