@@ -39,7 +39,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   /// Runs `body` with the reader's connection.
   @discardableResult
-  private func _with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
+  func _with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
     try _connection.withLock { c in
       guard let c else { throw RequestSetError(.closed, "The reader was released.") }
       return try body(c)
@@ -59,7 +59,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   /// Why a nested key cannot run in SQL: a record held an array part way along its path,
   /// and the engine reads the rest of the key in each of its elements, which a jsonb path
   /// does not. Nil when the key is safe.
-  private func _arrayOnPath(_ names: [String]) -> String? {
+  func _arrayOnPath(_ names: [String]) -> String? {
     guard names.count > 1 else { return nil }
     guard let kinds = try? fieldKinds() else {
       return "the table's summary of keys is unreadable, so a path through an array cannot be ruled out"

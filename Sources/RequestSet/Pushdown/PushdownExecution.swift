@@ -113,7 +113,7 @@ enum _Pushdown {
 
 /// A store's keys and kinds with no records: what ``_Pushdown/check(_:_:)`` compiles a
 /// query against.
-private struct _KindsOnly<Element: Sendable>: _ExternalRecords, _FieldAccess {
+struct _KindsOnly<Element: Sendable>: _ExternalRecords, _FieldAccess {
   let kinds: [String: _KindSet]
 
   func record(at slot: Int) throws -> Element {

@@ -43,6 +43,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   let records: @Sendable (StoreQuery, (Element) throws -> Bool) throws -> Void
   let explain: @Sendable (StoreQuery) throws -> StoreExplanation
   let aggregate: @Sendable (StoreAggregate, String, StoreQuery) throws -> FieldValue?
+  let groups: @Sendable (StoreGroupQuery) throws -> [[FieldValue]]?
   /// A snapshot of records the reader returned, in the order received, at its version,
   /// knowing the store's keys and kinds.
   let snapshot: @Sendable ([Element]) -> StoreSnapshot<Element>
@@ -59,6 +60,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     records = { try reader.records($0, $1) }
     explain = { try reader.explain($0) }
     aggregate = { try reader.aggregate($0, of: $1, $2) }
+    groups = { try reader.groups($0) }
     let kinds = _StoreKinds { try reader.fieldKinds() }
     _kinds = kinds
     snapshot = { StoreSnapshot(records: $0, version: version, storeKinds: try? kinds.get()) }

@@ -132,6 +132,23 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// ```
   func fieldKinds() throws -> StoreFieldKinds?
 
+  /// One row per group of the records `query.query` selects: the group's values of
+  /// `query.keys`, then its `query.columns`, in that order; rows in any order. Nil when the
+  /// store cannot compute every row exactly as the in-memory engine does (the engine then
+  /// groups in process). The default returns nil.
+  ///
+  /// The engine's rules, which an exact answer keeps: records whose key values are equal
+  /// (`1` and `1.0` are, `1` and `"1"` and `true` are not; nil and an absent key are) make
+  /// one group, whose key value is that of its first record in store order; `count`
+  /// counts records, the other columns skip nil and follow ``StoreAggregate``'s rules.
+  ///
+  /// ```swift
+  /// func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]? {
+  ///   query.columns == [.count] ? try countPerValue(of: query.keys, query.query) : nil
+  /// }
+  /// ```
+  func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]?
+
   /// `function` of `key` over the records `query` selects, or nil when the store cannot
   /// compute it exactly as the in-memory engine does (the engine then computes it). The
   /// default returns nil.
@@ -146,6 +163,9 @@ extension StoreQueryReader {
 
   /// Keeps no summary of keys and kinds: a key the records lack matches nothing.
   public func fieldKinds() throws -> StoreFieldKinds? { nil }
+
+  /// Forms no groups in the store: the engine does it.
+  public func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]? { nil }
 
   /// Computes nothing in the store: the engine does it.
   public func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? { nil }
