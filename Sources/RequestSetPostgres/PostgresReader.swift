@@ -201,10 +201,8 @@ extension PostgresStore {
   /// - Returns: How many records changed, or nil.
   /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.connectionFailed`.
   public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
-    // The engine checks an assignment's key and value against the type before it writes;
-    // this statement cannot (the type's key model is internal to RequestSet), so it runs
-    // only when the caller opts in. Until then the engine writes record by record.
-    guard _sqlUpdates else { return nil }
+    // The engine has checked each assignment's key and value against the table's keys and
+    // kinds (``StoreFieldKinds``) before calling this.
     var values: [(name: String, json: String)] = []
     for (key, value) in assignments {
       let names = FieldValue.fieldNames(inKey: key)
@@ -224,7 +222,24 @@ extension PostgresStore {
       }
       let rows = try c.execute(
         "UPDATE \(_quoted) SET body = \(body) WHERE \(condition) RETURNING body", translation.parameters)
-      for row in 0..<rows.count { changed.append(try _record(rows.string(row, 0) ?? "null")) }
+      var bodies: [FieldValue] = []
+      for row in 0..<rows.count {
+        let body = try SQLJSON.decode(rows.string(row, 0) ?? "null")
+        do {
+          changed.append(try body.decode(Element.self))
+        } catch {
+          throw RequestSetError(
+            .decodingFailed,
+            "update cannot make \(Element.self) from \(body) (\(error)). Use update { … } with a closure to "
+              + "supply the other fields; nothing was written.",
+            underlying: error)
+        }
+        bodies.append(body)
+      }
+      // A key that held only nil may hold a value now.
+      if let text = try _fieldKinds.merged(stored: _storedKinds(c), batch: _fieldKinds.noting(bodies, as: Element.self)) {
+        try _writeKinds(c, text)
+      }
       count = rows.count
       return rows.count > 0
     }

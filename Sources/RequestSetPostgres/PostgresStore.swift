@@ -33,8 +33,6 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
   let _fieldKinds = SQLFieldKinds()
   private let _indexes = Mutex<Set<String>>([])
-  /// Whether `update(matching:set:)` runs as one UPDATE (off: see there).
-  let _sqlUpdates = false
 
   /// The format number `requestset_tables` records for this row layout.
   static var _format: Int { 1 }

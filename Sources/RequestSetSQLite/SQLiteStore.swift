@@ -549,6 +549,79 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     return ids.count
   }
 
+  /// Sets `assignments` on every record `query` matches with one `UPDATE … json_set`, in
+  /// one transaction, and returns how many records changed; nil (the engine then writes
+  /// record by record) when the query is not exact here, an assignment is to `id` or to a
+  /// nested key, or a value has no exact JSON twin.
+  ///
+  /// The engine checks each assignment's key and value against the table's keys and kinds
+  /// first; every updated record is decoded as `Element` before the commit, so a value the
+  /// record cannot hold (nil for a field that is not optional) rolls the whole update back.
+  ///
+  /// ```swift
+  /// try animals.filter("species", value: "Cow").update("species", value: "Bovine")   // one UPDATE
+  /// ```
+  /// - Returns: How many records changed, or nil.
+  /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.closed`, `.locked`.
+  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
+    guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil, !assignments.isEmpty
+    else { return nil }
+    var setters: [String] = []
+    var values: [_SQLiteBinding] = []
+    for (key, value) in assignments {
+      let names = FieldValue.fieldNames(inKey: key)
+      let encoded = SQLJSON.encode(value)
+      guard names.count == 1, names[0] != "id", encoded.plain, let path = _SQLiteTranslation.pathLiteral(names) else {
+        return nil
+      }
+      setters.append("\(path), json(?)")
+      values.append(.text(encoded.text))
+    }
+    let outcome: (UInt64, [Element])? = try _write { c in
+      let notPlain = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(_quotedTable) WHERE NOT plain)")
+      if try notPlain.step(doing: "check for rows SQL cannot compare"), notPlain.int(0) != 0 { return nil }
+      let clause = try _SQLiteTranslation.whereClause(query.filter, nonPlain: false)
+      let update = try c.prepare(
+        "UPDATE \(_quotedTable) SET body = json_set(body, \(setters.joined(separator: ", ")))\(clause.sql) "
+          + "RETURNING id, body")
+      try update.bind(values + clause.bindings)
+      var changed: [(id: String, record: Element)] = []
+      var bodies: [FieldValue] = []
+      while try update.step(doing: "update records") {
+        let body = try SQLJSON.decode(update.text(1))
+        changed.append((update.text(0), try _decodeUpdated(body)))
+        bodies.append(body)
+      }
+      guard !changed.isEmpty else { return (0, []) }
+      // A key that held only nil may hold a value now.
+      if let text = try _kinds.merged(
+        stored: Self._storedKinds(c, table: table), batch: _kinds.noting(bodies, as: Element.self))
+      {
+        try Self._writeKinds(c, table: table, text: text)
+      }
+      let version = try _bump(c)
+      try _log(c, version, changed.map { ("save", $0.id) })
+      return (version, changed.map(\.record))
+    }
+    guard let (version, records) = outcome else { return nil }
+    guard !records.isEmpty else { return 0 }
+    _feed.publish(StoreCommit(version: version, changes: records.map { .save($0) }))
+    return records.count
+  }
+
+  /// A record an update wrote, decoded as the engine decodes an updated record.
+  private func _decodeUpdated(_ fields: FieldValue) throws -> Element {
+    do {
+      return try fields.decode(Element.self)
+    } catch {
+      throw RequestSetError(
+        .decodingFailed,
+        "update cannot make \(Element.self) from \(fields) (\(error)). Use update { … } with a closure to supply "
+          + "the other fields; nothing was written.",
+        underlying: error)
+    }
+  }
+
   // MARK: Closing
 
   /// Closes the store's connections; later reads and writes throw `.closed`, and commit

@@ -29,7 +29,10 @@ public protocol QueryPushdownStore<Element>: RecordStore {
   /// updates through ``RecordStore/apply(_:ifVersion:)``). The default returns nil.
   ///
   /// The engine calls it only for a query the store's reader said it runs exactly, with no
-  /// window.
+  /// window. When the reader returns ``StoreQueryReader/fieldKinds()``, the engine has
+  /// checked each assignment's key and value against them first; otherwise the store
+  /// checks them, throwing what ``RequestSet/update(_:value:)`` throws. Either way the
+  /// store must write nothing when an updated record would not decode.
   ///
   /// ```swift
   /// try animals.filter("species", value: "dog").update("age", value: 4)   // one UPDATE statement

@@ -70,7 +70,13 @@ extension RequestSet {
 extension RequestSet where Element: Record {
   /// Runs a write through the query as one statement of the store, when the set is one
   /// stage with no window that the store runs exactly; nil to take the usual path.
-  func _pushdownWrite(_ body: (_PushdownRunner<Element>, StoreQuery) throws -> Int?) throws -> Int? {
+  ///
+  /// `validate` checks what the write sets against the store's keys and kinds, when the
+  /// store keeps them (``StoreQueryReader/fieldKinds()``).
+  func _pushdownWrite(
+    validate: ((any _FieldAccess) throws -> Void)? = nil,
+    _ body: (_PushdownRunner<Element>, StoreQuery) throws -> Int?
+  ) throws -> Int? {
     guard let runner = _source.pushdown, _source.pastVersion == nil, _query.invalid == nil,
       _query.stages.count == 1, !_query.stages[0].window.isSet
     else { return nil }
@@ -79,6 +85,11 @@ extension RequestSet where Element: Record {
       // The reader is released before the write: a store may not write while it reads.
       let reader = try runner.open()
       try _Pushdown.check(_query, reader)
+      // A store that keeps no keys and kinds checks the write itself (see
+      // `QueryPushdownStore.update(matching:set:)`).
+      if let validate, let kinds = try reader.kinds() {
+        try validate(_KindsOnly<Element>(kinds: kinds))
+      }
       let plan = _PushdownPlan(_query, reader)
       guard plan.isExact else { return nil }
       query = plan.query
