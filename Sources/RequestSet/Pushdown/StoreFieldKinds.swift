@@ -7,7 +7,7 @@ import Foundation
 ///
 /// A store keeps one per table, notes every record it writes (``note(_:as:)``), keeps it
 /// with its records (it only grows, as ``MemoryStore``'s does: deleting records forgets
-/// nothing) and hands it out through ``StoreQueryReader/fieldKinds``. Keys are the dotted
+/// nothing) and hands it out through ``StoreQueryReader/fieldKinds()``. Keys are the dotted
 /// keys filters use (`owner.city`, a dot inside a field name escaped as `\.`); the first
 /// record noted is also decoded once through the record type, which adds the optional keys
 /// its records leave out.

@@ -76,7 +76,7 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
   ///   process (the store does not form them, or not exactly; see
   ///   ``StoreQueryReader/groups(_:)``).
   ///
-  /// Over a ``QueryPushdownStore`` whose reader forms groups (``SQLiteStore``-like stores),
+  /// Over a ``QueryPushdownStore`` whose reader forms groups (`SQLiteStore`, `PostgresStore`),
   /// a set that is one filter the store runs exactly is grouped by the store: one
   /// statement, no record read in process; `having` and the order apply to its rows.
   public func fetch() throws -> [[String: FieldValue]] {
