@@ -90,6 +90,15 @@ final class ArchiveReader: StoreQueryReader {
     StoreExplanation(statement: "scan \(query)", plan: ["scan \(rows.count) records"])
   }
 
+  /// The keys and kinds of this state's records: the engine checks every query against
+  /// them, so a misspelt key throws `.unknownKey` as it does in memory. (A store keeps them
+  /// with its records, noting each record it writes, rather than noting all of them here.)
+  func fieldKinds() throws -> StoreFieldKinds? {
+    var kinds = StoreFieldKinds()
+    for row in rows { kinds.note(row.fields, as: Animal.self) }
+    return kinds
+  }
+
   /// The positions `query` selects: filter, sort (ties in store order), window.
   private func selected(_ query: StoreQuery) -> [Int] {
     func value(_ i: Int, _ key: String) -> FieldValue { rows[i].fields[path: key] ?? .null }
@@ -128,6 +137,13 @@ final class ArchiveReader: StoreQueryReader {
     ]
     for query in queries {
       #expect(try query(RequestSet(archive)).fetch() == query(RequestSet(memory)).fetch())
+    }
+    // Its fieldKinds() makes a misspelt key and a value of the wrong kind errors, as in memory.
+    for bad in ["nmae == 'Rex'", "age == 'old'"] {
+      let archived = try #require(throws: RequestSetError.self) { try RequestSet(archive).filter(bad).fetch() }
+      let inMemory = try #require(throws: RequestSetError.self) { try RequestSet(memory).filter(bad).fetch() }
+      #expect(archived.code == inMemory.code)
+      #expect(archived.message == inMemory.message)
     }
     #expect(
       RequestSet(archive).filter("age", .greaterThan, 3).sortBy("name").limit(10).explain()
