@@ -141,6 +141,25 @@ private func engineMatches(_ filter: StoreFilter, _ record: FieldValue) -> Bool 
     #expect(try teams.snapshot().count == Team.league.count)
   }
 
+  @Test func aWriteBlockedPastTheBusyTimeoutThrowsLockedAndWritesNothing() throws {
+    let path = freshPath()
+    let store = try SQLiteStore<Animal>(path: path)
+    try store.insert(contentsOf: Animal.zoo)
+    // Another connection holds the write lock past the store's busy timeout (5 s).
+    let other = try _SQLiteConnection(path: path, create: false, busyTimeout: 100)
+    try other.execute("BEGIN IMMEDIATE", doing: "take the write lock")
+    let error = try #require(throws: RequestSetError.self) {
+      try store.insert(Animal(id: 7, name: "Late", species: "Cat", age: 1))
+    }
+    #expect(error.code == .locked)
+    #expect(error.message.contains("busy timeout"))
+    // Reads go on meanwhile (WAL), and see nothing of the refused write.
+    #expect(RequestSet(store).count == Animal.zoo.count)
+    try other.execute("ROLLBACK", doing: "release the write lock")
+    try store.insert(Animal(id: 7, name: "Late", species: "Cat", age: 1))
+    #expect(RequestSet(store).count == Animal.zoo.count + 1)
+  }
+
   @Test func aClosedStoreThrowsClosed() throws {
     let store = try SQLiteStore<Animal>(path: freshPath())
     store.close()
