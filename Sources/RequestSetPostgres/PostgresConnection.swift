@@ -126,12 +126,12 @@ struct _PGDiagnostic: Error, Sendable, CustomStringConvertible {
 
 /// Calls `body` with the strings as C strings (nil for SQL NULL), valid for the call.
 private func _withCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+  // No parameters: libpq takes a null array (an empty array may have no base address).
+  if strings.isEmpty { return body(nil) }
   var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
   defer { for case let p? in pointers { free(p) } }
   return pointers.withUnsafeMutableBufferPointer { buffer in
-    buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) {
-      body(strings.isEmpty ? nil : $0)
-    }
+    buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
   }
 }
 
