@@ -90,7 +90,7 @@ final class _SQLitePoller<Element: Record>: Sendable {
       }
       let fetch = try c.prepare("SELECT body FROM \(store._quotedTable) WHERE id = ?")
       var commits: [StoreCommit<Element>] = []
-      for version in (state.last + 1)...current where !own.contains(version) {
+      for version in (state.last + 1)...current where !own.contains(version) && !store._ownVersions.contains(version) {
         guard let logged = byVersion[version], !logged.contains(where: { $0.0 == "many" }) else {
           commits.append(StoreCommit(version: version, changes: nil))
           continue
@@ -122,6 +122,41 @@ final class _SQLitePoller<Element: Record>: Sendable {
 }
 
 /// This store's commit observers (the poller adds other connections' commits).
+extension SQLiteStore {
+  /// Hands a commit of this store to its observers and remembers its version for the
+  /// pollers (see `_SQLiteOwnVersions`).
+  func _publish(_ commit: StoreCommit<Element>) {
+    _ownVersions.insert(commit.version)
+    _feed.publish(commit)
+  }
+}
+
+/// The last versions a store committed itself (at most ``limit``): its pollers read other
+/// connections' commits from `requestset_changes`, whose rows name their origin, but the
+/// table keeps only the last versions (8,192), and a poller that fell further behind
+/// must still not report this store's own commits a second time.
+final class _SQLiteOwnVersions: Sendable {
+  static let limit = 1 << 16
+  private let state = Mutex<(set: Set<UInt64>, order: [UInt64], head: Int)>(([], [], 0))
+
+  func insert(_ version: UInt64) {
+    state.withLock { s in
+      guard s.set.insert(version).inserted else { return }
+      s.order.append(version)
+      if s.order.count - s.head > Self.limit {
+        s.set.remove(s.order[s.head])
+        s.head += 1
+        if s.head > Self.limit {
+          s.order.removeFirst(s.head)
+          s.head = 0
+        }
+      }
+    }
+  }
+
+  func contains(_ version: UInt64) -> Bool { state.withLock { $0.set.contains(version) } }
+}
+
 final class _SQLiteFeed<Element: Record>: Sendable {
   private let observers = Mutex<[UInt64: @Sendable (StoreCommit<Element>?) -> Void]?>([:])
   private let nextID = Atomic<UInt64>(0)

@@ -57,6 +57,11 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   let _writer: Mutex<_SQLiteConnection?>
   let _pool: _SQLitePool
   let _feed = _SQLiteFeed<Element>()
+  /// The versions this store committed lately, so its pollers skip them even when their
+  /// rows in `requestset_changes` were pruned before a poll read them.
+  let _ownVersions = _SQLiteOwnVersions()
+  /// How many versions of `requestset_changes` rows a write keeps.
+  let _changesKept: Int64
   /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
   let _kinds = SQLFieldKinds()
   /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
@@ -77,7 +82,14 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   ///   when the table exists but is not RequestSet's, or holds another record type;
   ///   `.readOnly`, `.locked` or `.ioFailure` when the file cannot be written. Nothing is
   ///   written to the file then.
-  public init(path: String, table: String? = nil) throws {
+  public convenience init(path: String, table: String? = nil) throws {
+    try self.init(path: path, table: table, changesKept: 8192)
+  }
+
+  /// - Parameter changesKept: How many versions of `requestset_changes` rows a write
+  ///   keeps (older ones are pruned every 256 versions); small in tests of the pollers.
+  init(path: String, table: String?, changesKept: Int64) throws {
+    _changesKept = changesKept
     let name = table ?? String(describing: Element.self)
     self.path = path
     self.table = name
@@ -227,7 +239,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
       return (true, version)
     }
     guard let (_, version) = outcome else { return false }
-    _feed.publish(StoreCommit(version: version, changes: [.delete(id: id)]))
+    _publish(StoreCommit(version: version, changes: [.delete(id: id)]))
     return true
   }
 
@@ -324,7 +336,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
       try _log(c, version, rows.map { ($0.op, $0.id) })
       return version
     }
-    _feed.publish(StoreCommit(version: version, changes: changes))
+    _publish(StoreCommit(version: version, changes: changes))
   }
 
   /// Runs `body` in a write transaction on the writer connection and returns its result.
@@ -364,7 +376,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     }
     if version % 256 == 0 {
       let prune = try c.cached("DELETE FROM requestset_changes WHERE tbl = ? AND version <= ?")
-      try prune.bind([.text(table), .int(Int64(version) - 8192)])
+      try prune.bind([.text(table), .int(Int64(version) - _changesKept)])
       try prune.run(doing: "prune old changes")
     }
   }
@@ -545,7 +557,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     guard let (version, ids) = outcome else { return nil }
     guard !ids.isEmpty else { return 0 }
     let changes = try ids.map { RecordChange<Element>.delete(id: try SQLJSON.decode($0).decode(Element.ID.self)) }
-    _feed.publish(StoreCommit(version: version, changes: changes))
+    _publish(StoreCommit(version: version, changes: changes))
     return ids.count
   }
 
@@ -605,7 +617,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     }
     guard let (version, records) = outcome else { return nil }
     guard !records.isEmpty else { return 0 }
-    _feed.publish(StoreCommit(version: version, changes: records.map { .save($0) }))
+    _publish(StoreCommit(version: version, changes: records.map { .save($0) }))
     return records.count
   }
 

@@ -330,6 +330,26 @@ private func engineMatches(_ filter: StoreFilter, _ record: FieldValue) -> Bool 
     #expect(got == expected)
   }
 
+  @Test func ownCommitsArriveOnceEvenWhenThePollerFallsBehindThePruning() async throws {
+    let store = try SQLiteStore<Animal>(path: freshPath(), table: nil, changesKept: 64)
+    // The poller sleeps through more commits than requestset_changes keeps.
+    let stream = store.commits(polling: .milliseconds(400))
+    let start = try store.snapshot().version
+    for i in 0..<1_500 { try store.insert(Animal(id: 10 + i, name: "n\(i)", species: "Cow", age: 1)) }
+    let last = try store.snapshot().version
+    try await Task.sleep(for: .milliseconds(900))  // at least one poll after the burst
+    try store.insert(Animal(id: 1, name: "Last", species: "Cow", age: 1))
+    var versions: [UInt64] = []
+    var unknown = 0
+    for await commit in stream {
+      versions.append(commit.version)
+      if commit.changes == nil { unknown += 1 }
+      if commit.version == last + 1 { break }
+    }
+    #expect(versions == Array((start + 1)...(last + 1)))
+    #expect(unknown == 0)
+  }
+
   @Test func anotherConnectionsCommitsArriveWithTheirChanges() async throws {
     let path = freshPath()
     let store = try SQLiteStore<Animal>(path: path)

@@ -60,6 +60,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// database server's store learns of commits from the server instead).
   static var publishingThroughAFeed: [StoreKind] { writable.filter { $0 != .postgres } }
 
+  /// The stores whose commits reach a live set synchronously, on the writing thread (the
+  /// in-process stores); SQLite's reach it through `commits(polling:)`, from a task.
+  static var deliveringSynchronously: [StoreKind] {
+    publishingThroughAFeed.filter { $0 != .sqlite && $0 != .indexedSQLite }
+  }
+
   /// Whether the kind's store adopts `QueryPushdownStore`: `explain()` then says what the
   /// store ran and what ran in process, and evaluation runs through the store's reader.
   /// Each pushdown kind adds itself here; the shared suites check the exact explain text
