@@ -345,10 +345,6 @@ struct CorpusKnownDivergence: Sendable {
         $0.hasSuffix("array reference throws .unknownKey") || $0.hasSuffix("array reference throws .typeMismatch")
       }),
     CorpusKnownDivergence(
-      kinds: [.postgres], owner: "postgres / SQLJSON",
-      summary: "-0.0 comes back as 0.0 (jsonb drops the sign of a negative zero; SQLJSON could tag it as not plain)",
-      matches: { $0.contains("values(") || $0.contains("groupBy(") }),
-    CorpusKnownDivergence(
       kinds: [.pushdownMemory, .sqlite, .indexedSQLite, .postgres], owner: "pushdown",
       summary: "a pushed-down sum over a key whose values are not all numbers returns a sum instead of .typeMismatch",
       matches: { $0.contains(".sum(") && $0.hasSuffix("array reference throws .typeMismatch") }),
