@@ -52,11 +52,41 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func support(for sort: StoreSortKey) -> PushdownSupport {
-    if _SQLiteTranslation.pathLiteral(sort.fieldNames) == nil {
-      return .none(reason: "the key \(sort.key) holds a quote, a backslash or U+0000, which SQLite's JSON paths cannot spell")
+    // `FieldValue[path:]` and the engine's key model read a trailing backslash apart (the
+    // engine finds no field), so escapes stay with the engine.
+    if sort.key.contains("\\") {
+      return .none(reason: "the key \(sort.key) holds a backslash, an escape the engine resolves")
     }
     if let reason = arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
+    if !isHeld(sort.key) {
+      // The engine decides what a key no record holds means for the record type (a
+      // property that is nil everywhere, or `.unknownKey`); SQL would sort by nothing.
+      return .none(reason: "no record holds the key \(sort.key)")
+    }
     return .exact
+  }
+
+  private let heldKeys = Mutex<[String: Bool]>([:])
+
+  /// Whether some row holds `key` (nil included), read as the engine reads it. Checked
+  /// once per key per reader; the scan stops at the first row that holds it.
+  func isHeld(_ key: String) -> Bool {
+    if let known = heldKeys.withLock({ $0[key] }) { return known }
+    var t = _SQLiteTranslation()
+    var test = "rs_field(?, body) IS NOT NULL"
+    t.bindings.append(.key(key))
+    if let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) {
+      test = "CASE WHEN plain THEN json_type(body, \(path)) IS NOT NULL ELSE \(test) END"
+    }
+    // A failed check answers "held": the engine then pushes, as before the check.
+    let held =
+      (try? withConnection { c -> Bool in
+        let s = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(test))")
+        try s.bind(t.bindings)
+        return try s.step(doing: "check that a key is held") && s.int(0) != 0
+      }) ?? true
+    heldKeys.withLock { $0[key] = held }
+    return held
   }
 
   private let arrayPaths = Mutex<[[String]: String?]>([:])
@@ -89,6 +119,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// SELECT (or count) with the query's WHERE, ORDER BY and window.
   private func statement(_ query: StoreQuery, counting: Bool) throws -> _SQLiteTranslation {
     var t = try _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain)
+    let order = counting ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain)
+    t.bindings += order.bindings
     let windowed = query.offset != 0 || query.limit != nil
     var window = ""
     if windowed {
@@ -103,11 +135,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
         : "SELECT count(*) FROM \(quotedTable)\(t.sql)"
       return t
     }
-    guard let order = _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain) else {
-      throw RequestSetError(
-        .notPushedDown, "A sort key of \(query) cannot be spelled as a SQLite JSON path; sort it in process.")
-    }
-    t.sql = "SELECT body FROM \(quotedTable)\(t.sql)\(order.isEmpty ? " ORDER BY seq" : order)\(window)"
+    t.sql = "SELECT body FROM \(quotedTable)\(t.sql)\(order.sql)\(window)"
     return t
   }
 

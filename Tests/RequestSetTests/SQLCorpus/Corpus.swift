@@ -331,22 +331,10 @@ struct CorpusKnownDivergence: Sendable {
       summary: "a Bool compared with a nested key of mixed kinds (o.k) throws .typeMismatch where the engine answers",
       matches: { $0.contains("store throws .typeMismatch") && !$0.contains("array reference throws") }),
     CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite], owner: "sqlite / pushdown",
-      summary: "a sort by a key no record holds returns store order instead of throwing .unknownKey",
-      matches: { $0.contains("sortBy(") && $0.hasSuffix("array reference throws .unknownKey") }),
-    CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite], owner: "sqlite / pushdown",
-      summary: "a sort by a key holding a quote or U+0000 (declined by the reader) returns store order, unsorted",
-      matches: { $0.contains("sortBy(") && $0.contains(" with key ") }),
-    CorpusKnownDivergence(
       kinds: [.postgres], owner: "postgres / pushdown (StoreKind.checkingKeys leaves .postgres out for this)",
       summary: "an unknown key or a value of the wrong kind matches nothing instead of throwing",
       matches: {
         $0.hasSuffix("array reference throws .unknownKey") || $0.hasSuffix("array reference throws .typeMismatch")
       }),
-    CorpusKnownDivergence(
-      kinds: [.pushdownMemory, .sqlite, .indexedSQLite, .postgres], owner: "pushdown",
-      summary: "a pushed-down sum over a key whose values are not all numbers returns a sum instead of .typeMismatch",
-      matches: { $0.contains(".sum(") && $0.hasSuffix("array reference throws .typeMismatch") }),
   ]
 }
