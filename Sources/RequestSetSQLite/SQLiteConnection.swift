@@ -180,6 +180,8 @@ final class _SQLiteStatement {
 
   func int(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
 
+  func double(_ column: Int32) -> Double { sqlite3_column_double(pointer, column) }
+
   func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
 
   func text(_ column: Int32) -> String {

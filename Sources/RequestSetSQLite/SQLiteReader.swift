@@ -168,6 +168,72 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     }
   }
 
+  /// `function` of `key` over the rows `query` selects, in one statement; nil (the engine
+  /// computes it) wherever SQLite could answer otherwise than the engine.
+  ///
+  /// Declined: a table holding rows that are not plain, a key no JSON path spells or no
+  /// row holds, a key reading through an array, values of several kinds or arrays and
+  /// objects among the selected rows (the engine throws `.typeMismatch` for those), a sum
+  /// or average over doubles (floating-point addition depends on the order of the terms),
+  /// and a minimum or maximum over integers and doubles together (which of two equal
+  /// numbers the engine keeps depends on their order). Integer sums are exact: the high
+  /// and low 32 bits are summed apart, so nothing overflows in SQL, and a total beyond
+  /// `Int` is left to the engine, which throws `.overflow`.
+  ///
+  /// ```swift
+  /// try reader.aggregate(.sum, of: "age", StoreQuery())   // .int(34), one SELECT
+  /// ```
+  func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
+    let names = FieldValue.fieldNames(inKey: key)
+    guard !nonPlain, let path = _SQLiteTranslation.pathLiteral(names), arrayOnPath(names) == nil, isHeld(key)
+    else { return nil }
+    let rows = try statement(query, counting: false)
+    let t = "json_type(body, \(path))"
+    let sql = """
+      SELECT count(*) FILTER (WHERE t = 'integer'), count(*) FILTER (WHERE t = 'real'), \
+      count(*) FILTER (WHERE t IN ('true', 'false')), count(*) FILTER (WHERE t = 'text'), \
+      count(*) FILTER (WHERE t IN ('array', 'object')), \
+      min(v) FILTER (WHERE t NOT IN ('array', 'object', 'null')), \
+      max(v) FILTER (WHERE t NOT IN ('array', 'object', 'null')), \
+      sum(v >> 32) FILTER (WHERE t = 'integer'), sum(v & 4294967295) FILTER (WHERE t = 'integer'), \
+      (SELECT group_concat(k) FROM (SELECT DISTINCT CASE \(t) WHEN 'integer' THEN 'n' WHEN 'real' THEN 'n' \
+      WHEN 'true' THEN 'b' WHEN 'false' THEN 'b' WHEN 'text' THEN 's' WHEN 'array' THEN 'c' WHEN 'object' THEN 'c' \
+      END AS k FROM \(quotedTable) WHERE k IS NOT NULL)) \
+      FROM (SELECT \(t) AS t, json_extract(body, \(path)) AS v FROM (\(rows.sql)))
+      """
+    return try withConnection { c -> FieldValue? in
+      let s = try c.prepare(sql)
+      try s.bind(rows.bindings)
+      guard try s.step(doing: "aggregate records") else { return nil }
+      let (ints, reals, bools) = (s.int(0), s.int(1), s.int(2))
+      // The engine checks the kinds the key holds in the whole store, not only in the rows
+      // selected: numbers only for a sum or average, one kind of scalar for min and max.
+      let held = Set(s.isNull(9) ? [] : s.text(9).split(separator: ","))
+      switch function {
+      case .sum, .average: guard held.isSubset(of: ["n"]) else { return nil }
+      case .min, .max: guard held.count <= 1, !held.contains("c") else { return nil }
+      }
+      switch function {
+      case .sum, .average:
+        guard reals == 0 else { return nil }
+        // Each part sums at most 2^32 per row, so SQLite's 64-bit sum cannot overflow
+        // below 2^31 rows.
+        guard ints < 1 << 31 else { return nil }
+        let total = Int128(s.int(7)) << 32 + Int128(s.int(8))
+        if function == .average { return ints == 0 ? .null : .double(Double(total) / Double(ints)) }
+        return Int(exactly: total).map(FieldValue.int)
+      case .min, .max:
+        guard !(ints > 0 && reals > 0) else { return nil }
+        let column: Int32 = function == .min ? 5 : 6
+        if s.isNull(column) { return .null }
+        if bools > 0 { return .bool(s.int(column) != 0) }
+        if ints > 0 { return .int(Int(s.int(column))) }
+        if reals > 0 { return .double(s.double(column)) }
+        return .string(s.text(column))
+      }
+    }
+  }
+
   func explain(_ query: StoreQuery) throws -> StoreExplanation {
     let t = try statement(query, counting: false)
     let plan: [String] = try withConnection { c in
