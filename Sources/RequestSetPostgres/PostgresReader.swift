@@ -77,16 +77,59 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     return .exact
   }
 
+  /// Keeps the first row per value of `key` in PostgreSQL when the table's values under it
+  /// are plain scalars, whose `jsonb` equality is the engine's (`1` equals `1.0`, a Bool is
+  /// never a number, NFC text by bytes; nil and absent are made one value); declines rows
+  /// that are not plain, arrays and objects under the key, and a key no row holds (the
+  /// engine decides what that means for the type).
+  func support(forDistinct key: String) -> PushdownSupport {
+    let names = FieldValue.fieldNames(inKey: key)
+    if hasNonPlainRows { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    if names.contains(where: { $0.utf8.contains(0) }) {
+      return .none(reason: "the key holds U+0000, which PostgreSQL text cannot hold")
+    }
+    var translation = _PGTranslation()
+    let x = translation.field(names)
+    let found = try? _with {
+      try $0.execute(
+        """
+        SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE \(x) IS NOT NULL), \
+        EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object'))
+        """, translation.parameters)
+    }
+    guard let found, found.string(0, 0) == "t" else { return .none(reason: "no record holds the key \(key)") }
+    guard found.string(0, 1) == "f" else {
+      return .none(reason: "the key \(key) holds arrays or objects, whose jsonb equality is not the engine's")
+    }
+    return .exact
+  }
+
   /// The SELECT for `query`, with `columns`.
   func statement(_ query: StoreQuery, columns: String) -> (sql: String, parameters: [String?]) {
     var translation = _PGTranslation()
     var sql = "SELECT \(columns) FROM \(store._quoted)"
+    var condition = ""
     if let filter = query.filter {
-      let condition = translation.filter(filter)
       // No `NOT plain OR …`: over rows SQL cannot compare, conditions are declined, and a
       // constant filter (no condition) is exact on every row.
-      sql += " WHERE " + condition
+      condition = " WHERE " + translation.filter(filter)
     }
+    if let key = query.distinct {
+      // Each row's place in the query's order, then the first row per value of the key
+      // (the engine asked support(forDistinct:) first).
+      let x = translation.field(FieldValue.fieldNames(inKey: key))
+      let order = translation.orderBy(query.sort)
+      let partitionOrder = translation.orderBy(query.sort)
+      sql = """
+        SELECT \(columns) FROM (SELECT body, row_number() OVER (ORDER BY \(order)) AS rs_pos, \
+        row_number() OVER (PARTITION BY coalesce(\(x), 'null'::jsonb) ORDER BY \(partitionOrder)) AS rs_n \
+        FROM \(store._quoted)\(condition)) AS rs_distinct WHERE rs_n = 1 ORDER BY rs_pos
+        """
+      if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
+      if let limit = query.limit { sql += " LIMIT \(translation.bind(String(limit)))::bigint" }
+      return (sql, translation.parameters)
+    }
+    sql += condition
     sql += " ORDER BY " + translation.orderBy(query.sort)
     if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
     if let limit = query.limit { sql += " LIMIT \(translation.bind(String(limit)))::bigint" }
@@ -95,7 +138,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   func count(_ query: StoreQuery) throws -> Int {
     var (sql, parameters) = statement(query, columns: "1")
-    if query.sort.isEmpty && query.offset == 0 && query.limit == nil {
+    if query.sort.isEmpty && query.offset == 0 && query.limit == nil && query.distinct == nil {
       var translation = _PGTranslation()
       sql = "SELECT count(*) FROM \(store._quoted)"
       if let filter = query.filter { sql += " WHERE " + translation.filter(filter) }

@@ -66,6 +66,30 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return .exact
   }
 
+  /// Keeps the first row per value of `key` in SQL when the table's values under it are
+  /// plain scalars, whose SQL equality is the engine's (`1` equals `1.0`, nil equals
+  /// absent, NFC text by bytes); declines rows that are not plain, arrays and objects
+  /// under the key, and keys the engine must check (no row holds it, an escape).
+  func support(forDistinct key: String) -> PushdownSupport {
+    let names = FieldValue.fieldNames(inKey: key)
+    if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    guard !key.contains("\\"), let path = _SQLiteTranslation.pathLiteral(names) else {
+      return .none(reason: "the key \(key) holds a backslash, a quote or U+0000")
+    }
+    if let reason = arrayOnPath(names) { return .none(reason: reason) }
+    if !isHeld(key) { return .none(reason: "no record holds the key \(key)") }
+    let collections =
+      (try? withConnection { c -> Bool in
+        let s = try c.prepare(
+          "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE json_type(body, \(path)) IN ('array', 'object'))")
+        return try s.step(doing: "check a key's kinds") && s.int(0) != 0
+      }) ?? true
+    if collections {
+      return .none(reason: "the key \(key) holds arrays or objects, whose SQL equality is not the engine's")
+    }
+    return .exact
+  }
+
   private let heldKeys = Mutex<[String: Bool]>([:])
 
   /// Whether some row holds `key` (nil included), read as the engine reads it. Checked
@@ -116,10 +140,19 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return reason
   }
 
-  /// SELECT (or count) with the query's WHERE, ORDER BY and window.
+  /// SELECT (or count) with the query's WHERE, ORDER BY, DISTINCT and window.
   private func statement(_ query: StoreQuery, counting: Bool) throws -> _SQLiteTranslation {
     var t = try _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain)
-    let order = counting ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain)
+    let distinct = try query.distinct.map { key -> String in
+      guard case .exact = support(forDistinct: key), let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key))
+      else {
+        throw RequestSetError(.notPushedDown, "SQLite cannot keep distinct values of \(key) exactly; run distinct in process.")
+      }
+      return path
+    }
+    let order =
+      counting && distinct == nil ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain)
+    let whereBindings = t.bindings
     t.bindings += order.bindings
     let windowed = query.offset != 0 || query.limit != nil
     var window = ""
@@ -127,6 +160,27 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       window = " LIMIT ? OFFSET ?"
       t.bindings.append(.int(query.limit.map { Int64($0) } ?? -1))
       t.bindings.append(.int(Int64(query.offset)))
+    }
+    if let path = distinct {
+      // Each row's place in the query's order, then the first row per value: values are
+      // told apart by kind (a Bool is not the number 1) and by SQL value (integers and
+      // reals by exact numeric value, text by bytes, which is canonical equivalence for
+      // the NFC text of plain rows); nil and absent are one value.
+      let type = "json_type(body, \(path))"
+      let ranked = """
+        SELECT body, row_number() OVER (\(order.sql.dropFirst())) AS rs_pos, \
+        row_number() OVER (PARTITION BY CASE WHEN \(type) IN ('true', 'false') THEN 1 \
+        WHEN \(type) IN ('integer', 'real') THEN 2 WHEN \(type) = 'text' THEN 3 ELSE 0 END, \
+        CASE WHEN \(type) = 'null' THEN NULL ELSE json_extract(body, \(path)) END \
+        \(order.sql.dropFirst())) AS rs_n FROM \(quotedTable)\(t.sql)
+        """
+      // The statement reads the order's keys in both windows before the WHERE clause.
+      t.bindings = order.bindings + order.bindings + whereBindings + t.bindings.dropFirst(whereBindings.count + order.bindings.count)
+      t.sql =
+        counting
+        ? "SELECT count(*) FROM (SELECT 1 FROM (\(ranked)) WHERE rs_n = 1 ORDER BY rs_pos\(window))"
+        : "SELECT body FROM (\(ranked)) WHERE rs_n = 1 ORDER BY rs_pos\(window)"
+      return t
     }
     if counting {
       t.sql =
