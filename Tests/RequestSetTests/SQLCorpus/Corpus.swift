@@ -331,10 +331,6 @@ struct CorpusKnownDivergence: Sendable {
           && ($0.hasSuffix("array reference throws .typeMismatch") || $0.hasSuffix("array reference throws .unknownKey"))
       }),
     CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite, .postgres], owner: "pushdown / the SQL translations",
-      summary: "a filter that folds to false (\"'text' == 2\") returns every record on the SQL stores",
-      matches: { $0.contains("filter(\"'\\(key)' == 2\")") }),
-    CorpusKnownDivergence(
       kinds: [.sqlite, .indexedSQLite, .postgres], owner: "sqlite / postgres / pushdown (the key-kind check)",
       summary: "a Bool compared with a nested key of mixed kinds (o.k) throws .typeMismatch where the engine answers",
       matches: { $0.contains("store throws .typeMismatch") && !$0.contains("array reference throws") }),
