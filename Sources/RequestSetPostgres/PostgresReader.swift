@@ -39,14 +39,40 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   /// Runs `body` with the reader's connection.
   @discardableResult
-  private func _with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
+  func _with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
     try _connection.withLock { c in
       guard let c else { throw RequestSetError(.closed, "The reader was released.") }
       return try body(c)
     }
   }
 
+  /// The table's keys and kinds as this transaction's snapshot sees them, read once.
+  func fieldKinds() throws -> StoreFieldKinds? {
+    if let known = _kinds.withLock({ $0 }) { return known }
+    let read = try _with { c in try store._storedKinds(c).map { try store._fieldKinds.kinds(fromText: $0) } }
+    _kinds.withLock { $0 = .some(read) }
+    return read
+  }
+
+  private let _kinds = Mutex<StoreFieldKinds??>(nil)
+
+  /// Why a nested key cannot run in SQL: a record held an array part way along its path,
+  /// and the engine reads the rest of the key in each of its elements, which a jsonb path
+  /// does not. Nil when the key is safe.
+  func _arrayOnPath(_ names: [String]) -> String? {
+    guard names.count > 1 else { return nil }
+    guard let kinds = try? fieldKinds() else {
+      return "the table's summary of keys is unreadable, so a path through an array cannot be ruled out"
+    }
+    for end in 1..<names.count where kinds.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
+      return "the key \(FieldValue.key(forFieldNames: names)) reads through an array in some record, "
+        + "which SQL paths do not map over"
+    }
+    return nil
+  }
+
   func support(for condition: StoreCondition) -> PushdownSupport {
+    if let reason = _arrayOnPath(condition.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: condition)
     // Rows SQL cannot compare (NaN, Decimal, …): the engine runs the filter in process.
     // (`.superset` with `NOT plain OR …` would do, but a filter the engine pushes whole,
@@ -58,6 +84,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   func support(for sort: StoreSortKey) -> PushdownSupport {
+    if let reason = _arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: sort)
     guard support == .exact else { return support }
     if hasNonPlainRows {
@@ -291,10 +318,8 @@ extension PostgresStore {
   /// - Returns: How many records changed, or nil.
   /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.connectionFailed`.
   public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
-    // The engine checks an assignment's key and value against the type before it writes;
-    // this statement cannot (the type's key model is internal to RequestSet), so it runs
-    // only when the caller opts in. Until then the engine writes record by record.
-    guard _sqlUpdates else { return nil }
+    // The engine has checked each assignment's key and value against the table's keys and
+    // kinds (``StoreFieldKinds``) before calling this.
     var values: [(name: String, json: String)] = []
     for (key, value) in assignments {
       let names = FieldValue.fieldNames(inKey: key)
@@ -314,7 +339,24 @@ extension PostgresStore {
       }
       let rows = try c.execute(
         "UPDATE \(_quoted) SET body = \(body) WHERE \(condition) RETURNING body", translation.parameters)
-      for row in 0..<rows.count { changed.append(try _record(rows.string(row, 0) ?? "null")) }
+      var bodies: [FieldValue] = []
+      for row in 0..<rows.count {
+        let body = try SQLJSON.decode(rows.string(row, 0) ?? "null")
+        do {
+          changed.append(try body.decode(Element.self))
+        } catch {
+          throw RequestSetError(
+            .decodingFailed,
+            "update cannot make \(Element.self) from \(body) (\(error)). Use update { … } with a closure to "
+              + "supply the other fields; nothing was written.",
+            underlying: error)
+        }
+        bodies.append(body)
+      }
+      // A key that held only nil may hold a value now.
+      if let text = try _fieldKinds.merged(stored: _storedKinds(c), batch: _fieldKinds.noting(bodies, as: Element.self)) {
+        try _writeKinds(c, text)
+      }
       count = rows.count
       return rows.count > 0
     }

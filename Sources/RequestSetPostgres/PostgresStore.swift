@@ -9,7 +9,8 @@ import _RequestSetSQL
 /// Each store keeps one table (named by `table:`, by default the record type's name) with
 /// the columns `seq` (store order), `id`, `body` (the record's fields as `jsonb`) and
 /// `plain`; the table `requestset_tables` says which type each table holds and counts its
-/// writes. Values are always bound parameters, and keys reach SQL only as bound `text[]`
+/// writes, and `requestset_kinds` keeps the keys and kinds its records have held
+/// (``StoreFieldKinds``). Values are always bound parameters, and keys reach SQL only as bound `text[]`
 /// paths or quoted through a tested function. The store holds a small pool of connections
 /// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
 /// one more for its read transaction.
@@ -29,9 +30,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   let _table: String
   /// The table's name as a quoted SQL identifier.
   let _quoted: String
+  /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
+  let _fieldKinds = SQLFieldKinds()
   private let _indexes = Mutex<Set<String>>([])
-  /// Whether `update(matching:set:)` runs as one UPDATE (off: see there).
-  let _sqlUpdates = false
 
   /// The format number `requestset_tables` records for this row layout.
   static var _format: Int { 1 }
@@ -82,6 +83,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         CREATE TABLE IF NOT EXISTS requestset_changes (
           name text NOT NULL, version bigint NOT NULL, changes text, PRIMARY KEY (name, version))
         """)
+      try c.execute(SQLFieldKinds.createTable)
       let type = String(describing: Element.self)
       let known: _PGResult
       do {
@@ -118,6 +120,15 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
             "The table \(_quoted) is listed as holding \(type) records but its columns are "
               + "(\(columns.string(0, 0) ?? "none")). Drop it with PostgresStore.dropTable, or pass another `table:`.")
         }
+        if try _storedKinds(c) == nil {
+          // A table written before summaries were kept: learn its keys from its rows.
+          var kinds = StoreFieldKinds()
+          let rows = try c.execute("SELECT body::text FROM \(_quoted) ORDER BY seq")
+          for r in 0..<rows.count {
+            kinds.note(try SQLJSON.decode(rows.string(r, 0) ?? "{}"), as: Element.self)
+          }
+          try _writeKinds(c, kinds.encodedText())
+        }
       } else {
         let existing = try c.execute("SELECT to_regclass($1) IS NOT NULL", [_quoted])
         if existing.string(0, 0) == "t" {
@@ -137,8 +148,27 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         try c.execute(
           "INSERT INTO requestset_tables (name, type, format, version) VALUES ($1, $2, $3, 0)",
           [_table, type, String(Self._format)])
+        try _writeKinds(c, StoreFieldKinds().encodedText())
       }
     }
+  }
+
+  /// Writes the table's summary of keys and kinds (see ``StoreFieldKinds``).
+  func _writeKinds(_ c: _PGConnection, _ text: String) throws {
+    try c.execute(
+      "INSERT INTO requestset_kinds (name, kinds) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET kinds = EXCLUDED.kinds",
+      [_table, text])
+  }
+
+  /// The table's summary of keys and kinds as stored, or nil when it has none.
+  func _storedKinds(_ c: _PGConnection) throws -> String? {
+    let row = try c.execute("SELECT kinds FROM requestset_kinds WHERE name = $1", [_table])
+    return row.count == 1 ? row.string(0, 0) : nil
+  }
+
+  /// What `records` add to the table's summary of keys and kinds.
+  func _kindsNoting(_ records: some Sequence<Element>) throws -> StoreFieldKinds {
+    _fieldKinds.noting(try records.map { try FieldValue(encoding: $0) }, as: Element.self)
   }
 
   /// A readable description with the connection string's password hidden.
@@ -167,7 +197,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// `body` said nothing changed (then nothing is committed).
   @discardableResult
   func _write(
-    ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?,
+    ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?, kinds: StoreFieldKinds? = nil,
     _ body: (_PGConnection) throws -> Bool
   ) throws -> UInt64? {
     try _pool.with { c in
@@ -185,6 +215,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         }
         // Nothing changed (a delete of a missing id): commit the empty transaction as is.
         guard try body(c) else { return nil }
+        // Under the metadata row's lock, so no other writer's keys are lost.
+        if let kinds, let text = try _fieldKinds.merged(stored: _storedKinds(c), batch: kinds) {
+          try _writeKinds(c, text)
+        }
         let next = current + 1
         try c.execute("UPDATE requestset_tables SET version = $2 WHERE name = $1", [_table, String(next)])
         try c.execute(
@@ -343,12 +377,18 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     var rows: [(id: String, body: String, plain: Bool)] = []
     rows.reserveCapacity(records.count)
     var ids = Set<Element.ID>()
+    var fields: [FieldValue] = []
+    fields.reserveCapacity(records.count)
     for record in records {
       guard ids.insert(record.id).inserted else { throw _duplicate(record.id, inBatch: true) }
-      rows.append(try _row(record))
+      let encoded = try FieldValue(encoding: record)
+      fields.append(encoded)
+      let body = SQLJSON.encode(encoded)
+      rows.append((try _idText(record.id), body.text, body.plain))
     }
+    let kinds = _fieldKinds.noting(fields, as: Element.self)
     try _mappingDuplicate {
-      try _write(ifVersion: nil, changes: { records.map { .insert($0) } }) { c in
+      try _write(ifVersion: nil, changes: { records.map { .insert($0) } }, kinds: kinds) { c in
         var start = 0
         while start < rows.count {
           let end = min(rows.count, start + 2000)
@@ -406,7 +446,14 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   `.connectionFailed`; nothing is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     guard !changes.isEmpty else { return try _pool.checkOpen() }
-    try _write(ifVersion: expectedVersion, changes: { changes }) { c in
+    let kinds = try _kindsNoting(
+      changes.compactMap { change -> Element? in
+        switch change {
+        case .insert(let r), .save(let r): return r
+        case .delete: return nil
+        }
+      })
+    try _write(ifVersion: expectedVersion, changes: { changes }, kinds: kinds) { c in
       try _checkBatch(changes)  // after the version check, as every store orders them
       for change in changes { try _applyChange(change, on: c) }
       return true
@@ -478,6 +525,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     if metadata.string(0, 0) == "t" {
       try connection.execute("DELETE FROM requestset_tables WHERE name = $1", [table])
       try connection.execute("DELETE FROM requestset_changes WHERE name = $1", [table])
+      if try connection.execute("SELECT to_regclass('requestset_kinds') IS NOT NULL").string(0, 0) == "t" {
+        try connection.execute("DELETE FROM requestset_kinds WHERE name = $1", [table])
+      }
     }
   }
 

@@ -15,15 +15,17 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// not NFC, …): conditions are then a superset, rechecked by the engine.
   let nonPlain: Bool
   private let table: String
-  private let quotedTable: String
+  let quotedTable: String
   private let pool: _SQLitePool
   private let connection: Mutex<_SQLiteConnection?>
+  private let kinds: SQLFieldKinds
 
   init(store: SQLiteStore<Element>) throws {
     let c = try store._pool.take()
     table = store.table
     quotedTable = store._quotedTable
     pool = store._pool
+    kinds = store._kinds
     // BEGIN is deferred: the first read below starts the snapshot the reader keeps.
     try c.execute("BEGIN", doing: "start a read transaction")
     do {
@@ -118,7 +120,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// Why a nested key cannot run in SQL: some row holds an array part way along its path,
   /// and the engine reads the rest of the key in each of its elements, which a JSON path
   /// does not. Checked once per key per reader; nil when the key is safe.
-  private func arrayOnPath(_ names: [String]) -> String? {
+  func arrayOnPath(_ names: [String]) -> String? {
     guard names.count > 1 else { return nil }
     if let known = arrayPaths.withLock({ $0[names] }) { return known }
     var tests: [String] = []
@@ -193,10 +195,17 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return t
   }
 
-  private func withConnection<T>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
+  func withConnection<T>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
     try connection.withLock { c in
       guard let c else { throw RequestSetError(.closed, "The reader of \(table) was released. Open another.") }
       return try body(c)
+    }
+  }
+
+  /// The table's keys and kinds as this read transaction sees them.
+  func fieldKinds() throws -> StoreFieldKinds? {
+    try withConnection { c in
+      try SQLiteStore<Element>._storedKinds(c, table: table).map { try kinds.kinds(fromText: $0) }
     }
   }
 

@@ -14,7 +14,8 @@ import _RequestSetSQL
 /// The file is an ordinary SQLite database any `sqlite3` shell opens. Each store keeps
 /// one table (named by `table:`, by default the record type's name) with the columns
 /// `seq` (store order), `id`, `body` (the record as JSON) and `plain`, and a row in
-/// `requestset_tables` naming the record type and the store's version.
+/// `requestset_tables` naming the record type and the store's version, and one in
+/// `requestset_kinds` with the keys and kinds its records have held (``StoreFieldKinds``).
 ///
 /// ```swift
 /// import RequestSet
@@ -56,6 +57,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   let _writer: Mutex<_SQLiteConnection?>
   let _pool: _SQLitePool
   let _feed = _SQLiteFeed<Element>()
+  /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
+  let _kinds = SQLFieldKinds()
   /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
   /// commits twice (they are published as they are made).
   let _origin = UUID().uuidString
@@ -98,6 +101,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
         CREATE TABLE IF NOT EXISTS requestset_changes(version INTEGER NOT NULL, tbl TEXT NOT NULL,
           op TEXT NOT NULL, id TEXT NOT NULL, origin TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS requestset_changes_by_version ON requestset_changes(tbl, version);
+        \(SQLFieldKinds.createTable);
         """, doing: "create RequestSet's metadata tables")
       let exists = try c.prepare("SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE")
       try exists.bind([.text(table)])
@@ -118,6 +122,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
             "The table \(table) in \(c.path) holds \(owner) records, not \(type). Pass table: with another name "
               + "for \(type), or open it as SQLiteStore<\(owner)>; nothing was changed.")
         }
+        try _rebuildKindsIfMissing(c, table: table, quoted: quoted)
         return
       }
       try c.execute(
@@ -131,7 +136,36 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
           + "ON CONFLICT(name) DO UPDATE SET type = excluded.type")
       try insert.bind([.text(table), .text(type)])
       try insert.run(doing: "record the table in requestset_tables")
+      try _writeKinds(c, table: table, text: StoreFieldKinds().encodedText())
     }
+  }
+
+  /// Writes the table's summary of keys and kinds (see ``StoreFieldKinds``).
+  private static func _writeKinds(_ c: _SQLiteConnection, table: String, text: String) throws {
+    let statement = try c.cached(
+      "INSERT INTO requestset_kinds(name, kinds) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET kinds = excluded.kinds")
+    try statement.bind([.text(table), .text(text)])
+    try statement.run(doing: "record the keys and kinds of \(table)")
+  }
+
+  /// The table's summary of keys and kinds as stored, or nil when it has none.
+  static func _storedKinds(_ c: _SQLiteConnection, table: String) throws -> String? {
+    let statement = try c.cached("SELECT kinds FROM requestset_kinds WHERE name = ?")
+    try statement.bind([.text(table)])
+    let text = try statement.step(doing: "read the keys and kinds of \(table)") ? statement.text(0) : nil
+    sqlite3_reset(statement.pointer)
+    return text
+  }
+
+  /// Makes the summary of a table written before summaries were kept, from its rows.
+  private static func _rebuildKindsIfMissing(_ c: _SQLiteConnection, table: String, quoted: String) throws {
+    guard try _storedKinds(c, table: table) == nil else { return }
+    var kinds = StoreFieldKinds()
+    let rows = try c.prepare("SELECT body FROM \(quoted) ORDER BY seq")
+    while try rows.step(doing: "read \(table) to learn its keys") {
+      kinds.note(try SQLJSON.decode(rows.text(0)), as: Element.self)
+    }
+    try _writeKinds(c, table: table, text: kinds.encodedText())
   }
 
   // MARK: Writing
@@ -215,10 +249,14 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     // Encode outside the lock: it is the expensive part, and it can fail.
     var rows: [(op: String, id: String, body: String, plain: Bool)] = []
     rows.reserveCapacity(changes.count)
+    var written: [FieldValue] = []
+    written.reserveCapacity(changes.count)
     for change in changes {
       switch change {
       case .insert(let r), .save(let r):
-        let body = SQLJSON.encode(try FieldValue(encoding: r))
+        let fields = try FieldValue(encoding: r)
+        written.append(fields)
+        let body = SQLJSON.encode(fields)
         let op = { if case .insert = change { return "insert" } else { return "save" } }()
         rows.append((op, try _idText(r.id), body.text, body.plain))
       case .delete(let id):
@@ -228,6 +266,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     if changes.isEmpty {
       return try _writer.withLock { c in guard c != nil else { throw _closed() } }
     }
+    let kinds = _kinds.noting(written, as: Element.self)
     let version: UInt64 = try _write { c in
       if let expectedVersion {
         let current = try _version(c)
@@ -277,6 +316,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
               + "(\(error.message)). Change the value, or drop the unique index; nothing was written.")
         }
         touched.insert(row.id)
+      }
+      if let text = try _kinds.merged(stored: Self._storedKinds(c, table: table), batch: kinds) {
+        try Self._writeKinds(c, table: table, text: text)
       }
       let version = try _bump(c)
       try _log(c, version, rows.map { ($0.op, $0.id) })
@@ -505,6 +547,79 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     let changes = try ids.map { RecordChange<Element>.delete(id: try SQLJSON.decode($0).decode(Element.ID.self)) }
     _feed.publish(StoreCommit(version: version, changes: changes))
     return ids.count
+  }
+
+  /// Sets `assignments` on every record `query` matches with one `UPDATE … json_set`, in
+  /// one transaction, and returns how many records changed; nil (the engine then writes
+  /// record by record) when the query is not exact here, an assignment is to `id` or to a
+  /// nested key, or a value has no exact JSON twin.
+  ///
+  /// The engine checks each assignment's key and value against the table's keys and kinds
+  /// first; every updated record is decoded as `Element` before the commit, so a value the
+  /// record cannot hold (nil for a field that is not optional) rolls the whole update back.
+  ///
+  /// ```swift
+  /// try animals.filter("species", value: "Cow").update("species", value: "Bovine")   // one UPDATE
+  /// ```
+  /// - Returns: How many records changed, or nil.
+  /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.closed`, `.locked`.
+  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
+    guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil, !assignments.isEmpty
+    else { return nil }
+    var setters: [String] = []
+    var values: [_SQLiteBinding] = []
+    for (key, value) in assignments {
+      let names = FieldValue.fieldNames(inKey: key)
+      let encoded = SQLJSON.encode(value)
+      guard names.count == 1, names[0] != "id", encoded.plain, let path = _SQLiteTranslation.pathLiteral(names) else {
+        return nil
+      }
+      setters.append("\(path), json(?)")
+      values.append(.text(encoded.text))
+    }
+    let outcome: (UInt64, [Element])? = try _write { c in
+      let notPlain = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(_quotedTable) WHERE NOT plain)")
+      if try notPlain.step(doing: "check for rows SQL cannot compare"), notPlain.int(0) != 0 { return nil }
+      let clause = try _SQLiteTranslation.whereClause(query.filter, nonPlain: false)
+      let update = try c.prepare(
+        "UPDATE \(_quotedTable) SET body = json_set(body, \(setters.joined(separator: ", ")))\(clause.sql) "
+          + "RETURNING id, body")
+      try update.bind(values + clause.bindings)
+      var changed: [(id: String, record: Element)] = []
+      var bodies: [FieldValue] = []
+      while try update.step(doing: "update records") {
+        let body = try SQLJSON.decode(update.text(1))
+        changed.append((update.text(0), try _decodeUpdated(body)))
+        bodies.append(body)
+      }
+      guard !changed.isEmpty else { return (0, []) }
+      // A key that held only nil may hold a value now.
+      if let text = try _kinds.merged(
+        stored: Self._storedKinds(c, table: table), batch: _kinds.noting(bodies, as: Element.self))
+      {
+        try Self._writeKinds(c, table: table, text: text)
+      }
+      let version = try _bump(c)
+      try _log(c, version, changed.map { ("save", $0.id) })
+      return (version, changed.map(\.record))
+    }
+    guard let (version, records) = outcome else { return nil }
+    guard !records.isEmpty else { return 0 }
+    _feed.publish(StoreCommit(version: version, changes: records.map { .save($0) }))
+    return records.count
+  }
+
+  /// A record an update wrote, decoded as the engine decodes an updated record.
+  private func _decodeUpdated(_ fields: FieldValue) throws -> Element {
+    do {
+      return try fields.decode(Element.self)
+    } catch {
+      throw RequestSetError(
+        .decodingFailed,
+        "update cannot make \(Element.self) from \(fields) (\(error)). Use update { … } with a closure to supply "
+          + "the other fields; nothing was written.",
+        underlying: error)
+    }
   }
 
   // MARK: Closing

@@ -196,7 +196,8 @@ import Testing
     #expect(
       groups.message
         == "requiringPushdown(): groupBy(species) would run in process, not in PushdownMemoryStore<Animal> "
-        + "(no store forms groups yet). Drop requiringPushdown() to group in process, or aggregate with "
+        + "(it keeps no summary of keys and kinds, StoreQueryReader.fieldKinds(), to check the group keys against). "
+        + "Drop requiringPushdown() to group in process, or aggregate with "
         + "sum, min, max or average.")
     #expect(try RequestSet(try store()).groupBy("species").fetch() == memory().groupBy("species").fetch())
     let superset = try #require(throws: RequestSetError.self) {

@@ -6,7 +6,7 @@ enum _Pushdown {
   static func evaluate<Element>(
     _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
   ) throws -> _Evaluation<Element> {
-    if let invalid = query.invalid { throw invalid }
+    try check(query, reader)
     let plan = _PushdownPlan(query, reader)
     try refuse(plan, query, storeName: storeName)
     guard let remainder = plan.remainder else {
@@ -65,11 +65,25 @@ enum _Pushdown {
   static func count<Element>(
     _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
   ) throws -> Int? {
-    if let invalid = query.invalid { throw invalid }
+    try check(query, reader)
     let plan = _PushdownPlan(query, reader)
     try refuse(plan, query, storeName: storeName)
     guard plan.isExact else { return nil }
     return try reader.count(plan.query)
+  }
+
+  /// Checks `query` as evaluating it in memory would, before the store runs any of it:
+  /// against the store's keys and kinds (``StoreQueryReader/fieldKinds()``), with no
+  /// record read, so a key the store's records never hold throws `.unknownKey` and a value
+  /// of a kind its key never holds throws `.typeMismatch`. A store that keeps no such
+  /// summary is not checked.
+  static func check<Element>(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) throws {
+    if let invalid = query.invalid { throw invalid }
+    guard let kinds = try reader.kinds() else { return }
+    let none = StoreSnapshot<Element>(
+      storage: .external(_KindsOnly<Element>(kinds: kinds)), slotCount: 0, live: nil, liveCount: 0,
+      version: reader.version, copiesOut: false)
+    _ = try _Executor.slots(query, in: none)
   }
 
   /// Throws `.notPushedDown` for a set made with `requiringPushdown()` when part of it
@@ -94,5 +108,27 @@ enum _Pushdown {
       "requiringPushdown(): the whole query would run in process, not in \(storeName) "
         + "(it does not adopt QueryPushdownStore). Query a store that runs queries itself, "
         + "or drop requiringPushdown() to run it in process.")
+  }
+}
+
+/// A store's keys and kinds with no records: what ``_Pushdown/check(_:_:)`` compiles a
+/// query against.
+struct _KindsOnly<Element: Sendable>: _ExternalRecords, _FieldAccess {
+  let kinds: [String: _KindSet]
+
+  func record(at slot: Int) throws -> Element {
+    throw RequestSetError(.storeFailed, "Internal: a query check read record \(slot) of a store with none.")
+  }
+
+  func fields() throws -> any _FieldAccess { self }
+
+  /// A reader for every key the store knows (none is ever called: there are no slots),
+  /// so the compiler folds no condition to a constant and checks every one.
+  func reader(for key: String) -> ((Int) throws -> FieldValue)? {
+    guard kinds[key] != nil else { return nil }
+    return { slot in
+      _ = try record(at: slot)
+      return .null
+    }
   }
 }

@@ -43,8 +43,12 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   let records: @Sendable (StoreQuery, (Element) throws -> Bool) throws -> Void
   let explain: @Sendable (StoreQuery) throws -> StoreExplanation
   let aggregate: @Sendable (StoreAggregate, String, StoreQuery) throws -> FieldValue?
-  /// A snapshot of records the reader returned, in the order received, at its version.
+  let groups: @Sendable (StoreGroupQuery) throws -> [[FieldValue]]?
+  /// A snapshot of records the reader returned, in the order received, at its version,
+  /// knowing the store's keys and kinds.
   let snapshot: @Sendable ([Element]) -> StoreSnapshot<Element>
+  /// The store's keys and kinds (see ``StoreQueryReader/fieldKinds()``), read once.
+  private let _kinds: _StoreKinds
 
   init(_ reader: any StoreQueryReader<Element>) where Element: Record {
     let version = reader.version
@@ -56,6 +60,28 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     records = { try reader.records($0, $1) }
     explain = { try reader.explain($0) }
     aggregate = { try reader.aggregate($0, of: $1, $2) }
-    snapshot = { StoreSnapshot(records: $0, version: version) }
+    groups = { try reader.groups($0) }
+    let kinds = _StoreKinds { try reader.fieldKinds() }
+    _kinds = kinds
+    snapshot = { StoreSnapshot(records: $0, version: version, storeKinds: try? kinds.get()) }
+  }
+
+  /// The store's keys and kinds as the engine's checks read them, or nil when the store
+  /// keeps none; read from the store once per reader.
+  func kinds() throws -> [String: _KindSet]? { try _kinds.get() }
+}
+
+/// A reader's keys and kinds, read from the store on first use and kept.
+private final class _StoreKinds: Sendable {
+  private let read: @Sendable () throws -> StoreFieldKinds?
+  private let state = _Lock<Result<[String: _KindSet]?, any Error>?>(nil)
+
+  init(_ read: @escaping @Sendable () throws -> StoreFieldKinds?) { self.read = read }
+
+  func get() throws -> [String: _KindSet]? {
+    if let known = state.withLock({ $0 }) { return try known.get() }
+    let result = Result { try read()?._kindSets }
+    state.withLock { $0 = result }
+    return try result.get()
   }
 }

@@ -29,7 +29,10 @@ public protocol QueryPushdownStore<Element>: RecordStore {
   /// updates through ``RecordStore/apply(_:ifVersion:)``). The default returns nil.
   ///
   /// The engine calls it only for a query the store's reader said it runs exactly, with no
-  /// window.
+  /// window. When the reader returns ``StoreQueryReader/fieldKinds()``, the engine has
+  /// checked each assignment's key and value against them first; otherwise the store
+  /// checks them, throwing what ``RequestSet/update(_:value:)`` throws. Either way the
+  /// store must write nothing when an updated record would not decode.
   ///
   /// ```swift
   /// try animals.filter("species", value: "dog").update("age", value: 4)   // one UPDATE statement
@@ -118,6 +121,37 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// What the store runs for `query`: its statement, bindings and plan.
   func explain(_ query: StoreQuery) throws -> StoreExplanation
 
+  /// The keys the store's records have held and the kinds of value under each, as of
+  /// this reader's state, or nil when the store does not keep them. The engine checks
+  /// every query against them before the store runs it: a key no record holds throws
+  /// `.unknownKey` and a value of a kind the key never holds throws `.typeMismatch`, as
+  /// over a ``MemoryStore``. With nil, such a query matches nothing. The default returns
+  /// nil.
+  ///
+  /// ```swift
+  /// func fieldKinds() throws -> StoreFieldKinds? {
+  ///   try StoreFieldKinds(encodedText: readSummaryRow())
+  /// }
+  /// ```
+  func fieldKinds() throws -> StoreFieldKinds?
+
+  /// One row per group of the records `query.query` selects: the group's values of
+  /// `query.keys`, then its `query.columns`, in that order; rows in any order. Nil when the
+  /// store cannot compute every row exactly as the in-memory engine does (the engine then
+  /// groups in process). The default returns nil.
+  ///
+  /// The engine's rules, which an exact answer keeps: records whose key values are equal
+  /// (`1` and `1.0` are, `1` and `"1"` and `true` are not; nil and an absent key are) make
+  /// one group, whose key value is that of its first record in store order; `count`
+  /// counts records, the other columns skip nil and follow ``StoreAggregate``'s rules.
+  ///
+  /// ```swift
+  /// func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]? {
+  ///   query.columns == [.count] ? try countPerValue(of: query.keys, query.query) : nil
+  /// }
+  /// ```
+  func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]?
+
   /// `function` of `key` over the records `query` selects, or nil when the store cannot
   /// compute it exactly as the in-memory engine does (the engine then computes it). The
   /// default returns nil.
@@ -129,6 +163,12 @@ extension StoreQueryReader {
   public func support(forDistinct key: String) -> PushdownSupport {
     .none(reason: "\(Self.self) does not run DISTINCT")
   }
+
+  /// Keeps no summary of keys and kinds: a key the records lack matches nothing.
+  public func fieldKinds() throws -> StoreFieldKinds? { nil }
+
+  /// Forms no groups in the store: the engine does it.
+  public func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]? { nil }
 
   /// Computes nothing in the store: the engine does it.
   public func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? { nil }

@@ -83,6 +83,24 @@ struct _Stage<Element: Sendable>: Sendable {
   /// Keep only the first record for each value of this key.
   var distinct: _DistinctKey<Element>?
   var window = _Window()
+
+  /// The `explain()` lines of the stage's reverse, distinct and window, in that order.
+  var explainedTail: [String] {
+    var lines: [String] = []
+    if reversed {
+      lines.append("  reverse: " + (sort.isEmpty ? "the order before" : "the sort above"))
+    }
+    if let distinct {
+      lines.append("  distinct: first record for each \(distinct.description)")
+    }
+    if window.isSet {
+      var parts: [String] = []
+      if window.offset > 0 { parts.append("offset \(window.offset)") }
+      if let limit = window.limit { parts.append("limit \(limit)") }
+      lines.append("  window: " + parts.joined(separator: ", "))
+    }
+    return lines
+  }
 }
 
 /// The key `distinct` compares records by.

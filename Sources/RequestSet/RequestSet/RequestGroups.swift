@@ -72,19 +72,33 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
   /// - Throws: ``RequestSetError`` `.unknownKey` for a group, aggregate or having key
   ///   that does not exist; `.typeMismatch` for a group key whose values do not compare,
   ///   or an aggregate over values it cannot take (`sum` of strings); `.notPushedDown` on a
-  ///   set made with ``RequestSet/requiringPushdown()``, as groups are formed in process.
+  ///   set made with ``RequestSet/requiringPushdown()`` when the groups would be formed in
+  ///   process (the store does not form them, or not exactly; see
+  ///   ``StoreQueryReader/groups(_:)``).
+  ///
+  /// Over a ``QueryPushdownStore`` whose reader forms groups (`SQLiteStore`, `PostgresStore`),
+  /// a set that is one filter the store runs exactly is grouped by the store: one
+  /// statement, no record read in process; `having` and the order apply to its rows.
   public func fetch() throws -> [[String: FieldValue]] {
     if let invalid { throw invalid }
+    let pushed = try base._pushdownGroups(keys, aggregates, validate: _validate)
+    if let rows = pushed.rows {
+      return try _havingAndOrder(
+        rows.map { values in Dictionary(zip(keys + aggregates.map(\.name), values), uniquingKeysWith: { _, last in last }) })
+    }
     if base._query.requiresPushdown {
       throw RequestSetError(
         .notPushedDown,
         "requiringPushdown(): groupBy(\(keys.joined(separator: ", "))) would run in process, not in "
-          + "\(base._source.name) (no store forms groups yet). "
+          + "\(base._source.name) (\(pushed.why)). "
           + "Drop requiringPushdown() to group in process, or aggregate with sum, min, max or average.")
     }
-    let e = try base._cache.evaluation(base._source, base._query)
-    let fields = try e.snapshot._fields()
-    var groupReaders: [((Int) throws -> FieldValue)?] = []
+    return try _havingAndOrder(try _groupInProcess())
+  }
+
+  /// Checks the group and aggregate keys against what string keys reach: they must exist,
+  /// group keys must hold values that compare, aggregates values they take.
+  private func _validate(_ fields: any _FieldAccess) throws {
     for key in keys {
       try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
       let held = fields.kinds[key]?.nonNull ?? []
@@ -94,18 +108,21 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
           "Cannot group by \"\(key)\" of \(Element.self): it holds \(held.map(\.description).joined(separator: " or ")) "
             + "values, which do not compare. Group by a key holding numbers, strings or Bools.")
       }
-      groupReaders.append(fields.reader(for: key))
     }
-    var aggregateReaders: [((Int) throws -> FieldValue)?] = []
     for aggregate in aggregates {
-      guard let key = aggregate.key else {
-        aggregateReaders.append(nil)
-        continue
-      }
+      guard let key = aggregate.key else { continue }
       try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
       try _Accumulator.check(aggregate.function, key: key, kinds: fields.kinds[key] ?? _KindSet(), type: Element.self)
-      aggregateReaders.append(fields.reader(for: key))
     }
+  }
+
+  /// The rows, one per group, formed in process over the evaluated set.
+  private func _groupInProcess() throws -> [[String: FieldValue]] {
+    let e = try base._cache.evaluation(base._source, base._query)
+    let fields = try e.snapshot._fields()
+    try _validate(fields)
+    let groupReaders = keys.map { fields.reader(for: $0) }
+    let aggregateReaders = aggregates.map { aggregate in aggregate.key.flatMap { fields.reader(for: $0) } }
 
     // Fold every record into its group, keeping groups in first-seen order. NaN equals
     // nothing, not even itself, yet sorts and `distinct` tie NaN with NaN (see
@@ -132,12 +149,17 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
       }
     }
 
-    var rows: [[String: FieldValue]] = try zip(groupKeys, accumulators).map { key, accs in
+    return try zip(groupKeys, accumulators).map { key, accs in
       var row: [String: FieldValue] = [:]
       for (name, value) in zip(keys, key) { row[name] = value }
       for (aggregate, acc) in zip(aggregates, accs) { row[aggregate.name] = try acc.result(type: Element.self, key: aggregate.key) }
       return row
     }
+  }
+
+  /// Keeps the rows `having` accepts, in the order `sortBy` and the group keys give.
+  private func _havingAndOrder(_ rows: [[String: FieldValue]]) throws -> [[String: FieldValue]] {
+    var rows = rows
 
     let rowNames = keys + aggregates.map(\.name)
     for name in having.map(\.name) + order.map(\.name) where !rowNames.contains(name) {

@@ -81,18 +81,7 @@ extension RequestSet {
             ? stage.window.needed.map { "top-k heap, k = \($0)" } ?? "stable sort" : "stable sort")
         lines.append("  sort: \(keys) (\(strategy))")
       }
-      if stage.reversed {
-        lines.append("  reverse: " + (stage.sort.isEmpty ? "the order before" : "the sort above"))
-      }
-      if let distinct = stage.distinct {
-        lines.append("  distinct: first record for each \(distinct.description)")
-      }
-      if stage.window.isSet {
-        var parts: [String] = []
-        if stage.window.offset > 0 { parts.append("offset \(stage.window.offset)") }
-        if let limit = stage.window.limit { parts.append("limit \(limit)") }
-        lines.append("  window: " + parts.joined(separator: ", "))
-      }
+      lines.append(contentsOf: stage.explainedTail)
     }
     return lines.joined(separator: "\n")
   }

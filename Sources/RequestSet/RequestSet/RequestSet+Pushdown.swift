@@ -61,18 +61,7 @@ extension RequestSet {
       if !stage.sort.isEmpty {
         lines.append("  sort: " + stage.sort.map(\.description).joined(separator: ", "))
       }
-      if stage.reversed {
-        lines.append("  reverse: " + (stage.sort.isEmpty ? "the order before" : "the sort above"))
-      }
-      if let distinct = stage.distinct {
-        lines.append("  distinct: first record for each \(distinct.description)")
-      }
-      if stage.window.isSet {
-        var parts: [String] = []
-        if stage.window.offset > 0 { parts.append("offset \(stage.window.offset)") }
-        if let limit = stage.window.limit { parts.append("limit \(limit)") }
-        lines.append("  window: " + parts.joined(separator: ", "))
-      }
+      lines.append(contentsOf: stage.explainedTail)
     }
     return lines
   }
@@ -81,7 +70,13 @@ extension RequestSet {
 extension RequestSet where Element: Record {
   /// Runs a write through the query as one statement of the store, when the set is one
   /// stage with no window that the store runs exactly; nil to take the usual path.
-  func _pushdownWrite(_ body: (_PushdownRunner<Element>, StoreQuery) throws -> Int?) throws -> Int? {
+  ///
+  /// `validate` checks what the write sets against the store's keys and kinds, when the
+  /// store keeps them (``StoreQueryReader/fieldKinds()``).
+  func _pushdownWrite(
+    validate: ((any _FieldAccess) throws -> Void)? = nil,
+    _ body: (_PushdownRunner<Element>, StoreQuery) throws -> Int?
+  ) throws -> Int? {
     guard let runner = _source.pushdown, _source.pastVersion == nil, _query.invalid == nil,
       _query.stages.count == 1, !_query.stages[0].window.isSet
     else { return nil }
@@ -89,6 +84,12 @@ extension RequestSet where Element: Record {
     do {
       // The reader is released before the write: a store may not write while it reads.
       let reader = try runner.open()
+      try _Pushdown.check(_query, reader)
+      // A store that keeps no keys and kinds checks the write itself (see
+      // `QueryPushdownStore.update(matching:set:)`).
+      if let validate, let kinds = try reader.kinds() {
+        try validate(_KindsOnly<Element>(kinds: kinds))
+      }
       let plan = _PushdownPlan(_query, reader)
       guard plan.isExact else { return nil }
       query = plan.query
@@ -111,8 +112,68 @@ extension RequestSet where Element: Encodable {
     case .count: return nil
     }
     let reader = try runner.open()
+    try _Pushdown.check(_query, reader)
+    if let kinds = try reader.kinds() {
+      // A key the store does not know, or sum/average over values that are not numbers:
+      // computed in process, which throws as over a MemoryStore.
+      guard let held = kinds[key] else { return nil }
+      if storeFunction == .sum || storeFunction == .average,
+        held.nonNull.contains(where: { $0 != .number })
+      {
+        return nil
+      }
+    }
     let plan = _PushdownPlan(_query, reader)
     guard plan.isExact else { return nil }
     return try reader.aggregate(storeFunction, key, plan.query)
+  }
+}
+
+extension RequestSet where Element: Encodable {
+  /// Groups formed by the store: one row per group (key values, then the aggregates), or
+  /// nil and why not, when the set is not one stage the store runs exactly with no sort,
+  /// distinct or window, or the store declines. Keys are checked first, against the
+  /// store's keys and kinds, by `validate`.
+  func _pushdownGroups(
+    _ keys: [String], _ aggregates: [RequestAggregate], validate: (any _FieldAccess) throws -> Void
+  ) throws -> (rows: [[FieldValue]]?, why: String) {
+    guard let runner = _source.pushdown else { return (nil, "it forms no groups: it does not adopt QueryPushdownStore") }
+    guard _source.pastVersion == nil, _query.invalid == nil, _query.stages.count == 1 else {
+      return (nil, "groups of a past version or of a later stage are formed in process")
+    }
+    let stage = _query.stages[0]
+    guard stage.sort.isEmpty, !stage.reversed, stage.distinct == nil, !stage.window.isSet else {
+      return (nil, "groups of a sorted, reversed, distinct or windowed set are formed in process")
+    }
+    let reader = try runner.open()
+    try _Pushdown.check(_query, reader)
+    guard let kinds = try reader.kinds() else {
+      return (nil, "it keeps no summary of keys and kinds, StoreQueryReader.fieldKinds(), to check the group keys against")
+    }
+    try validate(_KindsOnly<Element>(kinds: kinds))
+    let plan = _PushdownPlan(_query, reader)
+    guard plan.isExact else {
+      return (nil, "part of the filter runs in process: " + (plan.inProcess.first.map { $0.part } ?? "a rechecked term"))
+    }
+    let columns = aggregates.map { aggregate -> StoreGroupQuery.Column in
+      switch (aggregate.function, aggregate.key) {
+      case (.sum, let key?): return .aggregate(.sum, key: key)
+      case (.min, let key?): return .aggregate(.min, key: key)
+      case (.max, let key?): return .aggregate(.max, key: key)
+      case (.avg, let key?): return .aggregate(.average, key: key)
+      default: return .count
+      }
+    }
+    guard let rows = try reader.groups(StoreGroupQuery(query: plan.query, keys: keys, columns: columns)) else {
+      return (nil, "\(runner.storeName) cannot form these groups exactly")
+    }
+    let width = keys.count + columns.count
+    if let bad = rows.first(where: { $0.count != width }) {
+      throw RequestSetError(
+        .storeFailed,
+        "\(runner.storeName) returned a group row of \(bad.count) values for \(width) columns "
+          + "(\(keys.count) keys, \(columns.count) aggregates). Fix the store's groups(_:).")
+    }
+    return (rows, "")
   }
 }

@@ -115,7 +115,10 @@ extension RequestSet where Element: Record {
         throw RequestSetError(.invalidUpdate, "update cannot set \"id\": ids identify records.")
       }
       let assignments = encoded.map { (key: $0.0, value: $0.1) }
-      if let n = try _pushdownWrite({ try $0.update($1, assignments) }) { return n }
+      let checkAssignments = { (fields: any _FieldAccess) throws in
+        for (key, value) in encoded { try _FilterCompiler<Element>.validate(key, value: value, in: fields) }
+      }
+      if let n = try _pushdownWrite(validate: checkAssignments, { try $0.update($1, assignments) }) { return n }
     }
     return try _write { snapshot, slots in
       let fields = try snapshot._fields()

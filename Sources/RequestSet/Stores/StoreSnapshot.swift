@@ -87,6 +87,13 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
   ///   - version: The store's write counter (see ``version``); 0 for plain records.
   /// - Complexity: O(*n*) to copy the records.
   public init(records: some Sequence<Element>, version: UInt64 = 0) where Element: Encodable {
+    self.init(records: records, version: version, storeKinds: nil)
+  }
+
+  /// A snapshot of `Encodable` records a ``QueryPushdownStore`` returned: string keys
+  /// know the keys and kinds of the whole store (`storeKinds`), not only those of the
+  /// records returned, so a key the store holds elsewhere is no unknown key here.
+  init(records: some Sequence<Element>, version: UInt64, storeKinds: [String: _KindSet]?) where Element: Encodable {
     var array = ContiguousArray(records)
     // Records are kept as a store keeps them (see `_RecordCopy`): a class record is copied,
     // so the caller's later changes to its objects cannot make key paths and string keys
@@ -104,7 +111,7 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     _SchemaProbe.witness(contentsOf: array)
     self.init(
       records: array, live: nil, liveCount: array.count,
-      fields: .lazy(_LazyFields(array)), version: version)
+      fields: .lazy(_LazyFields(array, storeKinds: storeKinds ?? [:])), version: version)
   }
 
   /// The number of live records.

@@ -124,7 +124,9 @@ extension _StoredFields {
   ///
   /// - Throws: ``RequestSetError`` `.encodingFailed` when a record that must be encoded
   ///   cannot be.
-  static func build<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>) throws -> _StoredFields {
+  static func build<Element: Encodable & Sendable>(
+    _ records: ContiguousArray<Element>, storeKinds: [String: _KindSet] = [:]
+  ) throws -> _StoredFields {
     let model = _FieldModel.of(Element.self)
     var plan = model.plan
     var i = 0
@@ -133,7 +135,7 @@ extension _StoredFields {
       plan = records.withUnsafeBufferPointer { model.check(UnsafeRawPointer($0.baseAddress! + i), row: row) }
       i += 1
     }
-    var table = _FieldTable(probedKinds: [:])
+    var table = _FieldTable(probedKinds: storeKinds)
     if plan.encodesEverything || !plan.encodedOnly.isEmpty {
       for r in records { table.append(plan.kept(try _FieldEncoder.encodeRow(r))) }
     } else {
@@ -187,8 +189,10 @@ final class _LazyFields: Sendable {
   private let build: @Sendable () throws -> _StoredFields
   private let state = _Lock<_StoredFields?>(nil)
 
-  init<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>) {
-    build = { try _StoredFields.build(records) }
+  /// - Parameter storeKinds: Keys and kinds known beyond these records (a pushdown
+  ///   store's, see ``StoreFieldKinds``).
+  init<Element: Encodable & Sendable>(_ records: ContiguousArray<Element>, storeKinds: [String: _KindSet] = [:]) {
+    build = { try _StoredFields.build(records, storeKinds: storeKinds) }
   }
 
   /// The fields if a query has built them already, else nil.

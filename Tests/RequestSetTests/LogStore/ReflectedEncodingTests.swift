@@ -155,15 +155,29 @@ import Testing
     }
   }
 
+  /// The shape of the test `Animal`, private to this suite: `Animal` itself is shared by
+  /// every suite, whose records (a SQL store's filtered results among them) decide its
+  /// verdict in whatever order the tests run.
+  struct AnimalShape: Codable {
+    var id: Int
+    var name: String
+    var species: String
+    var age: Int
+    var weight: Double
+    var nickname: String?
+    var tags: [String]
+    var owner: Owner?
+  }
+
   @Test func theTestAnimalIsWrittenByReflectionWithTheSameBytes() throws {
     let zoo = (0..<100).map { i in
-      Animal(
+      AnimalShape(
         id: i, name: "A\(i)", species: ["Cow", "Dog"][i % 2], age: i % 30, weight: Double(i) / 4,
         nickname: i % 3 == 0 ? nil : "n\(i)", tags: i % 2 == 0 ? ["farm"] : [],
         owner: i % 4 == 0 ? nil : Owner(name: "O\(i % 5)", city: "Oslo"))
     }
     try expectSameBytes(zoo)
-    #expect(_ReflectedWriter.of(Animal.self)?.isTrusted == true)
+    #expect(_ReflectedWriter.of(AnimalShape.self)?.isTrusted == true)
   }
 
   @Test func typesWhoseEncodingDiffersFromTheirStoredPropertiesStayOnCodable() throws {

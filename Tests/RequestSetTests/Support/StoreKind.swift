@@ -28,22 +28,16 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// can start outside CI.
   case postgres
 
-  /// The kinds every shared suite runs on: the in-process stores and the pushdown seam.
-  ///
-  /// The SQL kinds are not here yet: on them some shared suites still fail (a key the type
-  /// does not have, or a value of the wrong kind, matches nothing instead of throwing; see
-  /// SQLEngines.md, "Where they still differ"). They run the suites written for them
-  /// (``withSQL``): the corpus, hostile keys, the stores' own suites and the two-process
-  /// tests. Issue 13 stays open until they join this list.
+  /// The kinds every shared suite runs on: the in-process stores, the pushdown seam and
+  /// the SQL stores (`.postgres` only when its server runs, or must: `CI=true`).
   static var allCases: [StoreKind] {
-    [.memory, .array, .log, .indexedMemory, .indexedLog, .pushdownMemory]
+    [.memory, .array, .log, .indexedMemory, .indexedLog, .pushdownMemory, .sqlite, .indexedSQLite]
+      + (PostgresServer.testsRun ? [.postgres] : [])
   }
 
-  /// Every kind, the SQL stores included: `.postgres` only when its server runs (or must:
-  /// `CI=true`).
-  static var withSQL: [StoreKind] {
-    allCases + [.sqlite, .indexedSQLite] + (PostgresServer.testsRun ? [.postgres] : [])
-  }
+  /// Every kind, the SQL stores included (the same list as ``allCases``, kept as the name
+  /// the SQL suites use).
+  static var withSQL: [StoreKind] { allCases }
 
   /// ``withSQL`` without the read-only array.
   static var writableWithSQL: [StoreKind] { withSQL.filter { $0 != .array } }
@@ -72,10 +66,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// of `.pushdownMemory` and the shape ("pushed to …") of the others.
   var pushesDown: Bool { [.pushdownMemory, .sqlite, .indexedSQLite, .postgres].contains(self) }
 
-  /// The kinds that report an unknown key or a value of the wrong kind. The engine checks
-  /// keys against the records it reads; a key pushed down to SQLite or PostgreSQL reaches no
-  /// record in process, so the SQL stores answer such a query with no match instead (a known
-  /// divergence, named in SQLEngines.md, for the engine to check before pushing).
+  /// The kinds that report an unknown key or a value of the wrong kind: every one (the
+  /// engine checks a pushed query against the SQL stores' summary of keys and kinds).
   static var checkingKeys: [StoreKind] { allCases }
 
   /// The kinds that are stores (they take writes).
