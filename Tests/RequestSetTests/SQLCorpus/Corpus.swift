@@ -323,14 +323,6 @@ struct CorpusKnownDivergence: Sendable {
 
   static let all: [CorpusKnownDivergence] = [
     CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite, .postgres], owner: "pushdown (the key-kind check before pushing)",
-      summary: "an aggregate the store declines, after a pushed filter or window, checks the kinds of the "
-        + "records the store returned only, so .typeMismatch or .unknownKey for the whole store is missed",
-      matches: {
-        ($0.contains(".sum(") || $0.contains(".min(") || $0.contains(".max(") || $0.contains(".average("))
-          && ($0.hasSuffix("array reference throws .typeMismatch") || $0.hasSuffix("array reference throws .unknownKey"))
-      }),
-    CorpusKnownDivergence(
       kinds: [.sqlite, .indexedSQLite, .postgres], owner: "sqlite / postgres / pushdown (the key-kind check)",
       summary: "a Bool compared with a nested key of mixed kinds (o.k) throws .typeMismatch where the engine answers",
       matches: { $0.contains("store throws .typeMismatch") && !$0.contains("array reference throws") }),
