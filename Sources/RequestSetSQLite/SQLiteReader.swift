@@ -272,10 +272,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       // The engine checks the kinds the key holds in the whole store, not only in the rows
       // selected: numbers only for a sum or average, one kind of scalar for min and max.
       let held = Set(s.isNull(9) ? [] : s.text(9).split(separator: ","))
-      switch function {
-      case .sum, .average: guard held.isSubset(of: ["n"]) else { return nil }
-      case .min, .max: guard held.count <= 1, !held.contains("c") else { return nil }
-      }
+      guard SQLAggregates.acceptsKinds(function, held: held) else { return nil }
       switch function {
       case .sum, .average:
         guard reals == 0 else { return nil }

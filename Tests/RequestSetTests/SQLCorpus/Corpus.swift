@@ -311,6 +311,27 @@ struct CorpusMismatches {
   }
 }
 
+extension CorpusMismatches {
+  /// Loads `records` into a fresh store of ``kind`` (the array itself for `.array`) and
+  /// checks each of `answers` there against the same answer over the plain array, each
+  /// named with `label` first.
+  mutating func checkAgainstReference(
+    _ records: [DynamicRecord], label: String, _ answers: (RequestSet<DynamicRecord>) -> [(String, CorpusAnswer)]
+  ) throws {
+    let set: RequestSet<DynamicRecord>
+    if kind == .array {
+      set = RequestSet(records)
+    } else {
+      let store = try kind.makeStore(of: DynamicRecord.self)
+      try store.insert(contentsOf: records)
+      set = RequestSet(store)
+    }
+    for ((name, got), (_, want)) in zip(answers(set), answers(RequestSet(records))) {
+      check("\(label)\(name)", store: got, reference: want)
+    }
+  }
+}
+
 /// A divergence from the array reference that the corpus found in another branch's store
 /// or engine code, recorded here so the suite stays green while it is fixed there. Each
 /// names its owner; delete an entry once it is fixed (the corpus then holds the store to

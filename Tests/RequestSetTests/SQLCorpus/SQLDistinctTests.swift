@@ -53,18 +53,7 @@ import Testing
   func distinctKeepsWhatTheArrayReferenceKeeps(kind: StoreKind) throws {
     var mismatches = CorpusMismatches(kind: kind)
     for seed: UInt64 in [1, 2, 3] {
-      let records = Self.records(seed: seed)
-      let set: RequestSet<DynamicRecord>
-      if kind == .array {
-        set = RequestSet(records)
-      } else {
-        let store = try kind.makeStore(of: DynamicRecord.self)
-        try store.insert(contentsOf: records)
-        set = RequestSet(store)
-      }
-      for ((name, got), (_, want)) in zip(Self.answers(set), Self.answers(RequestSet(records))) {
-        mismatches.check("seed \(seed): \(name)", store: got, reference: want)
-      }
+      try mismatches.checkAgainstReference(Self.records(seed: seed), label: "seed \(seed): ", Self.answers)
     }
     mismatches.report()
   }
