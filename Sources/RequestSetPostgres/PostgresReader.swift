@@ -104,16 +104,59 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     return .exact
   }
 
+  /// Keeps the first row per value of `key` in PostgreSQL when the table's values under it
+  /// are plain scalars, whose `jsonb` equality is the engine's (`1` equals `1.0`, a Bool is
+  /// never a number, NFC text by bytes; nil and absent are made one value); declines rows
+  /// that are not plain, arrays and objects under the key, and a key no row holds (the
+  /// engine decides what that means for the type).
+  func support(forDistinct key: String) -> PushdownSupport {
+    let names = FieldValue.fieldNames(inKey: key)
+    if hasNonPlainRows { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    if names.contains(where: { $0.utf8.contains(0) }) {
+      return .none(reason: "the key holds U+0000, which PostgreSQL text cannot hold")
+    }
+    var translation = _PGTranslation()
+    let x = translation.field(names)
+    let found = try? _with {
+      try $0.execute(
+        """
+        SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE \(x) IS NOT NULL), \
+        EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object'))
+        """, translation.parameters)
+    }
+    guard let found, found.string(0, 0) == "t" else { return .none(reason: "no record holds the key \(key)") }
+    guard found.string(0, 1) == "f" else {
+      return .none(reason: "the key \(key) holds arrays or objects, whose jsonb equality is not the engine's")
+    }
+    return .exact
+  }
+
   /// The SELECT for `query`, with `columns`.
   func statement(_ query: StoreQuery, columns: String) -> (sql: String, parameters: [String?]) {
     var translation = _PGTranslation()
     var sql = "SELECT \(columns) FROM \(store._quoted)"
+    var condition = ""
     if let filter = query.filter {
-      let condition = translation.filter(filter)
       // No `NOT plain OR …`: over rows SQL cannot compare, conditions are declined, and a
       // constant filter (no condition) is exact on every row.
-      sql += " WHERE " + condition
+      condition = " WHERE " + translation.filter(filter)
     }
+    if let key = query.distinct {
+      // Each row's place in the query's order, then the first row per value of the key
+      // (the engine asked support(forDistinct:) first).
+      let x = translation.field(FieldValue.fieldNames(inKey: key))
+      let order = translation.orderBy(query.sort)
+      let partitionOrder = translation.orderBy(query.sort)
+      sql = """
+        SELECT \(columns) FROM (SELECT body, row_number() OVER (ORDER BY \(order)) AS rs_pos, \
+        row_number() OVER (PARTITION BY coalesce(\(x), 'null'::jsonb) ORDER BY \(partitionOrder)) AS rs_n \
+        FROM \(store._quoted)\(condition)) AS rs_distinct WHERE rs_n = 1 ORDER BY rs_pos
+        """
+      if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
+      if let limit = query.limit { sql += " LIMIT \(translation.bind(String(limit)))::bigint" }
+      return (sql, translation.parameters)
+    }
+    sql += condition
     sql += " ORDER BY " + translation.orderBy(query.sort)
     if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
     if let limit = query.limit { sql += " LIMIT \(translation.bind(String(limit)))::bigint" }
@@ -122,7 +165,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   func count(_ query: StoreQuery) throws -> Int {
     var (sql, parameters) = statement(query, columns: "1")
-    if query.sort.isEmpty && query.offset == 0 && query.limit == nil {
+    if query.sort.isEmpty && query.offset == 0 && query.limit == nil && query.distinct == nil {
       var translation = _PGTranslation()
       sql = "SELECT count(*) FROM \(store._quoted)"
       if let filter = query.filter { sql += " WHERE " + translation.filter(filter) }
@@ -148,6 +191,77 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       }
       if rows.count < batch { return }
       batch = min(batch * 4, 8192)
+    }
+  }
+
+  /// `function` of `key` over the rows `query` selects, in one statement; nil (the engine
+  /// computes it) wherever PostgreSQL could answer otherwise than the engine.
+  ///
+  /// Declined: a table holding rows that are not plain, a key holding U+0000 or no row
+  /// holds, values of several kinds or arrays and objects among the selected rows (the
+  /// engine throws `.typeMismatch` for those), a sum or average over doubles
+  /// (floating-point addition depends on the order of the terms), a minimum or maximum
+  /// over integers and doubles together (which of two equal numbers the engine keeps
+  /// depends on their order), and an integer sum beyond `Int` (the engine throws
+  /// `.overflow`). Integers sum exactly as `numeric`; a double is told from an integer by
+  /// its decimal point, which `SQLJSON` always writes and `jsonb` keeps.
+  ///
+  /// ```swift
+  /// try reader.aggregate(.sum, of: "age", StoreQuery())   // .int(34), one SELECT
+  /// ```
+  func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
+    let names = FieldValue.fieldNames(inKey: key)
+    guard !hasNonPlainRows, !names.contains(where: { $0.utf8.contains(0) }) else { return nil }
+    var (rows, parameters) = statement(query, columns: "body")
+    var translation = _PGTranslation(parameters: parameters)
+    let x = translation.field(names)
+    parameters = translation.parameters
+    // The kind of each selected value: i(nteger), r(eal), b(oolean), s(tring), c(ollection);
+    // NULL for nil and absent.
+    let kind = """
+      CASE jsonb_typeof(\(x)) WHEN 'number' THEN (CASE WHEN position('.' IN \(x) #>> '{}') = 0 THEN 'i' ELSE 'r' END) \
+      WHEN 'boolean' THEN 'b' WHEN 'string' THEN 's' WHEN 'array' THEN 'c' WHEN 'object' THEN 'c' END
+      """
+    let sql = """
+      SELECT count(*) FILTER (WHERE k = 'i'), count(*) FILTER (WHERE k = 'r'), count(*) FILTER (WHERE k = 'b'), \
+      count(*) FILTER (WHERE k = 's'), count(*) FILTER (WHERE k = 'c'), \
+      sum((v #>> '{}')::numeric) FILTER (WHERE k = 'i'), \
+      min((v #>> '{}')::numeric) FILTER (WHERE k IN ('i', 'r')), max((v #>> '{}')::numeric) FILTER (WHERE k IN ('i', 'r')), \
+      min(v #>> '{}' COLLATE "C") FILTER (WHERE k = 's'), max(v #>> '{}' COLLATE "C") FILTER (WHERE k = 's'), \
+      bool_and((v #>> '{}')::boolean) FILTER (WHERE k = 'b'), bool_or((v #>> '{}')::boolean) FILTER (WHERE k = 'b'), \
+      (SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE \(x) IS NOT NULL)), \
+      (SELECT string_agg(DISTINCT k, ',') FROM (SELECT CASE jsonb_typeof(\(x)) WHEN 'number' THEN 'n' \
+      WHEN 'boolean' THEN 'b' WHEN 'string' THEN 's' WHEN 'array' THEN 'c' WHEN 'object' THEN 'c' END AS k \
+      FROM \(store._quoted)) AS rs_kinds) \
+      FROM (SELECT \(kind) AS k, \(x) AS v FROM (\(rows)) AS rs_rows(body)) AS rs_values
+      """
+    let result = try _with { try $0.execute(sql, parameters) }
+    guard result.count == 1 else { return nil }
+    let counts = (0..<4).map { Int(result.string(0, $0) ?? "0") ?? 0 }
+    let (ints, reals, bools, texts) = (counts[0], counts[1], counts[2], counts[3])
+    // A key no row holds: the engine decides what it means for the type.
+    guard result.string(0, 12) == "t" else { return nil }
+    // The engine checks the kinds the key holds in the whole store, not only in the rows
+    // selected: numbers only for a sum or average, one kind of scalar for min and max.
+    let held = Set((result.string(0, 13) ?? "").split(separator: ","))
+    guard SQLAggregates.acceptsKinds(function, held: held) else { return nil }
+    switch function {
+    case .sum, .average:
+      guard reals == 0 else { return nil }
+      let total = result.string(0, 5) ?? "0"
+      if function == .sum { return Int(total).map(FieldValue.int) }
+      guard ints > 0 else { return .null }
+      // The engine divides the exact sum, rounded once to a Double, by the count.
+      guard let exact = Int128(total) else { return nil }
+      return .double(Double(exact) / Double(ints))
+    case .min, .max:
+      guard !(ints > 0 && reals > 0) else { return nil }
+      let isMin = function == .min
+      if ints > 0 { return (result.string(0, isMin ? 6 : 7)).flatMap { Int($0) }.map(FieldValue.int) }
+      if reals > 0 { return (result.string(0, isMin ? 6 : 7)).flatMap { Double($0) }.map(FieldValue.double) }
+      if texts > 0 { return result.string(0, isMin ? 8 : 9).map(FieldValue.string) }
+      if bools > 0 { return result.string(0, isMin ? 10 : 11).map { FieldValue.bool($0 == "t") } }
+      return .null
     }
   }
 

@@ -108,6 +108,9 @@ enum _SQLiteBinding: CustomStringConvertible {
   /// The condition `rs_cond` runs; `wholeBody` when its argument is the whole body (the
   /// key could not be spelled as a SQLite JSON path, so Swift reads it).
   case condition(StoreCondition, wholeBody: Bool)
+  /// The string key `rs_field` reads in a row's body, bound as a pointer so that no key
+  /// (a quote, a backslash, U+0000) ever needs spelling in SQL.
+  case key(String)
 
   var description: String {
     switch self {
@@ -116,6 +119,7 @@ enum _SQLiteBinding: CustomStringConvertible {
     case .double(let d): return String(d)
     case .text(let s): return s
     case .condition(let c, _): return "rs_cond(\(c))"
+    case .key(let key): return "rs_field(\(key.debugDescription))"
     }
   }
 }
@@ -152,6 +156,11 @@ final class _SQLiteStatement {
       rc = sqlite3_bind_pointer(pointer, index, box, _conditionPointerType) { raw in
         if let raw { Unmanaged<_ConditionBox>.fromOpaque(raw).release() }
       }
+    case .key(let key):
+      let box = Unmanaged.passRetained(_KeyBox(key)).toOpaque()
+      rc = sqlite3_bind_pointer(pointer, index, box, _keyPointerType) { raw in
+        if let raw { Unmanaged<_KeyBox>.fromOpaque(raw).release() }
+      }
     }
     if rc != SQLITE_OK { throw connection.error(rc, doing: "bind a value") }
   }
@@ -171,6 +180,8 @@ final class _SQLiteStatement {
 
   func int(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
 
+  func double(_ column: Int32) -> Double { sqlite3_column_double(pointer, column) }
+
   func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
 
   func text(_ column: Int32) -> String {
@@ -189,6 +200,16 @@ final class _ConditionBox {
     self.wholeBody = wholeBody
   }
 }
+
+/// The key behind a bound `rs_field` pointer.
+final class _KeyBox {
+  let key: String
+  init(_ key: String) { self.key = key }
+}
+
+/// The type tag of `rs_field`'s pointer argument (see `_conditionPointerType`).
+/// nonisolated(unsafe): written once at load, only ever read.
+nonisolated(unsafe) let _keyPointerType: UnsafeMutablePointer<CChar> = strdup("requestset_key")!
 
 /// The type tag of `rs_cond`'s pointer argument. SQLite keeps the pointer and compares
 /// with it for the connection's life, so it must never move or be freed.
@@ -223,6 +244,33 @@ private func _registerFunctions(_ db: OpaquePointer) {
         value = box.wholeBody ? (decoded[path: box.condition.key] ?? .null) : decoded
       }
       sqlite3_result_int(context, box.condition.matches(value) ? 1 : 0)
+    }, nil, nil, nil)
+  // rs_field(key, body): the JSON text of the value the engine reads at `key` in the row
+  // (a tagged object's fields included), or NULL when the key is absent. Sorts read keys
+  // through it where a JSON path cannot: a row that is not plain, a key SQLite cannot spell.
+  sqlite3_create_function_v2(
+    db, "rs_field", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+    { context, count, args in
+      guard let context, let args, count == 2, let raw = sqlite3_value_pointer(args[0], _keyPointerType) else {
+        sqlite3_result_error(context, "rs_field needs a key bound by RequestSet", -1)
+        return
+      }
+      let key = Unmanaged<_KeyBox>.fromOpaque(raw).takeUnretainedValue().key
+      guard sqlite3_value_type(args[1]) != SQLITE_NULL, let bytes = sqlite3_value_text(args[1]) else {
+        sqlite3_result_null(context)
+        return
+      }
+      let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1])))
+      guard let body = try? SQLJSON.decode(utf8: text) else {
+        sqlite3_result_error(context, "rs_field: a row's JSON does not decode", -1)
+        return
+      }
+      guard let value = body[path: key] else {
+        sqlite3_result_null(context)
+        return
+      }
+      let json = SQLJSON.encode(value).text
+      sqlite3_result_text(context, json, Int32(json.utf8.count), _sqliteTransient)
     }, nil, nil, nil)
   for (i, collation) in _collations.enumerated() {
     sqlite3_create_collation_v2(

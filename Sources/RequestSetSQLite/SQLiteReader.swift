@@ -54,11 +54,65 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func support(for sort: StoreSortKey) -> PushdownSupport {
-    if _SQLiteTranslation.pathLiteral(sort.fieldNames) == nil {
-      return .none(reason: "the key \(sort.key) holds a quote, a backslash or U+0000, which SQLite's JSON paths cannot spell")
+    // `FieldValue[path:]` and the engine's key model read a trailing backslash apart (the
+    // engine finds no field), so escapes stay with the engine.
+    if sort.key.contains("\\") {
+      return .none(reason: "the key \(sort.key) holds a backslash, an escape the engine resolves")
     }
     if let reason = arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
+    if !isHeld(sort.key) {
+      // The engine decides what a key no record holds means for the record type (a
+      // property that is nil everywhere, or `.unknownKey`); SQL would sort by nothing.
+      return .none(reason: "no record holds the key \(sort.key)")
+    }
     return .exact
+  }
+
+  /// Keeps the first row per value of `key` in SQL when the table's values under it are
+  /// plain scalars, whose SQL equality is the engine's (`1` equals `1.0`, nil equals
+  /// absent, NFC text by bytes); declines rows that are not plain, arrays and objects
+  /// under the key, and keys the engine must check (no row holds it, an escape).
+  func support(forDistinct key: String) -> PushdownSupport {
+    let names = FieldValue.fieldNames(inKey: key)
+    if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    guard !key.contains("\\"), let path = _SQLiteTranslation.pathLiteral(names) else {
+      return .none(reason: "the key \(key) holds a backslash, a quote or U+0000")
+    }
+    if let reason = arrayOnPath(names) { return .none(reason: reason) }
+    if !isHeld(key) { return .none(reason: "no record holds the key \(key)") }
+    let collections =
+      (try? withConnection { c -> Bool in
+        let s = try c.prepare(
+          "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE json_type(body, \(path)) IN ('array', 'object'))")
+        return try s.step(doing: "check a key's kinds") && s.int(0) != 0
+      }) ?? true
+    if collections {
+      return .none(reason: "the key \(key) holds arrays or objects, whose SQL equality is not the engine's")
+    }
+    return .exact
+  }
+
+  private let heldKeys = Mutex<[String: Bool]>([:])
+
+  /// Whether some row holds `key` (nil included), read as the engine reads it. Checked
+  /// once per key per reader; the scan stops at the first row that holds it.
+  func isHeld(_ key: String) -> Bool {
+    if let known = heldKeys.withLock({ $0[key] }) { return known }
+    var t = _SQLiteTranslation()
+    var test = "rs_field(?, body) IS NOT NULL"
+    t.bindings.append(.key(key))
+    if let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) {
+      test = "CASE WHEN plain THEN json_type(body, \(path)) IS NOT NULL ELSE \(test) END"
+    }
+    // A failed check answers "held": the engine then pushes, as before the check.
+    let held =
+      (try? withConnection { c -> Bool in
+        let s = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(test))")
+        try s.bind(t.bindings)
+        return try s.step(doing: "check that a key is held") && s.int(0) != 0
+      }) ?? true
+    heldKeys.withLock { $0[key] = held }
+    return held
   }
 
   private let arrayPaths = Mutex<[[String]: String?]>([:])
@@ -88,15 +142,47 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return reason
   }
 
-  /// SELECT (or count) with the query's WHERE, ORDER BY and window.
+  /// SELECT (or count) with the query's WHERE, ORDER BY, DISTINCT and window.
   private func statement(_ query: StoreQuery, counting: Bool) throws -> _SQLiteTranslation {
     var t = try _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain)
+    let distinct = try query.distinct.map { key -> String in
+      guard case .exact = support(forDistinct: key), let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key))
+      else {
+        throw RequestSetError(.notPushedDown, "SQLite cannot keep distinct values of \(key) exactly; run distinct in process.")
+      }
+      return path
+    }
+    let order =
+      counting && distinct == nil ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain)
+    let whereBindings = t.bindings
+    t.bindings += order.bindings
     let windowed = query.offset != 0 || query.limit != nil
     var window = ""
     if windowed {
       window = " LIMIT ? OFFSET ?"
       t.bindings.append(.int(query.limit.map { Int64($0) } ?? -1))
       t.bindings.append(.int(Int64(query.offset)))
+    }
+    if let path = distinct {
+      // Each row's place in the query's order, then the first row per value: values are
+      // told apart by kind (a Bool is not the number 1) and by SQL value (integers and
+      // reals by exact numeric value, text by bytes, which is canonical equivalence for
+      // the NFC text of plain rows); nil and absent are one value.
+      let type = "json_type(body, \(path))"
+      let ranked = """
+        SELECT body, row_number() OVER (\(order.sql.dropFirst())) AS rs_pos, \
+        row_number() OVER (PARTITION BY CASE WHEN \(type) IN ('true', 'false') THEN 1 \
+        WHEN \(type) IN ('integer', 'real') THEN 2 WHEN \(type) = 'text' THEN 3 ELSE 0 END, \
+        CASE WHEN \(type) = 'null' THEN NULL ELSE json_extract(body, \(path)) END \
+        \(order.sql.dropFirst())) AS rs_n FROM \(quotedTable)\(t.sql)
+        """
+      // The statement reads the order's keys in both windows before the WHERE clause.
+      t.bindings = order.bindings + order.bindings + whereBindings + t.bindings.dropFirst(whereBindings.count + order.bindings.count)
+      t.sql =
+        counting
+        ? "SELECT count(*) FROM (SELECT 1 FROM (\(ranked)) WHERE rs_n = 1 ORDER BY rs_pos\(window))"
+        : "SELECT body FROM (\(ranked)) WHERE rs_n = 1 ORDER BY rs_pos\(window)"
+      return t
     }
     if counting {
       t.sql =
@@ -105,11 +191,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
         : "SELECT count(*) FROM \(quotedTable)\(t.sql)"
       return t
     }
-    guard let order = _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain) else {
-      throw RequestSetError(
-        .notPushedDown, "A sort key of \(query) cannot be spelled as a SQLite JSON path; sort it in process.")
-    }
-    t.sql = "SELECT body FROM \(quotedTable)\(t.sql)\(order.isEmpty ? " ORDER BY seq" : order)\(window)"
+    t.sql = "SELECT body FROM \(quotedTable)\(t.sql)\(order.sql)\(window)"
     return t
   }
 
@@ -145,6 +227,69 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       while try s.step(doing: "read records") {
         let record = try SQLJSON.decode(s.text(0)).decode(Element.self)
         if try !body(record) { break }
+      }
+    }
+  }
+
+  /// `function` of `key` over the rows `query` selects, in one statement; nil (the engine
+  /// computes it) wherever SQLite could answer otherwise than the engine.
+  ///
+  /// Declined: a table holding rows that are not plain, a key no JSON path spells or no
+  /// row holds, a key reading through an array, values of several kinds or arrays and
+  /// objects among the selected rows (the engine throws `.typeMismatch` for those), a sum
+  /// or average over doubles (floating-point addition depends on the order of the terms),
+  /// and a minimum or maximum over integers and doubles together (which of two equal
+  /// numbers the engine keeps depends on their order). Integer sums are exact: the high
+  /// and low 32 bits are summed apart, so nothing overflows in SQL, and a total beyond
+  /// `Int` is left to the engine, which throws `.overflow`.
+  ///
+  /// ```swift
+  /// try reader.aggregate(.sum, of: "age", StoreQuery())   // .int(34), one SELECT
+  /// ```
+  func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
+    let names = FieldValue.fieldNames(inKey: key)
+    guard !nonPlain, let path = _SQLiteTranslation.pathLiteral(names), arrayOnPath(names) == nil, isHeld(key)
+    else { return nil }
+    let rows = try statement(query, counting: false)
+    let t = "json_type(body, \(path))"
+    let sql = """
+      SELECT count(*) FILTER (WHERE t = 'integer'), count(*) FILTER (WHERE t = 'real'), \
+      count(*) FILTER (WHERE t IN ('true', 'false')), count(*) FILTER (WHERE t = 'text'), \
+      count(*) FILTER (WHERE t IN ('array', 'object')), \
+      min(v) FILTER (WHERE t NOT IN ('array', 'object', 'null')), \
+      max(v) FILTER (WHERE t NOT IN ('array', 'object', 'null')), \
+      sum(v >> 32) FILTER (WHERE t = 'integer'), sum(v & 4294967295) FILTER (WHERE t = 'integer'), \
+      (SELECT group_concat(k) FROM (SELECT DISTINCT CASE \(t) WHEN 'integer' THEN 'n' WHEN 'real' THEN 'n' \
+      WHEN 'true' THEN 'b' WHEN 'false' THEN 'b' WHEN 'text' THEN 's' WHEN 'array' THEN 'c' WHEN 'object' THEN 'c' \
+      END AS k FROM \(quotedTable) WHERE k IS NOT NULL)) \
+      FROM (SELECT \(t) AS t, json_extract(body, \(path)) AS v FROM (\(rows.sql)))
+      """
+    return try withConnection { c -> FieldValue? in
+      let s = try c.prepare(sql)
+      try s.bind(rows.bindings)
+      guard try s.step(doing: "aggregate records") else { return nil }
+      let (ints, reals, bools) = (s.int(0), s.int(1), s.int(2))
+      // The engine checks the kinds the key holds in the whole store, not only in the rows
+      // selected: numbers only for a sum or average, one kind of scalar for min and max.
+      let held = Set(s.isNull(9) ? [] : s.text(9).split(separator: ","))
+      guard SQLAggregates.acceptsKinds(function, held: held) else { return nil }
+      switch function {
+      case .sum, .average:
+        guard reals == 0 else { return nil }
+        // Each part sums at most 2^32 per row, so SQLite's 64-bit sum cannot overflow
+        // below 2^31 rows.
+        guard ints < 1 << 31 else { return nil }
+        let total = Int128(s.int(7)) << 32 + Int128(s.int(8))
+        if function == .average { return ints == 0 ? .null : .double(Double(total) / Double(ints)) }
+        return Int(exactly: total).map(FieldValue.int)
+      case .min, .max:
+        guard !(ints > 0 && reals > 0) else { return nil }
+        let column: Int32 = function == .min ? 5 : 6
+        if s.isNull(column) { return .null }
+        if bools > 0 { return .bool(s.int(column) != 0) }
+        if ints > 0 { return .int(Int(s.int(column))) }
+        if reals > 0 { return .double(s.double(column)) }
+        return .string(s.text(column))
       }
     }
   }

@@ -121,19 +121,32 @@ struct _SQLiteTranslation {
     }
   }
 
-  /// ORDER BY for `sort`, ties by `seq`. With `nonPlain` rows or a collation other than
-  /// binary, each key orders through the `rs_…` collation (the engine's order on the
-  /// decoded values); otherwise by kind rank, then the SQL value (numbers exactly across
-  /// integer and real, text by bytes: Unicode scalar order of NFC text), then arrays and
-  /// objects through the collation.
-  static func orderBy(_ sort: [StoreSortKey], nonPlain: Bool) -> String? {
-    guard !sort.isEmpty else { return "" }
+  /// ORDER BY for `sort`, ties by `seq`, and the keys it binds. With a collation other
+  /// than binary, with rows that are not plain (`nonPlain`), or for a key no JSON path
+  /// spells, a key orders through the `rs_…` collation (the engine's order on the decoded
+  /// values), read by `rs_field` wherever a JSON path would not read what the engine reads
+  /// (rows that are not plain keep tagged values and objects; see `SQLJSON`). Otherwise by
+  /// kind rank, then the SQL value (numbers exactly across integer and real, text by bytes:
+  /// Unicode scalar order of NFC text), then arrays and objects through the collation.
+  static func orderBy(_ sort: [StoreSortKey], nonPlain: Bool) -> (sql: String, bindings: [_SQLiteBinding]) {
+    guard !sort.isEmpty else { return (" ORDER BY seq", []) }
     var terms: [String] = []
+    var bindings: [_SQLiteBinding] = []
     for key in sort {
-      guard let path = pathLiteral(key.fieldNames) else { return nil }
       let direction = key.order == .ascending ? "ASC" : "DESC"
       let collate = "COLLATE " + _collationName(key.collation)
-      if nonPlain || key.collation != .binary {
+      guard let path = pathLiteral(key.fieldNames) else {
+        bindings.append(.key(key.key))
+        terms.append("coalesce(rs_field(?, body), 'null') \(collate) \(direction)")
+        continue
+      }
+      if nonPlain {
+        bindings.append(.key(key.key))
+        terms.append(
+          "coalesce(CASE WHEN plain THEN body -> \(path) ELSE rs_field(?, body) END, 'null') \(collate) \(direction)")
+        continue
+      }
+      if key.collation != .binary {
         terms.append("coalesce(body -> \(path), 'null') \(collate) \(direction)")
         continue
       }
@@ -144,6 +157,6 @@ struct _SQLiteTranslation {
       terms.append("CASE WHEN \(type) IN ('array', 'object') THEN NULL ELSE json_extract(body, \(path)) END \(direction)")
       terms.append("CASE WHEN \(type) IN ('array', 'object') THEN body -> \(path) END \(collate) \(direction)")
     }
-    return " ORDER BY " + terms.joined(separator: ", ") + ", seq"
+    return (" ORDER BY " + terms.joined(separator: ", ") + ", seq", bindings)
   }
 }

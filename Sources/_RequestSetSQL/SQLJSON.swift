@@ -11,7 +11,7 @@ import RequestSet
 /// and compares them exactly with integers), strings as their NFC text.
 ///
 /// A value with no exact JSON twin is written as a tagged object, `{"$rs": kind, …}`, and
-/// makes the row not *plain*: NaN and ±infinity, `Decimal`, `UInt64` above `Int64.max`, a
+/// makes the row not *plain*: NaN, ±infinity and -0.0, `Decimal`, `UInt64` above `Int64.max`, a
 /// string that is not in NFC or holds U+0000 (which `jsonb` cannot hold), and an object
 /// with such a key or a key `"$rs"`. A store answers a query over rows that are not plain
 /// as a superset and lets the engine check those rows again in process, so SQL never has
@@ -56,11 +56,14 @@ public enum SQLJSON {
         _writeTagged("uint", String(u), into: &out)
       }
     case .double(let d):
-      if d.isFinite {
+      if d.isFinite && !(d == 0 && d.sign == .minus) {
         out.append(contentsOf: plainDecimal(d).utf8)
       } else {
+        // jsonb keeps numbers as decimals, which have no negative zero: -0.0 would come
+        // back as 0.0, so it is tagged like NaN and read back with its sign.
         plain = false
-        _writeTagged("double", d.isNaN ? "nan" : (d < 0 ? "-inf" : "inf"), into: &out)
+        let name = d.isNaN ? "nan" : d.isInfinite ? (d < 0 ? "-inf" : "inf") : "-0"
+        _writeTagged("double", name, into: &out)
       }
     case .decimal(let d):
       plain = false
@@ -405,6 +408,7 @@ private struct _Parser {
       case "nan": return .double(.nan)
       case "inf": return .double(.infinity)
       case "-inf": return .double(-.infinity)
+      case "-0": return .double(-0.0)
       default: throw fail("bad double")
       }
     case ("decimal", .string(let v)?, _):

@@ -53,13 +53,7 @@ import Testing
     #expect(try all.sortBy(\.age).distinct(\.species).limit(2).fetch().map(\.id) == Array(expected.prefix(2)))
     #expect(
       all.distinct("species").explain().contains(
-        kind == .pushdownMemory
-          ? "pushed to PushdownMemoryStore<Animal>: DISTINCT species"
-          : kind == .sqlite || kind == .indexedSQLite
-            ? "in process: distinct species (_SQLiteReader<Animal> does not run DISTINCT)"
-          : kind == .postgres
-            ? "in process: distinct species (_PostgresReader<Animal> does not run DISTINCT)"
-          : kind.pushesDown ? "pushed to \(kind.sourceName): " : "distinct: first record for each species"))
+        kind.pushesDown ? "pushed to \(kind.sourceName): DISTINCT species" : "distinct: first record for each species"))
   }
 
   @Test(arguments: StoreKind.allCases)

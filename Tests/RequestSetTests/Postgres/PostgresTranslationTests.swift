@@ -8,10 +8,11 @@ import Testing
 /// `StoreSortKey.compare`) over awkward values: an exact answer must be the engine's
 /// answer, a superset must hold it.
 @Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresTranslationTests {
-  /// Field values with traps: nil and absent, -0.0, 2^53 + 1, kinds mixed, NFC and NFD,
-  /// ß and Σ, `%_\*?`, CRLF, collections.
+  /// Field values with traps: nil and absent, 2^53 + 1, kinds mixed, NFC and NFD, ß and
+  /// Σ, `%_\*?`, CRLF, collections (-0.0, which jsonb cannot hold, is among the values
+  /// that are not plain).
   static let values: [FieldValue?] = [
-    nil, .null, .int(0), .int(1), .int(-3), .double(-0.0), .double(0.1), .double(2.5), .int(9_007_199_254_740_993),
+    nil, .null, .int(0), .int(1), .int(-3), .double(0.1), .double(2.5), .int(9_007_199_254_740_993),
     .double(9_007_199_254_740_992), .double(1e300), .string(""), .string("a"), .string("B"), .string("ß"),
     .string("Σ"), .string("é"), .string("%_\\*?"), .string("a\r\nb"), .bool(true), .bool(false),
     .array([]), .array([.int(1), .string("a")]), .array([.int(2), .int(5)]), .object(["k": .int(1)]),
@@ -32,6 +33,7 @@ import Testing
     if !plainOnly {
       records.append(DynamicRecord(id: .int(100), fields: ["v": .double(.nan)]))
       records.append(DynamicRecord(id: .int(101), fields: ["v": .string("e\u{301}")]))
+      records.append(DynamicRecord(id: .int(102), fields: ["v": .double(-0.0)]))
     }
     let store = try PostgresStore<DynamicRecord>(url: PostgresServer.url(), table: PostgresServer.freshTable())
     try store.insert(contentsOf: records)

@@ -311,6 +311,27 @@ struct CorpusMismatches {
   }
 }
 
+extension CorpusMismatches {
+  /// Loads `records` into a fresh store of ``kind`` (the array itself for `.array`) and
+  /// checks each of `answers` there against the same answer over the plain array, each
+  /// named with `label` first.
+  mutating func checkAgainstReference(
+    _ records: [DynamicRecord], label: String, _ answers: (RequestSet<DynamicRecord>) -> [(String, CorpusAnswer)]
+  ) throws {
+    let set: RequestSet<DynamicRecord>
+    if kind == .array {
+      set = RequestSet(records)
+    } else {
+      let store = try kind.makeStore(of: DynamicRecord.self)
+      try store.insert(contentsOf: records)
+      set = RequestSet(store)
+    }
+    for ((name, got), (_, want)) in zip(answers(set), answers(RequestSet(records))) {
+      check("\(label)\(name)", store: got, reference: want)
+    }
+  }
+}
+
 /// A divergence from the array reference that the corpus found in another branch's store
 /// or engine code, recorded here so the suite stays green while it is fixed there. Each
 /// names its owner; delete an entry once it is fixed (the corpus then holds the store to
@@ -323,34 +344,14 @@ struct CorpusKnownDivergence: Sendable {
 
   static let all: [CorpusKnownDivergence] = [
     CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite, .postgres], owner: "pushdown / the SQL translations",
-      summary: "a filter that folds to false (\"'text' == 2\") returns every record on the SQL stores",
-      matches: { $0.contains("filter(\"'\\(key)' == 2\")") }),
-    CorpusKnownDivergence(
       kinds: [.sqlite, .indexedSQLite, .postgres], owner: "sqlite / postgres / pushdown (the key-kind check)",
       summary: "a Bool compared with a nested key of mixed kinds (o.k) throws .typeMismatch where the engine answers",
       matches: { $0.contains("store throws .typeMismatch") && !$0.contains("array reference throws") }),
-    CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite], owner: "sqlite / pushdown",
-      summary: "a sort by a key no record holds returns store order instead of throwing .unknownKey",
-      matches: { $0.contains("sortBy(") && $0.hasSuffix("array reference throws .unknownKey") }),
-    CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite], owner: "sqlite / pushdown",
-      summary: "a sort by a key holding a quote or U+0000 (declined by the reader) returns store order, unsorted",
-      matches: { $0.contains("sortBy(") && $0.contains(" with key ") }),
     CorpusKnownDivergence(
       kinds: [.postgres], owner: "postgres / pushdown (StoreKind.checkingKeys leaves .postgres out for this)",
       summary: "an unknown key or a value of the wrong kind matches nothing instead of throwing",
       matches: {
         $0.hasSuffix("array reference throws .unknownKey") || $0.hasSuffix("array reference throws .typeMismatch")
       }),
-    CorpusKnownDivergence(
-      kinds: [.postgres], owner: "postgres / SQLJSON",
-      summary: "-0.0 comes back as 0.0 (jsonb drops the sign of a negative zero; SQLJSON could tag it as not plain)",
-      matches: { $0.contains("values(") || $0.contains("groupBy(") }),
-    CorpusKnownDivergence(
-      kinds: [.pushdownMemory, .sqlite, .indexedSQLite, .postgres], owner: "pushdown",
-      summary: "a pushed-down sum over a key whose values are not all numbers returns a sum instead of .typeMismatch",
-      matches: { $0.contains(".sum(") && $0.hasSuffix("array reference throws .typeMismatch") }),
   ]
 }

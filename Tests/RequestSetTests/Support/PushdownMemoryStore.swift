@@ -231,6 +231,18 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
 
     func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
       store.pushedWrites.withLock { $0.append("\(function.rawValue)(\(key)) \(query)") }
+      // The engine checks the kinds a key holds in the whole store, not in the records
+      // selected: a key holding a string anywhere has no sum, whatever the filter.
+      let fields = try self.fields
+      try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
+      let engineFunction: RequestAggregate.Function =
+        switch function {
+        case .sum: .sum
+        case .min: .min
+        case .max: .max
+        case .average: .avg
+        }
+      try _Accumulator.check(engineFunction, key: key, kinds: fields.kinds[key] ?? _KindSet(), type: Element.self)
       let matched = try slots(query).map { try snapshot._record(at: $0) }
       let set = RequestSet(matched)
       switch function {
