@@ -30,6 +30,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// The table's name as a quoted SQL identifier.
   let _quoted: String
   private let _indexes = Mutex<Set<String>>([])
+  /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
+  let _collectionKeys = _PGCollectionKeys()
   /// Whether `update(matching:set:)` runs as one UPDATE (off: see there).
   let _sqlUpdates = false
 
