@@ -151,6 +151,17 @@ final class _PGResult: @unchecked Sendable {
   /// The number of rows an INSERT, UPDATE or DELETE touched.
   var affected: Int { Int(String(cString: PQcmdTuples(pointer))) ?? 0 }
 
+  /// Calls `body` with a column's text as bytes where libpq keeps them, without copying
+  /// them into a `String`; nil for SQL NULL. The bytes are valid only during the call.
+  func withBytes<T>(
+    _ row: Int, _ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T
+  ) rethrows -> T? {
+    if PQgetisnull(pointer, Int32(row), Int32(column)) != 0 { return nil }
+    guard let value = PQgetvalue(pointer, Int32(row), Int32(column)) else { return nil }
+    let length = Int(PQgetlength(pointer, Int32(row), Int32(column)))
+    return try body(UnsafeRawBufferPointer(start: value, count: length))
+  }
+
   /// The text of a column of a row; nil for SQL NULL.
   func string(_ row: Int, _ column: Int) -> String? {
     if PQgetisnull(pointer, Int32(row), Int32(column)) != 0 { return nil }

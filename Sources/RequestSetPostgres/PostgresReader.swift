@@ -91,14 +91,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       return .none(reason: "the table holds values SQL cannot order exactly (NaN, Decimal, …)")
     }
     // Collections order element by element in memory; PostgreSQL's jsonb order differs.
-    var translation = _PGTranslation()
-    let x = translation.field(sort.fieldNames)
-    let collections = try? _with {
-      try $0.execute(
-        "SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object'))",
-        translation.parameters)
-    }
-    guard let collections, collections.string(0, 0) == "f" else {
+    guard holdsNoCollections(sort.fieldNames) else {
       return .none(reason: "the key \(sort.key) holds arrays or objects, which PostgreSQL orders differently")
     }
     return .exact
@@ -129,6 +122,26 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       return .none(reason: "the key \(key) holds arrays or objects, whose jsonb equality is not the engine's")
     }
     return .exact
+  }
+
+  /// Whether no row holds an array or an object at the key: one `EXISTS` scan of the table
+  /// per key and table version, remembered by the store. The reader's snapshot is the
+  /// table at `version` (both read in its REPEATABLE READ transaction), and every write
+  /// bumps the version, so an answer for this version holds for every reader of it.
+  /// A failed check answers false (the sort then runs in process) and is not remembered.
+  private func holdsNoCollections(_ fieldNames: [String]) -> Bool {
+    if let known = store._collectionKeys.answer(fieldNames, version: version) { return !known }
+    var translation = _PGTranslation()
+    let x = translation.field(fieldNames)
+    guard
+      let result = try? _with({
+        try $0.execute(
+          "SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object'))",
+          translation.parameters)
+      }), let found = result.string(0, 0)
+    else { return false }
+    store._collectionKeys.remember(fieldNames, version: version, holdsCollections: found != "f")
+    return found == "f"
   }
 
   /// The SELECT for `query`, with `columns`.
@@ -179,6 +192,15 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws {
     let (sql, parameters) = statement(query, columns: "body")
+    // A small window is read in one statement: a cursor would cost three round trips
+    // (DECLARE, FETCH, CLOSE) and plans for its first tenth of the rows.
+    if let limit = query.limit, limit <= Self.directLimit {
+      let rows = try _with { try $0.execute(sql, parameters) }
+      for row in 0..<rows.count {
+        guard try body(try record(rows, row)) else { return }
+      }
+      return
+    }
     let cursor = "rs_cursor_\(_cursors.add(1, ordering: .relaxed).newValue)"
     try _with { try $0.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", parameters) }
     defer { _ = try? _with { try $0.execute("CLOSE \(cursor)") } }
@@ -187,7 +209,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     while true {
       let rows = try _with { try $0.execute("FETCH FORWARD \(batch) FROM \(cursor)") }
       for row in 0..<rows.count {
-        guard try body(try store._record(rows.string(row, 0) ?? "null")) else { return }
+        guard try body(try record(rows, row)) else { return }
       }
       if rows.count < batch { return }
       batch = min(batch * 4, 8192)
@@ -263,6 +285,15 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       if bools > 0 { return result.string(0, isMin ? 10 : 11).map { FieldValue.bool($0 == "t") } }
       return .null
     }
+  }
+
+  /// The largest `limit` read without a cursor.
+  static var directLimit: Int { 1024 }
+
+  /// The record in a row's first column, decoded from libpq's buffer (no `String` copy).
+  private func record(_ rows: _PGResult, _ row: Int) throws -> Element {
+    let value = try rows.withBytes(row, 0) { try SQLJSON.decode(utf8: $0) } ?? .null
+    return try value.decode(Element.self)
   }
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {
@@ -381,5 +412,24 @@ extension PostgresStore {
       return rows.count > 0
     }
     return count
+  }
+}
+
+/// The answers of the readers' collection checks (does any row hold an array or an object
+/// at this key?), each for the table version it was found at; a newer version drops them.
+final class _PGCollectionKeys: Sendable {
+  private let state = Mutex<(version: UInt64, answers: [[String]: Bool])>((0, [:]))
+
+  /// The answer for `fieldNames` at `version`, or nil when none is known.
+  func answer(_ fieldNames: [String], version: UInt64) -> Bool? {
+    state.withLock { $0.version == version ? $0.answers[fieldNames] : nil }
+  }
+
+  /// Keeps an answer found at `version` (one older than the newest kept is dropped).
+  func remember(_ fieldNames: [String], version: UInt64, holdsCollections: Bool) {
+    state.withLock { state in
+      if version > state.version { state = (version, [:]) }
+      if version == state.version { state.answers[fieldNames] = holdsCollections }
+    }
   }
 }

@@ -33,6 +33,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
   let _fieldKinds = SQLFieldKinds()
   private let _indexes = Mutex<Set<String>>([])
+  /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
+  let _collectionKeys = _PGCollectionKeys()
 
   /// The format number `requestset_tables` records for this row layout.
   static var _format: Int { 1 }

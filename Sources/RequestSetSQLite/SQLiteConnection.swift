@@ -184,6 +184,17 @@ final class _SQLiteStatement {
 
   func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
 
+  /// Calls `body` with a column's text as UTF-8 bytes where SQLite keeps them, without
+  /// copying them into a `String`; the bytes are valid only during the call (until the
+  /// next step). NULL reads as no bytes, as ``text(_:)`` reads it as "".
+  func withText<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    guard let bytes = sqlite3_column_text(pointer, column) else {
+      return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+    let count = Int(sqlite3_column_bytes(pointer, column))
+    return try body(UnsafeRawBufferPointer(start: bytes, count: count))
+  }
+
   func text(_ column: Int32) -> String {
     guard let bytes = sqlite3_column_text(pointer, column) else { return "" }
     let count = Int(sqlite3_column_bytes(pointer, column))

@@ -225,7 +225,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       let s = try c.prepare(t.sql)
       try s.bind(t.bindings)
       while try s.step(doing: "read records") {
-        let record = try SQLJSON.decode(s.text(0)).decode(Element.self)
+        let record = try s.withText(0) { try SQLJSON.decode(utf8: $0) }.decode(Element.self)
         if try !body(record) { break }
       }
     }

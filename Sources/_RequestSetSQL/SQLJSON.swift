@@ -512,7 +512,51 @@ private struct _Parser {
     return v
   }
 
+  /// Powers of ten a `Double` holds exactly (10^0 … 10^22).
+  static let exactPowersOfTen: [Double] = (0...22).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
+
+  /// The common numbers without building a `String`: `-?digits` with at most 18 digits
+  /// (no overflow) and `-?digits.digits` with at most 15 digits in all (the digits as an
+  /// integer below 2^53, divided by an exact power of ten: one correctly rounded
+  /// operation, so the same `Double` as parsing the text). Nil for anything else, which
+  /// the general path reads; `at` is unchanged then.
+  mutating func plainNumber() -> FieldValue? {
+    var i = at
+    let negative = i < bytes.count && bytes[i] == UInt8(ascii: "-")
+    if negative { i += 1 }
+    var digits: Int64 = 0
+    var count = 0
+    var fraction = -1  // digits after the point, -1 without one
+    scan: while i < bytes.count {
+      let b = bytes[i]
+      switch b {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"):
+        count += 1
+        if count > 18 { return nil }
+        digits = digits &* 10 &+ Int64(b &- UInt8(ascii: "0"))
+        if fraction >= 0 { fraction += 1 }
+      case UInt8(ascii: ".") where fraction < 0 && count > 0:
+        fraction = 0
+      case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"):
+        return nil
+      default:
+        break scan
+      }
+      i += 1
+    }
+    guard count > 0, fraction != 0 else { return nil }
+    if fraction < 0 {
+      at = i
+      return .int(Int(negative ? -digits : digits))
+    }
+    guard count <= 15 else { return nil }
+    let magnitude = Double(digits) / Self.exactPowersOfTen[fraction]
+    at = i
+    return .double(negative ? -magnitude : magnitude)
+  }
+
   mutating func number() throws -> FieldValue {
+    if let plain = plainNumber() { return plain }
     let start = at
     var isInteger = true
     while at < bytes.count {

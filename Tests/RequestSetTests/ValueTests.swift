@@ -101,6 +101,24 @@ extension StoreKind {
     #expect(FieldValue.int(Int(Self.twoToThe53)) == .double(d53))
   }
 
+  /// A field value that does not fit the type names where it is, though the decoder builds
+  /// the coding path only for the error.
+  @Test func aDecodeErrorFromFieldsNamesThePathToTheValue() throws {
+    func path(_ value: FieldValue) throws -> [String] {
+      let error = try #require(throws: DecodingError.self) { try value.decode(Animal.self) }
+      guard case .typeMismatch(_, let context) = error else {
+        Issue.record("not a type mismatch: \(error)")
+        return []
+      }
+      return context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+    }
+    let fields = try FieldValue(encoding: Animal.zoo[1])
+    #expect(try path(fields._setting(.array([.string("farm"), .int(3)]), at: "tags")) == ["tags", "[1]"])
+    #expect(try path(fields._setting(.bool(true), at: "owner.city")) == ["owner", "city"])
+    #expect(try path(fields._setting(.string("old"), at: "age")) == ["age"])
+    #expect(try fields.decode(Animal.self) == Animal.zoo[1])
+  }
+
   @Test func numbersHashAsTheyCompare() throws {
     let equalPairs: [(FieldValue, FieldValue)] = [
       (.int(3), .double(3)), (.decimal(Decimal(3)), .int(3)),

@@ -38,7 +38,12 @@ private func _mismatch(_ type: Any.Type, _ value: FieldValue, _ path: [any Codin
 }
 
 /// A scalar of type `T` from a field value, or nil when `T` is not a scalar type.
-private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any CodingKey]) throws -> T? {
+///
+/// `path` is built only for an error: most fields decode without one, and building it
+/// (an array of existentials) cost an allocation per field.
+private func _scalar<T>(
+  _ type: T.Type, _ value: FieldValue, _ path: @autoclosure () -> [any CodingKey]
+) throws -> T? {
   func int<I: FixedWidthInteger>(_: I.Type) throws -> I {
     switch value {
     case .int(let i): if let v = I(exactly: i) { return v }
@@ -47,26 +52,26 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
     case .decimal(let d): if let v = I(d.description) { return v }  // integral decimals print as integers
     default: break
     }
-    throw _mismatch(I.self, value, path)
+    throw _mismatch(I.self, value, path())
   }
   switch type {
   case is String.Type:
-    guard case .string(let s) = value else { throw _mismatch(String.self, value, path) }
+    guard case .string(let s) = value else { throw _mismatch(String.self, value, path()) }
     return (s as! T)
   case is Bool.Type:
-    guard case .bool(let b) = value else { throw _mismatch(Bool.self, value, path) }
+    guard case .bool(let b) = value else { throw _mismatch(Bool.self, value, path()) }
     return (b as! T)
   case is Double.Type:
     switch value {
     case .double(let d): return (d as! T)
     case .int, .uint, .decimal: return (value._doubleValue as! T)
-    default: throw _mismatch(Double.self, value, path)
+    default: throw _mismatch(Double.self, value, path())
     }
   case is Float.Type:
     switch value {
     case .double(let d): return (Float(d) as! T)
     case .int, .uint, .decimal: return (Float(value._doubleValue) as! T)
-    default: throw _mismatch(Float.self, value, path)
+    default: throw _mismatch(Float.self, value, path())
     }
   case is Decimal.Type:
     switch value {
@@ -74,14 +79,14 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
     case .int(let i): return (Decimal(i) as! T)
     case .uint(let u): return (Decimal(u) as! T)
     case .double(let d):
-      guard let decimal = _Numbers.decimal(d) else { throw _mismatch(Decimal.self, value, path) }
+      guard let decimal = _Numbers.decimal(d) else { throw _mismatch(Decimal.self, value, path()) }
       return (decimal as! T)
     default: return nil  // written by Decimal's own encode(to:): let it read its object
     }
   case is URL.Type:
     guard case .string(let s) = value else { return nil }
     guard let url = URL(string: s) else {
-      throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Invalid URL string \"\(s)\"."))
+      throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "Invalid URL string \"\(s)\"."))
     }
     return (url as! T)
   case is Int.Type: return (try int(Int.self) as! T)
@@ -100,10 +105,10 @@ private func _scalar<T>(_ type: T.Type, _ value: FieldValue, _ path: [any Coding
 }
 
 private func _decode<T: Decodable>(
-  _ type: T.Type, _ value: FieldValue, _ path: [any CodingKey], _ recorder: _ProbeRecorder?
+  _ type: T.Type, _ value: FieldValue, _ path: @autoclosure () -> [any CodingKey], _ recorder: _ProbeRecorder?
 ) throws -> T {
-  if let scalar = try _scalar(type, value, path) { return scalar }
-  return try T(from: _Decoder(value: value, codingPath: path, recorder: recorder))
+  if let scalar = try _scalar(type, value, path()) { return scalar }
+  return try T(from: _Decoder(value: value, codingPath: path(), recorder: recorder))
 }
 
 private struct _Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -181,8 +186,8 @@ private struct _Unkeyed: UnkeyedDecodingContainer {
     return true
   }
   mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-    let path = codingPath + [_IndexKey(currentIndex)]
-    return try _decode(type, try next(), path, recorder)
+    let index = currentIndex
+    return try _decode(type, try next(), codingPath + [_IndexKey(index)], recorder)
   }
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
     -> KeyedDecodingContainer<NestedKey>

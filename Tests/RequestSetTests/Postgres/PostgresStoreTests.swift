@@ -121,6 +121,45 @@ func postgresSQL(_ sql: String, _ parameters: [String?] = [], url: String? = nil
     #expect(try store.fetch(id: Animal.zoo[2].id) != nil)
   }
 
+  @Test func aSortKeysCollectionCheckIsRememberedForItsVersionOnly() throws {
+    let store = try fresh()
+    var animals = Animal.zoo.map { var a = $0; a.owner = nil; return a }
+    try store.insert(contentsOf: animals)
+    let reader = try store.queryReader()
+    let version = reader.version
+    // No owner is an object yet: the sort runs in SQL, and the scan's answer is kept.
+    #expect(store._collectionKeys.answer(["owner"], version: version) == nil)
+    #expect(reader.support(for: StoreSortKey("owner")) == .exact)
+    #expect(store._collectionKeys.answer(["owner"], version: version) == false)
+    #expect(try store.queryReader().support(for: StoreSortKey("owner")) == .exact)
+    // A write makes a new version: its readers check again, and now decline.
+    try store.save(Animal.zoo[0])
+    animals[0] = Animal.zoo[0]
+    #expect(store._collectionKeys.answer(["owner"], version: version + 1) == nil)
+    #expect(
+      try store.queryReader().support(for: StoreSortKey("owner"))
+        == .none(reason: "the key owner holds arrays or objects, which PostgreSQL orders differently"))
+    #expect(store._collectionKeys.answer(["owner"], version: version + 1) == true)
+    // The reader opened before the write still sees its own version's answer.
+    #expect(reader.support(for: StoreSortKey("owner")) == .exact)
+    #expect(
+      try RequestSet(store).sortBy("owner").fetch().map(\.id)
+        == RequestSet(animals).sortBy("owner").fetch().map(\.id))
+  }
+
+  @Test func aSmallWindowAndALargeOneReadTheSameRecords() throws {
+    let store = try fresh()
+    let many = (1...1_500).map { Animal(id: $0, name: "n\($0)", species: "Cow", age: $0 % 97) }
+    try store.insert(contentsOf: many)
+    let reference = RequestSet(many)
+    // Up to 1,024 records run as one statement, more through a cursor.
+    for limit in [1, 10, 1_024, 1_025, 1_200] {
+      #expect(
+        try RequestSet(store).sortBy("age").offset(3).limit(limit).fetch().map(\.id)
+          == reference.sortBy("age").offset(3).limit(limit).fetch().map(\.id), "limit \(limit)")
+    }
+  }
+
   @Test func aDuplicateInABatchInsertsNothing() throws {
     let store = try fresh()
     try store.insert(Animal.zoo[0])

@@ -55,6 +55,51 @@ import _RequestSetSQL
     #expect(try SQLJSON.decode("18446744073709551615") == .uint(UInt64.max))
   }
 
+  /// Numbers are read without a `String` when they are short and have no exponent; every
+  /// number must still read as the general path (`Int(text)`, then `Double(text)`) reads it,
+  /// to the bit.
+  @Test func numbersReadAsTheirTextReads() throws {
+    var texts = [
+      "0", "-0", "007", "-12", "123456789012345678", "-999999999999999999", "1234567890123456789",
+      "9223372036854775807", "-9223372036854775808", "9223372036854775808", "0.0", "-0.0", "0.1", "-2.5",
+      "1.000000000000001", "123456789012345.6", "12345678901234.5", "99999999999999.9", "0.000000000000001",
+      "0.0000000000000000000001", "1.5e2", "1E-3", "-4.25E+1", "00.5", "1.", ".5",
+    ]
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<5_000 {
+      // Short decimals: up to 18 digits with the point anywhere, and written doubles.
+      let digits = String(Int.random(in: 0..<1_000_000_000_000_000_000, using: &generator))
+      let point = Int.random(in: 1...digits.count, using: &generator)
+      let sign = Bool.random(using: &generator) ? "-" : ""
+      let fraction = point == digits.count ? "0" : String(digits.dropFirst(point))
+      texts.append(sign + digits.prefix(point) + "." + fraction)
+      let d = Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator))
+      if d.isFinite { texts.append(SQLJSON.plainDecimal(d)) }
+      texts.append(SQLJSON.plainDecimal(Double(Int.random(in: -1_000_000...1_000_000, using: &generator)) / 1000))
+    }
+    for text in texts {
+      let expected: FieldValue
+      if !text.contains(where: { ".eE".contains($0) }), let i = Int(text) {
+        expected = .int(i)
+      } else if !text.contains(where: { ".eE".contains($0) }), let u = UInt64(text) {
+        expected = .uint(u)
+      } else {
+        expected = .double(try #require(Double(text)))
+      }
+      let value = try SQLJSON.decode(text)
+      switch (value, expected) {
+      case (.double(let a), .double(let b)):
+        #expect(a.bitPattern == b.bitPattern, "\(text) read as \(a), not \(b)")
+      default:
+        #expect(value == expected, "\(text) read as \(value), not \(expected)")
+      }
+      #expect(try SQLJSON.decode("[" + text + ",1]") == .array([value, .int(1)]), "\(text) in an array")
+    }
+    for text in ["-", "1..2", "1.2.3", "--1", "1-2", "1.5-", "+"] {
+      #expect(throws: RequestSetError.self, "\(text)") { try SQLJSON.decode(text) }
+    }
+  }
+
   @Test func damagedTextThrowsATypedError() {
     for text in ["", "{", #"{"a":}"#, "[1,]", #""abc"#, "tru", "1 2", #"{"$rs":"double","v":"maybe"}"#, #""\ud800""#] {
       #expect(throws: RequestSetError.self, "\(text)") { try SQLJSON.decode(text) }
