@@ -37,6 +37,10 @@ final class _PGConnection: @unchecked Sendable {
     // Quiet NOTICEs (CREATE TABLE IF NOT EXISTS prints one), and a UTF-8 session.
     PQsetNoticeProcessor(handle, { _, _ in }, nil)
     _ = PQsetClientEncoding(handle, "UTF8")
+    // A reader's cursor is read to the end unless the engine stops early, which a LIMIT
+    // (read without a cursor) covers: plan cursors for all their rows, as the statement
+    // itself would be planned, not for the first 10% (the default).
+    _ = try execute("SET cursor_tuple_fraction = 1")
   }
 
   deinit { PQfinish(handle) }

@@ -342,16 +342,6 @@ struct CorpusKnownDivergence: Sendable {
   var summary: String
   var matches: @Sendable (String) -> Bool
 
-  static let all: [CorpusKnownDivergence] = [
-    CorpusKnownDivergence(
-      kinds: [.sqlite, .indexedSQLite, .postgres], owner: "sqlite / postgres / pushdown (the key-kind check)",
-      summary: "a Bool compared with a nested key of mixed kinds (o.k) throws .typeMismatch where the engine answers",
-      matches: { $0.contains("store throws .typeMismatch") && !$0.contains("array reference throws") }),
-    CorpusKnownDivergence(
-      kinds: [.postgres], owner: "postgres / pushdown (StoreKind.checkingKeys leaves .postgres out for this)",
-      summary: "an unknown key or a value of the wrong kind matches nothing instead of throwing",
-      matches: {
-        $0.hasSuffix("array reference throws .unknownKey") || $0.hasSuffix("array reference throws .typeMismatch")
-      }),
-  ]
+  /// None now: every store answers the corpus as the array reference does.
+  static let all: [CorpusKnownDivergence] = []
 }
