@@ -27,7 +27,7 @@ import Synchronization
 /// scheme, the same limit the field model documents.
 ///
 /// `@unchecked Sendable`: the node tree is immutable once made; the check state is behind
-/// a `Mutex` and the verdict an `Atomic`.
+/// a lock (`_Lock`) and the verdict an `Atomic`.
 final class _ReflectedWriter: @unchecked Sendable {
   let root: _WriteNode
   /// How many optionals the node tree holds (at any depth).
@@ -42,7 +42,7 @@ final class _ReflectedWriter: @unchecked Sendable {
   let maxDepth: Int
   /// 0 while records are checked, 1 once trusted, 2 once refused.
   private let verdict = Atomic<Int>(0)
-  private let checks: Mutex<(checked: Int, seen: [Bool])>
+  private let checks: _Lock<(checked: Int, seen: [Bool])>
 
   private init(root: _WriteNode, optionalCount: Int) {
     self.root = root
@@ -53,11 +53,11 @@ final class _ReflectedWriter: @unchecked Sendable {
     keyNames = compiler.keyNames
     optionalTypes = compiler.optionalTypes
     maxDepth = compiler.maxDepth
-    checks = Mutex((0, Array(repeating: false, count: optionalCount)))
+    checks = _Lock((0, Array(repeating: false, count: optionalCount)))
   }
 
   /// Writers already made, by type (nil: the type has none).
-  private static let _cache = Mutex<[ObjectIdentifier: _ReflectedWriter?]>([:])
+  private static let _cache = _Lock<[ObjectIdentifier: _ReflectedWriter?]>([:])
 
   /// The writer of `type`, or nil when reflection cannot write it.
   static func of(_ type: Any.Type) -> _ReflectedWriter? {
