@@ -226,9 +226,8 @@ final class _BinaryEncoder {
 
   /// Writes a ``FieldValue`` tree (the fallback path, and values built without a type).
   func write(_ value: FieldValue, depth: Int) throws {
-    guard depth < _Tag.maxDepth else {
-      throw RequestSetError(.encodingFailed, "A value nests deeper than \(_Tag.maxDepth) levels; flatten it.")
-    }
+    // `depth` containers enclose the value: it is at level depth + 1, the record level 1.
+    guard depth < _Tag.maxDepth else { throw FieldValue._nestingError(level: depth + 1, key: nil) }
     switch value {
     case .null: out.append(_Tag.null)
     case .bool(let b): writeBool(b)
@@ -274,9 +273,7 @@ final class _BinaryEncoder {
     if T.self == URL.self { return writeString((value as! URL).absoluteString) }
     if T.self == Decimal.self { return writeDecimal(value as! Decimal) }
     if T.self == FieldValue.self { return try write(value as! FieldValue, depth: open.count) }
-    guard open.count < _Tag.maxDepth else {
-      throw RequestSetError(.encodingFailed, "A value nests deeper than \(_Tag.maxDepth) levels; flatten it.")
-    }
+    guard open.count < _Tag.maxDepth else { throw FieldValue._nestingError(level: open.count + 1, key: nil) }
     let depth = open.count
     let start = out.count
     try value.encode(to: _BinaryValueEncoder(encoder: self, depth: depth, start: start))

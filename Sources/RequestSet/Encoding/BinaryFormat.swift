@@ -28,8 +28,9 @@ enum _Tag {
   /// 0x80 + n: the integer n, 0 ≤ n ≤ 127, in one byte.
   static let smallInt: UInt8 = 0x80
 
-  /// Deepest nesting a reader follows; deeper bytes are damaged (or hostile) input.
-  static let maxDepth = 256
+  /// Deepest nesting a reader follows; deeper bytes are damaged (or hostile) input. The
+  /// same as every store's limit, ``FieldValue/maxNestingDepth``.
+  static let maxDepth = FieldValue.maxNestingDepth
 }
 
 /// The field names of one log file, interned: the first record that uses a name defines

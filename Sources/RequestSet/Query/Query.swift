@@ -47,8 +47,15 @@ struct _Query<Element: Sendable>: Sendable {
     stages[i].sort += keys
   }
 
+  /// Reads the set so far backwards. A stage reverses before it keeps distinct records,
+  /// so a `reversed()` written after `distinct` opens a stage of its own: it must read
+  /// the distinct records backwards, not keep the last record of each value.
   mutating func reverse() {
-    let i = _openStage()
+    var i = _openStage()
+    if stages[i].distinct != nil {
+      stages.append(_Stage())
+      i += 1
+    }
     stages[i].reversed.toggle()
   }
 

@@ -11,21 +11,57 @@ import Foundation
 enum _FieldEncoder {
   /// A record's top-level fields in the order its `encode(to:)` wrote them, nested values
   /// finished as trees: what a field table appends without building a dictionary.
+  ///
+  /// - Throws: `.encodingFailed` when the record's `encode(to:)` throws, or when a value
+  ///   nests deeper than ``FieldValue/maxNestingDepth`` (the record is level 1).
   static func encodeRow(_ record: some Encodable) throws -> _EncodedRow {
     let root = try _tree(record, what: "a record")
     // A record that encodes itself as one field value (a `DynamicRecord`).
     if root.kind == .value, case .object(let fields) = root.scalar {
-      return _EncodedRow(fields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+      let row = _EncodedRow(fields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+      try _checkNesting(row)
+      return row
     }
     guard root.kind == .keyed else { return _EncodedRow(fields: []) }
-    return _EncodedRow(fields: root.fields.map { ($0.key, $0.child.finished) })
+    let row = _EncodedRow(fields: root.fields.map { ($0.key, $0.child.finished) })
+    try _checkNesting(row)
+    return row
   }
 
+  /// - Throws: `.encodingFailed` as ``encodeRow(_:)``, the value being level 1.
   static func encode(_ value: some Encodable) throws -> FieldValue {
     // Most filter values are scalars: no encoder needed.
-    if let scalar = _scalar(value) { return scalar }
+    if let scalar = _scalar(value) {
+      if let level = scalar._levelPastNestingLimit(startingAt: 1) {
+        throw FieldValue._nestingError(level: level, key: nil)
+      }
+      return scalar
+    }
     let root = try _tree(value, what: "a value")
-    return root.finish()
+    let finished = root.finish()
+    if let level = finished._levelPastNestingLimit(startingAt: 1) {
+      throw FieldValue._nestingError(level: level, key: nil)
+    }
+    return finished
+  }
+
+  /// Refuses a row with a value past ``FieldValue/maxNestingDepth``: every store checks
+  /// this before it writes, so what one store accepts, every store accepts and reads back.
+  static func _checkNesting(_ row: _EncodedRow) throws {
+    for (key, value) in row.fields {
+      if let level = value._levelPastNestingLimit(startingAt: 2) {
+        throw FieldValue._nestingError(level: level, key: key)
+      }
+    }
+  }
+
+  /// Stops `encode(to:)` recursing past the nesting limit: a value whose coding path is
+  /// this long is already too deep (the exact check runs on the finished row), and a
+  /// type that nests itself could otherwise recurse until the thread's stack runs out.
+  static func _checkDepth(_ codingPath: [any CodingKey]) throws {
+    if codingPath.count >= FieldValue.maxNestingDepth {
+      throw FieldValue._nestingError(level: codingPath.count + 1, key: codingPath.first?.stringValue)
+    }
   }
 
   /// Runs `value`'s `encode(to:)` into a fresh node, wrapping its failure.
@@ -33,6 +69,8 @@ enum _FieldEncoder {
     let root = _EncodingNode()
     do {
       try value.encode(to: _Encoder(node: root, codingPath: []))
+    } catch let error as RequestSetError where error.code == .encodingFailed {
+      throw error  // the nesting limit, from a nested value's encoding
     } catch {
       throw RequestSetError(
         .encodingFailed,
@@ -200,6 +238,7 @@ struct _KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   mutating func encode(_ value: UInt64, forKey key: Key) throws { set(_int(value), key) }
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
     if let scalar = _scalar(value) { return set(scalar, key) }
+    try _FieldEncoder._checkDepth(codingPath)
     try value.encode(to: _Encoder(node: node.keyedChild(key.stringValue), codingPath: codingPath + [key]))
   }
   mutating func nestedContainer<NestedKey: CodingKey>(
@@ -254,6 +293,7 @@ struct _UnkeyedContainer: UnkeyedEncodingContainer {
   mutating func encode(_ value: UInt64) throws { append(_int(value)) }
   mutating func encode<T: Encodable>(_ value: T) throws {
     if let scalar = _scalar(value) { return append(scalar) }
+    try _FieldEncoder._checkDepth(codingPath)
     let index = count
     try value.encode(to: _Encoder(node: node.appendChild(), codingPath: codingPath + [_IndexKey(index)]))
   }

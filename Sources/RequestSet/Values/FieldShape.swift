@@ -86,20 +86,31 @@ final class _FieldShape: @unchecked Sendable {
   /// The shape of `type`, or nil when reflection cannot read it as it encodes.
   static func of(_ type: Any.Type) -> _FieldShape? {
     if let known = _cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
-    let made = _make(type, depth: 0)
+    let made = _make(type, _ShapeWalk())
     _cache.withLock { $0[ObjectIdentifier(type)] = made }
     return made
   }
 
-  private static func _make(_ type: Any.Type, depth: Int) -> _FieldShape? {
-    guard depth < 8 else { return nil }
+  /// How deep a type's stored properties, optionals and arrays may nest for a shape to be
+  /// built; deeper values go through `Codable`.
+  static let maxTypeDepth = 8
+
+  /// Builds the shape of a type met `walk.depth` levels inside the type `of(_:)` was asked
+  /// for. A type that contains itself (`struct Node { var children: [Node] }`: comment
+  /// threads, categories, org charts) has no shape, since a shape is built eagerly for
+  /// every level: its values go through `Codable`, which follows the value's own depth.
+  static func _make(_ type: Any.Type, _ walk: _ShapeWalk) -> _FieldShape? {
+    guard walk.depth < maxTypeDepth, !walk.visiting.contains(ObjectIdentifier(type)) else { return nil }
+    // A shape found complete elsewhere is the same here (only the nils depend on the walk).
+    if let known = _cache.withLock({ $0[ObjectIdentifier(type)] }), let known { return known }
     if let scalar = _scalarShape(type) { return scalar }
-    if let optional = type as? any _OptionalShaped.Type { return optional._optionalShape(depth: depth) }
-    if let array = type as? any _ArrayShaped.Type { return array._arrayShape(depth: depth) }
+    let inner = walk.entering(type)
+    if let optional = type as? any _OptionalShaped.Type { return optional._optionalShape(inner) }
+    if let array = type as? any _ArrayShaped.Type { return array._arrayShape(inner) }
     // A `FieldValue`, a dictionary or a set encodes in a way of its own: Codable reads it.
     if type == FieldValue.self || type is any _UnshapedCollection.Type { return nil }
     if let raw = type as? any RawRepresentable.Type { return _rawShape(raw) }
-    return _structShape(type, depth: depth)
+    return _structShape(type, inner)
   }
 
   private static func _rawShape<R: RawRepresentable>(_ type: R.Type) -> _FieldShape? {
@@ -112,19 +123,19 @@ final class _FieldShape: @unchecked Sendable {
   /// The shape of a record type: its stored properties that reflection can read (the
   /// others, and the keys they encode under, go through `Codable`); nil when it has none.
   static func ofRecord(_ type: Any.Type) -> _FieldShape? {
-    _structShape(type, depth: 0, partial: true)
+    _structShape(type, _ShapeWalk().entering(type), partial: true)
   }
 
   /// A struct's shape. A nested struct (`partial` false) has one only when every stored
   /// property can be read, so that its whole value reads as it encodes.
-  private static func _structShape(_ type: Any.Type, depth: Int, partial: Bool = false) -> _FieldShape? {
+  private static func _structShape(_ type: Any.Type, _ walk: _ShapeWalk, partial: Bool = false) -> _FieldShape? {
     func open<T>(_: T.Type) -> _FieldShape? {
       guard !(T.self is AnyClass), T.self is any Encodable.Type else { return nil }
       var fields: [(name: String, offset: Int, shape: _FieldShape)] = []
       var readable = true
       let isStruct = _forEachFieldWithKeyPath(of: T.self, options: _EachFieldOptions()) { name, keyPath in
         guard let offset = MemoryLayout<T>.offset(of: keyPath),
-          let shape = _make(Swift.type(of: keyPath).valueType, depth: depth + 1)
+          let shape = _make(Swift.type(of: keyPath).valueType, walk)
         else {
           readable = partial
           return partial
@@ -205,15 +216,32 @@ final class _FieldShape: @unchecked Sendable {
   }
 }
 
+/// The types a shape is being built for, outermost first: what `_FieldShape._make` needs
+/// to stop at a type that contains itself, and at types nested too deeply.
+struct _ShapeWalk {
+  var depth = 0
+  var visiting: Set<ObjectIdentifier> = []
+
+  /// The walk one level inside `type`.
+  func entering(_ type: Any.Type) -> _ShapeWalk {
+    var inner = self
+    inner.depth += 1
+    inner.visiting.insert(ObjectIdentifier(type))
+    return inner
+  }
+}
+
 /// Optionals open their wrapped type for `_FieldShape`.
 protocol _OptionalShaped {
-  static func _optionalShape(depth: Int) -> _FieldShape?
+  static func _optionalShape(_ walk: _ShapeWalk) -> _FieldShape?
 }
 
 extension Optional: _OptionalShaped {
-  static func _optionalShape(depth: Int) -> _FieldShape? {
+  static func _optionalShape(_ walk: _ShapeWalk) -> _FieldShape? {
     // An optional of an optional encodes its inner nil in a way of its own.
-    guard !(Wrapped.self is any _OptionalShaped.Type), let wrapped = _FieldShape.of(Wrapped.self) else { return nil }
+    guard !(Wrapped.self is any _OptionalShaped.Type), let wrapped = _FieldShape._make(Wrapped.self, walk) else {
+      return nil
+    }
     // A single-payload enum keeps its payload at offset 0; only the tag needs reading.
     let payload: (UnsafeRawPointer) -> UnsafeRawPointer? = { p in
       if case .none = p.assumingMemoryBound(to: Wrapped?.self).pointee { return nil }
@@ -228,17 +256,17 @@ extension Optional: _OptionalShaped {
 
 /// Arrays open their element type for `_FieldShape`.
 protocol _ArrayShaped {
-  static func _arrayShape(depth: Int) -> _FieldShape?
+  static func _arrayShape(_ walk: _ShapeWalk) -> _FieldShape?
 }
 
 extension Array: _ArrayShaped {
-  static func _arrayShape(depth: Int) -> _FieldShape? {
+  static func _arrayShape(_ walk: _ShapeWalk) -> _FieldShape? {
     if Element.self == String.self {
       return _FieldShape(kind: .array, typeName: "[String]") { p in
         .array(p.assumingMemoryBound(to: [String].self).pointee.map(FieldValue.string))
       }
     }
-    guard let element = _FieldShape.of(Element.self) else { return nil }
+    guard let element = _FieldShape._make(Element.self, walk) else { return nil }
     let read = element.read
     return _FieldShape(kind: .array, typeName: "[\(element.typeName)]") { p in
       p.assumingMemoryBound(to: [Element].self).pointee.withUnsafeBufferPointer { buffer in
