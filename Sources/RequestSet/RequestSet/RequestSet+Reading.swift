@@ -33,7 +33,13 @@ extension RequestSet {
   /// animals.reversed().first            // the record inserted last
   /// ```
   /// Like a filter, `reversed()` after `limit` or `offset` applies to the records the
-  /// window kept.
+  /// window kept, and `reversed()` after `distinct` reads the distinct records backwards
+  /// (so do `last(_:)` and ``last``):
+  ///
+  /// ```swift
+  /// animals.sortBy(\.age).distinct(\.species).reversed()   // the youngest of each species, oldest of them first
+  /// animals.sortBy(\.age).reversed().distinct(\.species)   // the oldest of each species
+  /// ```
   public func reversed() -> RequestSet {
     _with { $0.reverse() }
   }
