@@ -3,42 +3,47 @@ import Synchronization
 import Testing
 @testable import RequestSet
 
-/// How long a test waits for something it expects to happen: long enough for a machine
-/// loaded by parallel builds and test runs, where a task can wait seconds for a thread.
-/// A test that waits this long has failed; a passing test never waits it out.
-let eventLimit: Double = 120
-
-/// Waits until `condition` holds, checking every few milliseconds; false if it does not
-/// within `seconds` (a test then fails: never use this to check that something does not
-/// happen).
-func eventually(within seconds: Double = eventLimit, _ condition: () throws -> Bool) async throws -> Bool {
-  let deadline = ContinuousClock.now + .seconds(seconds)
-  while try !condition() {
-    if ContinuousClock.now >= deadline { return false }
-    try await Task.sleep(for: .milliseconds(5))
-  }
-  return true
-}
-
 /// Reads states from a live set one at a time, with a deadline, from the test's task.
 final class StateReader<Element: Record>: @unchecked Sendable {
-  // @unchecked: the iterator is only touched by `next(within:)` and `heard(_:within:)`,
+  // @unchecked: the iterator is only touched by `read(within:)` and `heard(_:within:)`,
   // which the one test task calls sequentially (never concurrently), and by deinit after.
   private var iterator: RequestSetChanges<Element>.AsyncIterator
 
   init(_ set: RequestSet<Element>) { iterator = set.changes.makeAsyncIterator() }
 
-  /// The next state, or nil if none arrives within `seconds`.
+  /// What a read gave within its limit.
+  enum Outcome {
+    case state(RequestSetSnapshot<Element>)
+    /// The live set ended (its iterator returned nil).
+    case ended
+    case timedOut
+  }
+
+  /// The next state, or nil if none arrives within `seconds` of time the test could run
+  /// (see ``runnableSleep(_:)``), or if the live set ends.
   ///
   /// The limit is for a state the test expects: a nil is a failure, never evidence that
-  /// nothing more will come (on a loaded machine a state can take seconds to arrive).
+  /// nothing more will come (on a loaded machine a state can take minutes to arrive).
   func next(within seconds: Double = eventLimit) async throws -> RequestSetSnapshot<Element>? {
-    try await withThrowingTaskGroup(of: RequestSetSnapshot<Element>?.self) { group in
+    if case .state(let state) = try await read(within: seconds) { return state }
+    return nil
+  }
+
+  /// Whether the live set ends (rather than yielding a state) within `seconds` of time the
+  /// test could run.
+  func ends(within seconds: Double = eventLimit) async throws -> Bool {
+    if case .ended = try await read(within: seconds) { return true }
+    return false
+  }
+
+  /// The next state, the end of the live set, or the limit, whichever comes first.
+  func read(within seconds: Double = eventLimit) async throws -> Outcome {
+    try await withThrowingTaskGroup(of: Outcome.self) { group in
       let box = UnsafeTransfer(self)
-      group.addTask { try await box.value.iterator.next() }
+      group.addTask { try await box.value.iterator.next().map(Outcome.state) ?? .ended }
       group.addTask {
-        try await Task.sleep(for: .seconds(seconds))
-        return nil
+        try await runnableSleep(seconds)
+        return .timedOut
       }
       let first = try await group.next()!
       group.cancelAll()
@@ -72,7 +77,9 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
   init(_ value: T) { self.value = value }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5))) struct LiveTests {
+/// No wall-clock time limit: on a loaded machine a test's tasks can wait minutes for a
+/// thread. Each awaited state has its own limit, in time the test could run (``eventLimit``).
+@Suite(.serialized) struct LiveTests {
   @Test(arguments: StoreKind.writable)
   func theFirstStateIsTheCurrentResultThenEachChange(kind: StoreKind) async throws {
     let store = try kind.makeStore()
@@ -272,7 +279,7 @@ func firstElement<T: Sendable>(of stream: AsyncStream<T>, within seconds: Double
   await withTaskGroup(of: T?.self) { group in
     group.addTask { await stream.first { _ in true } }
     group.addTask {
-      try? await Task.sleep(for: .seconds(seconds))
+      try? await runnableSleep(seconds)
       return nil
     }
     let first = await group.next()!
