@@ -11,9 +11,10 @@ import Testing
 /// A read-only LogStore in this process follows a writer in another one.
 ///
 /// No wall-clock time limit: in a parallel run on a loaded machine the suite's tasks can
-/// wait minutes for a thread of the pool that synchronous tests hold (a full run on two
-/// cores was seen to leave this test started, and not run, for over a quarter of an hour).
-/// Each awaited state has its own limit, in time the test could run (``eventLimit``).
+/// wait a long time for a thread of the pool that synchronous tests hold (in two full runs
+/// at once on two busy cores, this test's writer ran for over 40 minutes while both
+/// threads stayed in CorpusTests and the follower's polls waited for one). Each awaited
+/// state has its own limit, in time the test could run (``eventLimit``).
 @Suite(.serialized) struct LogFollowTests {
   @Test func aReadOnlyStoreFollowsAWriterInAnotherProcess() async throws {
     let path = TemporaryLogDirectory.freshPath()
