@@ -3,7 +3,9 @@
 // The test target depends on this executable, so `swift build --build-tests` (and
 // `swift test`) puts it next to the test binary, where the tests find it.
 //
-//   LogCrashWorker crash <log> <seed>   writes random operations until it is killed
+//   LogCrashWorker crash <log> <seed> [pause]
+//                                       writes random operations until it is killed (waiting
+//                                       `pause` microseconds after each, when given)
 //   LogCrashWorker hold <log> [compact] opens the log for writing (and compacts it, which swaps
 //                                       the file), says "ready", waits
 //   LogCrashWorker lock <log>           tries to open the log for writing, says what happened
@@ -80,6 +82,7 @@ case "hold":
 
 case "crash":
   var rng = Random(state: UInt64(args.count > 3 ? args[3] : "1") ?? 1)
+  let pause = args.count > 4 ? UInt32(args[4]) ?? 0 : 0
   let store = try LogStore<CrashRecord>(
     path: path, options: .init(autoCompactDeadRatio: 0.4, autoCompactMinimumBytes: 16 << 10))
   say("open")
@@ -118,6 +121,7 @@ case "crash":
       }
     }
     say("ack")
+    if pause > 0 { usleep(pause) }
   }
 
 default:

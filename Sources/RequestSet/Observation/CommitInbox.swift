@@ -21,7 +21,9 @@ final class _CommitInbox<Element: Record>: Sendable {
     var isEmpty: Bool { commits.isEmpty && !reread }
   }
 
-  private let state = _Lock<(pending: Pending, finished: Bool)>((Pending(), false))
+  /// What is pending, whether the feed has ended, and the newest version ever heard of
+  /// (which `take()` does not reset).
+  private let state = _Lock<(pending: Pending, finished: Bool, heard: UInt64)>((Pending(), false, 0))
   private let wake: AsyncStream<Void>.Continuation
   /// Yields after commits arrive (one element stands for any number of them) and finishes
   /// with the feed: what the consumer waits on.
@@ -37,6 +39,7 @@ final class _CommitInbox<Element: Record>: Sendable {
     state.withLock { s in
       guard !s.finished else { return }
       s.pending.latest = Swift.max(s.pending.latest, commit.version)
+      s.heard = Swift.max(s.heard, commit.version)
       guard !s.pending.reread else { return }
       if let changes = commit.changes, s.pending.changeCount + changes.count <= Self.capacity {
         s.pending.commits.append(commit)
@@ -66,6 +69,11 @@ final class _CommitInbox<Element: Record>: Sendable {
 
   /// The changes held for the consumer now (for tests of the bound).
   var heldChanges: Int { state.withLock { $0.pending.changeCount } }
+
+  /// The newest commit version the inbox has been told of, read or not (for tests that
+  /// must wait until a store that reports its commits from another thread has reported
+  /// them all, instead of guessing how long that takes).
+  var heardVersion: UInt64 { state.withLock { $0.heard } }
 }
 
 /// Keeps a live request set's inbox subscribed to its store, for as long as the set's

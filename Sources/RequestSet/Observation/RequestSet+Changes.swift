@@ -19,8 +19,13 @@ extension RequestSet where Element: Record {
   ///
   /// A slow consumer gets the latest state, coalesced: the set does its work when it is
   /// read, so a state read after several commits is the newest result the store has
-  /// reported (on the built-in stores, everything committed before the read), and its
-  /// differences are from the state read before, not from states nobody read. Between
+  /// reported, and its differences are from the state read before, not from states nobody
+  /// read. A `MemoryStore` and a writable `LogStore` report each commit before the write
+  /// returns, so a read sees everything committed before it; the SQL stores and a read-only
+  /// `LogStore` report commits from another thread, a moment later, so a read may return a
+  /// state a few commits old, and the newer ones follow as states of their own. Either
+  /// way every state is one the store committed: its records are the result at its
+  /// ``RequestSetSnapshot/version``. Between
   /// reads the set keeps at most 1,024 changes for merging, and past that only a note to
   /// read the store again: a stalled consumer costs a fixed amount of memory, however many
   /// commits land.
@@ -116,6 +121,10 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
 
     /// The changes the iterator holds for its next read (tests check the bound).
     var _heldChanges: Int { _following?.subscription.inbox.heldChanges ?? 0 }
+
+    /// The newest commit version the iterator has been told of, read or not (tests wait on
+    /// it); 0 before the first read.
+    var _heardVersion: UInt64 { _following?.subscription.inbox.heardVersion ?? 0 }
   }
 
   /// Starts following the store, at the first ``AsyncIterator/next()``.

@@ -57,7 +57,10 @@ import Testing
     return String(chars)
   }
 
-  @Test(.timeLimit(.minutes(2)))
+  // The limit is a backstop against a hang (input that sends the parser into a loop), not
+  // a timing: alone on a loaded 2-core machine the test ran 142 s and failed a 2-minute
+  // limit.
+  @Test(.timeLimit(.minutes(30)))
   func randomInputNeverTrapsAndEveryErrorIsLocated() throws {
     var rng = SeededRandom(seed: 0xF0_2A_11)
     let set = RequestSet(Animal.formatZoo)

@@ -64,9 +64,15 @@ enum CrashWorker {
 
     for round in 0..<kills {
       let (process, pipe) = try CrashWorker.start(["crash", path, String(seed &+ UInt64(round))])
-      // The random delay starts once the child writes (its first output), not when it was
-      // launched: on a loaded machine a child can take longer to start than the delay.
-      let first = pipe.fileHandleForReading.availableData
+      // The random delay starts once the child has begun its first write ("begin"), not
+      // when it was launched or opened the log: on a loaded machine a child can take longer
+      // than the whole delay to get that far, and the kill would then land before any write.
+      var first = Data()
+      while !String(decoding: first, as: UTF8.self).contains("begin ") {
+        let data = pipe.fileHandleForReading.availableData
+        if data.isEmpty { break }  // the child ended: its output says how
+        first += data
+      }
       usleep(UInt32(1_000 + rng.next() % 40_000))
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
@@ -114,7 +120,8 @@ enum CrashWorker {
       inFlightLanded += 1
     }
     print("[crash] \(kills) kills, \(killedMidway) mid-run, \(acknowledged) acknowledged writes, \(inFlightLanded) in-flight writes landed")
-    // The test proves nothing if the kills never land while the child writes.
+    // The test proves nothing if the kills never land while the child writes (each kill
+    // waits for the child's first write, so every one should).
     #expect(killedMidway >= kills / 2)
     #expect(acknowledged >= kills)
   }

@@ -17,6 +17,8 @@ import Synchronization
 final class SQLWorkerChild: CustomStringConvertible {
   private let process: Process
   private let sink = Sink()
+  /// The read ends of the child's standard output and error.
+  private let pipes: [Int32]
   let command: String
 
   /// What the child printed, filled by the pipes' handlers on their own threads.
@@ -24,6 +26,14 @@ final class SQLWorkerChild: CustomStringConvertible {
     let lines = Mutex<[String]>([])
     let partial = Mutex<String>("")
     let errors = Mutex<Data>(Data())
+    /// Whether standard output and standard error have reached their end: every line is
+    /// in `lines` once both have.
+    let outputEnded = Atomic<Bool>(false)
+    let errorEnded = Atomic<Bool>(false)
+    /// How many handlers are between reading a pipe and keeping what they read.
+    let busy = Atomic<Int>(0)
+
+    var isComplete: Bool { outputEnded.load(ordering: .acquiring) && errorEnded.load(ordering: .acquiring) }
 
     func take(_ data: Data) {
       partial.withLock { text in
@@ -57,13 +67,28 @@ final class SQLWorkerChild: CustomStringConvertible {
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    pipes = [out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor]
     out.fileHandleForReading.readabilityHandler = { [sink] handle in
+      sink.busy.add(1, ordering: .acquiring)
+      defer { sink.busy.subtract(1, ordering: .releasing) }
       let data = handle.availableData
-      if data.isEmpty { handle.readabilityHandler = nil } else { sink.take(data) }
+      if data.isEmpty {
+        handle.readabilityHandler = nil
+        sink.outputEnded.store(true, ordering: .releasing)
+      } else {
+        sink.take(data)
+      }
     }
     err.fileHandleForReading.readabilityHandler = { [sink] handle in
+      sink.busy.add(1, ordering: .acquiring)
+      defer { sink.busy.subtract(1, ordering: .releasing) }
       let data = handle.availableData
-      if data.isEmpty { handle.readabilityHandler = nil } else { sink.errors.withLock { $0.append(data) } }
+      if data.isEmpty {
+        handle.readabilityHandler = nil
+        sink.errorEnded.store(true, ordering: .releasing)
+      } else {
+        sink.errors.withLock { $0.append(data) }
+      }
     }
     try process.run()
   }
@@ -79,7 +104,7 @@ final class SQLWorkerChild: CustomStringConvertible {
     while ContinuousClock.now < deadline {
       if output.contains(line) { return }
       if !process.isRunning {
-        usleep(100_000)  // the last lines may still be in the pipe
+        waitForOutput(until: deadline)  // the last lines may still be in the pipe
         if output.contains(line) { return }
         throw Failure(description: "\(command) ended before printing \(line.debugDescription); \(self)")
       }
@@ -96,8 +121,30 @@ final class SQLWorkerChild: CustomStringConvertible {
     while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
     if process.isRunning { kill() }
     process.waitUntilExit()
-    usleep(100_000)  // let the handlers take the last lines
+    // The handlers take the last lines on their own threads: wait until they have, however
+    // long a loaded machine takes to run them (a minute at most, past the child).
+    waitForOutput(until: ContinuousClock.now + .seconds(60))
     return process.terminationReason == .exit ? process.terminationStatus : nil
+  }
+
+  /// Waits until the handlers have taken everything the ended child wrote, or until
+  /// `deadline`: neither pipe holds unread bytes and no handler is between reading and
+  /// keeping them. (Waiting for the pipes' ends is not enough: a handler is not always
+  /// called at the end of a pipe nothing was written to.)
+  private func waitForOutput(until deadline: ContinuousClock.Instant) {
+    while !sink.isComplete && ContinuousClock.now < deadline {
+      // Nothing unread first, then no handler busy: bytes leave a pipe only inside a
+      // handler, which counts itself busy before it reads.
+      if !pipes.contains(where: Self.holdsBytes) && sink.busy.load(ordering: .acquiring) == 0 { return }
+      usleep(1_000)
+    }
+  }
+
+  /// Whether the pipe's read end `fd` holds bytes not read yet (at its end with nothing
+  /// left, a pipe polls as hung up, not as readable).
+  private static func holdsBytes(_ fd: Int32) -> Bool {
+    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
   }
 
   /// Ends the child at once with SIGKILL: no handler, no cleanup, as a crash or a power cut.

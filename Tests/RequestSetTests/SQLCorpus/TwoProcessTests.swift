@@ -114,9 +114,10 @@ struct SharedSQLDatabase: CustomStringConvertible {
     }
     for await _ in ready { break }
     let writer = try db.child("batches", "3", "1")
-    #expect(writer.wait(timeout: .seconds(60)) == 0, "\(writer)")
+    #expect(writer.wait(timeout: .seconds(eventLimit)) == 0, "\(writer)")
+    // A limit for a failure to end on, not a guess at how soon the commit is seen.
     let timeout = Task {
-      try await Task.sleep(for: .seconds(30))
+      try await runnableSleep(eventLimit)
       seen.cancel()
     }
     let ids = try await seen.value
@@ -124,10 +125,10 @@ struct SharedSQLDatabase: CustomStringConvertible {
     #expect(ids == [.int(1_000), .int(1_001), .int(1_002)], "the child's commit was not seen on \(db)")
 
     // The child watches; this process commits.
-    let watcher = try db.child("watch", "2000", "30")
-    try watcher.waitForLine("ready", timeout: .seconds(60))
+    let watcher = try db.child("watch", "2000", String(Int(eventLimit)))
+    try watcher.waitForLine("ready", timeout: .seconds(eventLimit))
     try store.insert(DynamicRecord(id: .int(2_000), fields: ["batch": .int(9)]))
-    #expect(watcher.wait(timeout: .seconds(60)) == 0, "\(watcher)")
+    #expect(watcher.wait(timeout: .seconds(eventLimit + 60)) == 0, "\(watcher)")
     #expect(watcher.output.contains("seen 2000"), "this process's commit was not seen by the child on \(db): \(watcher)")
   }
 
@@ -145,7 +146,7 @@ struct SharedSQLDatabase: CustomStringConvertible {
     try child.waitForLine("committed 2", timeout: .seconds(120))
     usleep(UInt32.random(in: 0...20_000))
     child.kill()
-    #expect(child.wait(timeout: .seconds(30)) == nil, "the child was not killed: \(child)")
+    #expect(child.wait(timeout: .seconds(eventLimit)) == nil, "the child was not killed: \(child)")
     let committed = child.output.filter { $0.hasPrefix("committed ") }.count
 
     let store = try db.open()
