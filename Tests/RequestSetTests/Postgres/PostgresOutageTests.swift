@@ -5,6 +5,12 @@ import Testing
 @testable import RequestSet
 @testable import RequestSetPostgres
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A PostgreSQL server that stops while a store is in the middle of a transaction: the
 /// transaction fails with a typed error, writes nothing, and the same store object goes
 /// on working once the server is back (its pool drops the connections the server closed,
@@ -22,7 +28,18 @@ import Testing
     }
   }
 
-  @Test func aServerStoppedMidTransactionFailsTypedAndTheSameStoreReconnects() async throws {
+  /// How the server goes away under the transaction.
+  enum Outage: String, CaseIterable, CustomStringConvertible {
+    /// `pg_ctl stop -m immediate` (as a crash of the whole server), then started again.
+    case serverStopped
+    /// SIGKILL to the server process running the transaction: the server then ends every
+    /// other session too and restarts by itself (crash recovery).
+    case backendKilled
+    var description: String { rawValue }
+  }
+
+  @Test(arguments: Outage.allCases)
+  func aServerGoneMidTransactionFailsTypedAndTheSameStoreReconnects(outage: Outage) async throws {
     let server = try PostgresServer.start()
     defer { server.stop() }
     let store = try PostgresStore<DynamicRecord>(url: server.url(), table: "outage", connections: 2)
@@ -50,17 +67,22 @@ import Testing
     }
     writer.start()
     let monitor = try _PGConnection(_ConnectionString(server.url()))
+    var backend: Int32?
     try waitUntil(.seconds(120), "the write's transaction shows in pg_stat_activity") {
       let open = try monitor.execute(
-        "SELECT count(*) FROM pg_stat_activity WHERE xact_start IS NOT NULL AND query LIKE 'INSERT INTO%' "
+        "SELECT pid FROM pg_stat_activity WHERE xact_start IS NOT NULL AND query LIKE 'INSERT INTO%' "
           + "AND pid <> pg_backend_pid()")
-      return open.string(0, 0) != "0"
+      backend = open.count == 1 ? open.string(0, 0).flatMap { Int32($0) } : nil
+      return backend != nil
     }
     // A read meanwhile, on a second connection, which goes back to the pool idle: after
     // the restart the pool holds a connection the server has closed.
     #expect(try store.fetch(id: .int(3))?.fields["batch"] == .int(-1))
     #expect(outcome.withLock { $0 } == nil, "the write ended before the server stopped")
-    try server.pause()
+    switch outage {
+    case .serverStopped: try server.pause()
+    case .backendKilled: #expect(kill(try #require(backend), SIGKILL) == 0, "errno \(errno)")
+    }
 
     try waitUntil(.seconds(120), "the write in flight returns") { outcome.withLock { $0 } != nil }
     let failure = try #require(outcome.withLock { $0 })
@@ -68,7 +90,14 @@ import Testing
     #expect(error.code == .connectionFailed, "\(error)")
     #expect(error.message.contains("Nothing of the failed write was committed"), "\(error)")
 
-    try server.resume()
+    switch outage {
+    case .serverStopped: try server.resume()
+    case .backendKilled:
+      // The server restarts by itself: wait until it takes connections again.
+      try waitUntil(.seconds(120), "the server is back after its crash recovery") {
+        (try? _PGConnection(_ConnectionString(server.url())).execute("SELECT 1")) != nil
+      }
+    }
     // The same store, at once: nothing of the interrupted transaction, and writes work.
     #expect(try RequestSet(store).fetchCount() == 10)
     #expect(try RequestSet(store).filter("batch", value: 1).fetchCount() == 0)
