@@ -36,10 +36,11 @@ struct MeasuredUse: CustomStringConvertible {
 @Suite struct OpenCloseCycleTests {
   static var kinds: [String] { ["memory", "log", "sqlite"] + (PostgresServer.testsRun ? ["postgres"] : []) }
 
-  /// 10,000 cycles, but 1,000 for PostgreSQL: each of its cycles starts two server
-  /// processes (the store's connection and the live set's listener), about 20 ms apiece
-  /// on this kind of machine, so 10,000 would take minutes; 1,000 still shows a leak of a
-  /// descriptor or a connection per cycle a thousand times over.
+  /// 10,000 cycles, but 1,000 for PostgreSQL: each of its cycles connects twice (the
+  /// store's pool, the live set's listener), and each connection starts a server process;
+  /// a cycle took 65 ms on a 2-core machine shared with other builds, so 10,000 would take
+  /// 11 minutes. 1,000 still shows a descriptor or a connection leaked per cycle a
+  /// thousand times over.
   static func cycles(_ kind: String) -> Int { kind == "postgres" ? 1_000 : 10_000 }
 
   /// How much the resident set may grow over the last nine tenths of the cycles: malloc
@@ -80,7 +81,9 @@ struct MeasuredUse: CustomStringConvertible {
 /// insert each time, while a consumer follows a filtered set's `changes` (slow now and
 /// then, so commits pile up and are coalesced), and measures its resident set every tenth
 /// of the run. `REQUESTSET_SOAK=1` (.ci/run sets it) runs 1,000,000 commits; without it,
-/// 100,000. More than 20 s: either count of commits, with a live consumer, is long.
+/// 100,000: a million took 47 s (MemoryStore) and 55 s (LogStore) run alone on a 2-core
+/// machine shared with other builds, over four minutes inside a test run. More than 20 s
+/// either way.
 @Suite struct LiveSoakTests {
   static var commits: Int {
     ProcessInfo.processInfo.environment["REQUESTSET_SOAK"] == "1" ? 1_000_000 : 100_000
