@@ -114,7 +114,8 @@ struct MeasuredUse: CustomStringConvertible {
 
 /// Reads of a log as of past versions, while another process writes it and compacts it
 /// again and again (keeping the newest 20 versions), give exactly the records of that
-/// version or `.versionUnavailable`: never other records, never another error.
+/// version or `.versionUnavailable`: never other records, never another error. Reads as
+/// of now and of the current records, meanwhile, show exactly some version's records.
 ///
 @Suite struct AsOfDuringCompactionTests {
   /// The records of each version the `LogCrashWorker history` child writes, in store order
@@ -171,6 +172,16 @@ struct MeasuredUse: CustomStringConvertible {
             }
           } catch let error as RequestSetError where error.code == .versionUnavailable {
             unavailable += 1
+          }
+        }
+        // As of now, and the current records: whatever version they show (record 0's n),
+        // they are exactly that version's.
+        for records in [try RequestSet(reader, asOf: Date()).fetch(), try RequestSet(reader).fetch()] {
+          let version = records.first { $0.id == 0 }?.n ?? 0
+          if version < expected.count && records == expected[version] {
+            right += 1
+          } else {
+            wrong.append("a read showing version \(version): \(records.map(\.name))")
           }
         }
       }
