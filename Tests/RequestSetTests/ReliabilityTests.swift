@@ -66,8 +66,11 @@ struct MeasuredUse: CustomStringConvertible {
     let before = try MeasuredUse("before", in: child)
     let after = try MeasuredUse("after", in: child)
     print("\(kind): \(n) open/close cycles: at start \(start); after \(n / 10): \(before); after \(n): \(after)")
-    #expect(after.descriptors == before.descriptors, "\(kind): descriptors leaked: \(before) → \(after)")
-    #expect(after.connections == before.connections, "\(kind): connections leaked: \(before) → \(after)")
+    // At most as many as after the first tenth (the child waits up to two minutes for
+    // them to come down): a live set's PostgreSQL listener lets go of its connection on
+    // its own thread, so the first measure may catch one descriptor still on its way out.
+    #expect(after.descriptors <= before.descriptors, "\(kind): descriptors leaked: \(before) → \(after)")
+    #expect(after.connections <= before.connections, "\(kind): connections leaked: \(before) → \(after)")
     #expect(before.connections == 0, "\(kind): connections held with every store closed: \(before)")
     #expect(
       after.residentKB - before.residentKB < Self.residentGrowthKB,
