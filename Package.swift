@@ -42,9 +42,11 @@ let package = Package(
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
     // The child process of the adversary tests: input that would crash kills it, not the run.
     .executableTarget(name: "AdversaryWorker", dependencies: ["RequestSet"], path: "Tests/AdversaryWorker"),
-    // The child process of the SQL stores' two-process tests.
+    // The child process of the SQL stores' two-process tests and of the reliability tests
+    // (open/close cycles, a long live soak); libpq to count its own server connections.
     .executableTarget(
-      name: "SQLWorker", dependencies: ["RequestSet", "RequestSetSQLite", "RequestSetPostgres"], path: "Tests/SQLWorker"),
+      name: "SQLWorker", dependencies: ["RequestSet", "RequestSetSQLite", "RequestSetPostgres", "CLibPQ"],
+      path: "Tests/SQLWorker"),
     .testTarget(
       name: "RequestSetTests",
       dependencies: [

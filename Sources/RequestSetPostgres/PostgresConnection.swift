@@ -48,6 +48,22 @@ final class _PGConnection: @unchecked Sendable {
   /// Whether the connection still works, or libpq found it lost.
   var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
 
+  /// Whether an idle connection is known to be gone without sending anything: libpq
+  /// found it lost, or the server has written to it while it sat idle (a pooled
+  /// connection never `LISTEN`s, so whatever arrives is the server saying goodbye (a
+  /// restart, an administrator's `pg_terminate_backend`) or the socket's end).
+  ///
+  /// A server that vanished without a word (a cut network) is not seen here; the next
+  /// statement then fails with `.connectionFailed`, and the pool drops the connection.
+  var hasGoneAway: Bool {
+    if isBroken { return true }
+    let socket = PQsocket(handle)
+    guard socket >= 0 else { return true }
+    var waiting = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+    let ready = poll(&waiting, 1, 0)
+    return ready != 0
+  }
+
   /// Whether a transaction is open (or failed and not yet rolled back).
   var inTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
 
@@ -178,8 +194,11 @@ final class _PGResult: @unchecked Sendable {
 }
 
 /// A small pool of connections: at most `limit` held at once for writes and single reads;
-/// a caller waits while all are busy; a connection found broken is dropped and replaced by
-/// a new one on demand.
+/// a caller waits while all are busy; a connection found broken (by a statement that
+/// failed on it, or closed by the server while idle) is dropped and replaced by a new one
+/// on demand. So a store outlives a server restart: the statements in flight fail with
+/// `.connectionFailed` (their transactions roll back on the server), and the next call
+/// connects again.
 ///
 /// A query reader (one evaluation's read transaction) takes a connection outside that
 /// limit: the engine keeps a reader from a count until the evaluation that follows, and
@@ -209,8 +228,11 @@ final class _PGPool: Sendable {
         "All \(limit) connections to \(connection.redacted) stayed busy for 60 seconds. "
           + "Finish or release the evaluations that hold them, or open the store with more connections.")
     }
-    let pooled = state.withLock { state -> _PGConnection? in state.idle.popLast() }
-    if let pooled, !pooled.isBroken { return pooled }
+    // Idle connections the server has closed meanwhile (it restarted, say) are dropped
+    // here, so the first call after an outage opens a new one instead of failing on them.
+    while let pooled = state.withLock({ state -> _PGConnection? in state.idle.popLast() }) {
+      if !pooled.hasGoneAway { return pooled }
+    }
     do {
       try checkOpen()
       return try _PGConnection(connection)

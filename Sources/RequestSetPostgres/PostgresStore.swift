@@ -13,7 +13,9 @@ import _RequestSetSQL
 /// (``StoreFieldKinds``). Values are always bound parameters, and keys reach SQL only as bound `text[]`
 /// paths or quoted through a tested function. The store holds a small pool of connections
 /// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
-/// one more for its read transaction.
+/// one more for its read transaction. The store outlives a server restart: what is in
+/// flight fails with `.connectionFailed` and writes nothing, and the next call connects
+/// again.
 ///
 /// ```swift
 /// let store = try PostgresStore<Animal>(url: "postgresql://app@db.example.com/zoo?sslmode=require")

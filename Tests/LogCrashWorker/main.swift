@@ -9,6 +9,12 @@
 //   LogCrashWorker hold <log> [compact] opens the log for writing (and compacts it, which swaps
 //                                       the file), says "ready", waits
 //   LogCrashWorker lock <log>           tries to open the log for writing, says what happened
+//   LogCrashWorker history <log> <commits> <every>
+//                                       commits 1…<commits>, compacting (keeping the newest 20
+//                                       versions) after every <every>-th; says "ready" after
+//                                       the first, "compacted <v>" after each compaction, "done"
+//                                       (commit m saves record 0 with n = m, and saves or
+//                                       deletes one more record: see `historyStep`)
 //
 // `crash` prints "begin <op>" before each operation and "ack" after it returns, with
 // unbuffered writes, so the parent knows every acknowledged write and the one in flight.
@@ -124,7 +130,40 @@ case "crash":
     if pause > 0 { usleep(pause) }
   }
 
+case "history":
+  guard args.count == 5, let commits = Int(args[3]), let every = Int(args[4]), every > 0 else {
+    say("usage: LogCrashWorker history <log> <commits> <every>")
+    exit(2)
+  }
+  let store = try LogStore<CrashRecord>(path: path, options: .init(keepHistory: .versions(20)))
+  for m in 1...commits {
+    let clock = CrashRecord(id: 0, name: "clock", n: m)
+    switch historyStep(m) {
+    case .save(let record): try store.apply([.save(record), .save(clock)], ifVersion: nil)
+    case .delete(let id): try store.apply([.delete(id: id), .save(clock)], ifVersion: nil)
+    }
+    if m == 1 { say("ready") }
+    if m % every == 0 {
+      try store.compact()
+      say("compacted \(m)")
+    }
+  }
+  store.close()
+  say("done")
+
 default:
   say("unknown mode \(args[1])")
   exit(2)
+}
+
+/// The second change of the `history` mode's commit `m` (the first saves the clock, record
+/// 0, with n = m); the tests replay the same steps to know every version's records.
+enum HistoryStep {
+  case save(CrashRecord)
+  case delete(Int)
+}
+
+func historyStep(_ m: Int) -> HistoryStep {
+  let id = 1 + (m * 7) % 40
+  return m % 5 == 0 ? .delete(id) : .save(CrashRecord(id: id, name: "v\(m)", n: m))
 }

@@ -12,6 +12,8 @@
 //                           then "seen <id>" when a record with that id appears
 //   batches <size> <count>  commits <count> batches of <size> inserts, one `apply` each,
 //                           printing "committed <b>" after each (the parent kills it midway)
+// and the reliability scenarios of Reliability.swift (bump, transactions, cycles, soak),
+// which also run on `memory` and `log` stores (the location is a log's path, or ignored).
 import Foundation
 import RequestSet
 import RequestSetPostgres
@@ -36,23 +38,7 @@ let (scenario, kind, location, table) = (arguments[0], arguments[1], arguments[2
 let rest = Array(arguments.dropFirst(4))
 
 func openStore() throws -> any RecordStore<DynamicRecord> {
-  switch kind {
-  case "sqlite": return try SQLiteStore<DynamicRecord>(path: location, table: table)
-  case "postgres": return try PostgresStore<DynamicRecord>(url: location, table: table, connections: 2)
-  default: fail("unknown store kind \(kind)", status: 2)
-  }
-}
-
-/// Runs `body` until it does not throw `.conflict`.
-func retryingConflicts(_ body: () throws -> Void) throws {
-  while true {
-    do {
-      try body()
-      return
-    } catch let error as RequestSetError where error.code == .conflict {
-      continue
-    }
-  }
+  try openAnyStore(kind, location, table)
 }
 
 do {
@@ -118,6 +104,24 @@ do {
       try store.apply(changes, ifVersion: nil)
       say("committed \(b)")
     }
+    store.close()
+
+  case "bump":
+    let store = try openStore()
+    try await bumpScenario(store, rest)
+    store.close()
+
+  case "transactions":
+    let store = try openStore()
+    try transactionsScenario(store, rest)
+    store.close()
+
+  case "cycles":
+    try await cyclesScenario(kind: kind, location: location, table: table, rest)
+
+  case "soak":
+    let store = try openStore()
+    try await soakScenario(store, rest)
     store.close()
 
   default:

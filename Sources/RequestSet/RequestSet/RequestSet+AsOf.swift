@@ -32,7 +32,12 @@ extension RequestSet where Element: Record {
   ///   records of that moment (not the records) for as long as it lives.
   public init<Store: RecordStore>(_ store: Store, asOf version: UInt64) throws where Store.Element == Element {
     guard let past = store as? any _PastReading<Element> else { throw Self._noHistory(store) }
-    let snapshot = try past._snapshot(asOf: version)
+    self.init(store, past: try past._snapshot(asOf: version))
+  }
+
+  /// A read-only set over `snapshot`, the store as it was at `snapshot.version`.
+  private init<Store: RecordStore>(_ store: Store, past snapshot: StoreSnapshot<Element>) {
+    let version = snapshot.version
     self.init(
       _source: _Source(
         describe: { "\(type(of: store)) as of version \(version)" }, snapshot: { snapshot }, pastVersion: version),
@@ -52,11 +57,14 @@ extension RequestSet where Element: Record {
   ///   - time: Any date.
   /// - Throws: ``RequestSetError`` `.versionUnavailable` when the log keeps no commit
   ///   that old (or the store keeps no history); `.closed` after the store was closed.
+  ///   Never for a time at or after the log's oldest kept commit, even while the log is
+  ///   compacted meanwhile (by this process or another): the commit is found and read in
+  ///   one look at the file.
   /// - Complexity: O(*n*) in the size of the log, to list its commits, plus what
   ///   ``init(_:asOf:)-(_,UInt64)`` costs.
   public init<Store: RecordStore>(_ store: Store, asOf time: Date) throws where Store.Element == Element {
     guard let past = store as? any _PastReading<Element> else { throw Self._noHistory(store) }
-    try self.init(store, asOf: try past._version(asOf: time))
+    self.init(store, past: try past._snapshot(asOf: time))
   }
 
   private static func _noHistory(_ store: some RecordStore) -> RequestSetError {

@@ -7,6 +7,9 @@ protocol _PastReading<Element>: AnyObject, Sendable {
   associatedtype Element: Record
   /// The store as it was at commit `version`, or `.versionUnavailable` naming the range.
   func _snapshot(asOf version: UInt64) throws -> StoreSnapshot<Element>
-  /// The version of the newest commit at or before `time`.
-  func _version(asOf time: Date) throws -> UInt64
+  /// The store as it was at the newest commit made at or before `time`, or
+  /// `.versionUnavailable` when no kept commit is that old. The commit is found and read
+  /// in one look at the store: a compaction between finding a version and reading it
+  /// would otherwise drop the version found (as it did for reads as of now).
+  func _snapshot(asOf time: Date) throws -> StoreSnapshot<Element>
 }

@@ -8,13 +8,18 @@ import Synchronization
 #endif
 
 /// A running `SQLWorker` (Tests/SQLWorker): a second process on the same database, whose
-/// lines the test reads while it runs, and which the test can kill.
+/// lines the test reads while it runs, and which the test can kill. (A `LogCrashWorker`
+/// runs the same way: ``startLogWorker(arguments:)``.)
 ///
 /// ```swift
 /// let child = try SQLWorkerChild.start("watch", "sqlite", path, "T", "7", "30")
 /// try child.waitForLine("ready", timeout: .seconds(30))
 /// ```
-final class SQLWorkerChild: CustomStringConvertible {
+///
+/// `@unchecked Sendable`: its stored properties are constants, the lines live in the
+/// `Sendable` sink, and `Process`'s `isRunning`, `waitUntilExit` and its pid may be used
+/// from any thread, so a test may wait for the child on a thread of its own.
+final class SQLWorkerChild: CustomStringConvertible, @unchecked Sendable {
   private let process: Process
   private let sink = Sink()
   /// The read ends of the child's standard output and error.
@@ -57,12 +62,19 @@ final class SQLWorkerChild: CustomStringConvertible {
     try SQLWorkerChild(arguments: arguments)
   }
 
-  private init(arguments: [String]) throws {
+  /// Starts `LogCrashWorker` (Tests/LogCrashWorker) with `arguments` (mode, log, …), read,
+  /// waited for and killed as a `SQLWorker` is.
+  static func startLogWorker(arguments: [String]) throws -> SQLWorkerChild {
+    try SQLWorkerChild(arguments: arguments, worker: "LogCrashWorker", override: "REQUESTSET_CRASH_WORKER")
+  }
+
+  private init(
+    arguments: [String], worker: String = "SQLWorker", override: String = "REQUESTSET_SQL_WORKER"
+  ) throws {
     process = Process()
-    process.executableURL = URL(
-      fileURLWithPath: try AdversaryChild.siblingExecutable("SQLWorker", override: "REQUESTSET_SQL_WORKER"))
+    process.executableURL = URL(fileURLWithPath: try AdversaryChild.siblingExecutable(worker, override: override))
     process.arguments = arguments
-    command = "SQLWorker " + arguments.map { $0.count > 80 ? String($0.prefix(80)) + "…" : $0 }.joined(separator: " ")
+    command = worker + " " + arguments.map { $0.count > 80 ? String($0.prefix(80)) + "…" : $0 }.joined(separator: " ")
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
@@ -92,6 +104,9 @@ final class SQLWorkerChild: CustomStringConvertible {
     }
     try process.run()
   }
+
+  /// Whether the child still runs.
+  var isRunning: Bool { process.isRunning }
 
   /// The lines the child has printed so far.
   var output: [String] { sink.lines.withLock { $0 } }

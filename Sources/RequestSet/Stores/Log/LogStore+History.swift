@@ -55,10 +55,14 @@ extension LogStore: _PastReading {
   ///   `.fileChanged` when another program cut the file short.
   /// - Complexity: O(*n*) in the size of the file, which is read once (as opening does).
   public func history() throws -> [LogCommit] {
-    try _past().history().map {
-      LogCommit(
-        version: $0.version, time: _LogFormat.date(micros: $0.time) ?? .distantPast, recordsChanged: $0.recordsChanged)
-    }
+    try _past().history().map(_logCommit)
+  }
+
+  /// A commit as ``history()`` lists it.
+  private func _logCommit(_ entry: _CommitEntry) -> LogCommit {
+    LogCommit(
+      version: entry.version, time: _LogFormat.date(micros: entry.time) ?? .distantPast,
+      recordsChanged: entry.recordsChanged)
   }
 
   /// The newest readable commit made at or before `time`: the state a reader at that
@@ -84,7 +88,14 @@ extension LogStore: _PastReading {
     try _past().snapshot(asOf: version)
   }
 
-  func _version(asOf time: Date) throws -> UInt64 { try commit(asOf: time).version }
+  func _snapshot(asOf time: Date) throws -> StoreSnapshot<Element> {
+    // One look at the log for both: its commits, then the one found, read from the same
+    // mapping, which a compaction (here or in the writer's process) leaves as it is.
+    let past = try _past()
+    let commits = try past.history().map(_logCommit)
+    guard let found = commits.last(where: { $0.time <= time }) else { throw _timeUnavailable(time, oldest: commits.first) }
+    return try past.snapshot(asOf: found.version)
+  }
 
   private func _timeUnavailable(_ time: Date, oldest: LogCommit?) -> RequestSetError {
     guard let oldest else {

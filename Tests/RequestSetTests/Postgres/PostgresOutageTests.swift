@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RequestSet
+@testable import RequestSetPostgres
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A PostgreSQL server that stops while a store is in the middle of a transaction: the
+/// transaction fails with a typed error, writes nothing, and the same store object goes
+/// on working once the server is back (its pool drops the connections the server closed,
+/// its live sets listen again).
+///
+/// Each test starts a server of its own (the shared one serves the other suites), which
+/// it stops and restarts: more than 20 s with the server's start, stop and recovery.
+@Suite(.enabled(if: PostgresServer.testsRun), .serialized) struct PostgresOutageTests {
+  /// Waits until `condition` holds, polling every 20 ms, at most `limit`.
+  func waitUntil(_ limit: Duration, _ what: String, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + limit
+    while try !condition() {
+      guard ContinuousClock.now < deadline else { throw SQLWorkerChild.Failure(description: "never: \(what)") }
+      usleep(20_000)
+    }
+  }
+
+  /// How the server goes away under the transaction.
+  enum Outage: String, CaseIterable, CustomStringConvertible {
+    /// `pg_ctl stop -m immediate` (as a crash of the whole server), then started again.
+    case serverStopped
+    /// SIGKILL to the server process running the transaction: the server then ends every
+    /// other session too and restarts by itself (crash recovery).
+    case backendKilled
+    var description: String { rawValue }
+  }
+
+  @Test(arguments: Outage.allCases)
+  func aServerGoneMidTransactionFailsTypedAndTheSameStoreReconnects(outage: Outage) async throws {
+    let server = try PostgresServer.start()
+    defer { server.stop() }
+    let store = try PostgresStore<DynamicRecord>(url: server.url(), table: "outage", connections: 2)
+    defer { store.close() }
+    try store.insert(contentsOf: (0..<10).map { DynamicRecord(id: .int($0), fields: ["batch": .int(-1)]) })
+    let version = try store.snapshot().version
+
+    // A live set from before the outage, which must see a commit made after it.
+    let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
+    let live = Task.detached {
+      for try await state in RequestSet(store).filter("batch", value: 7).changes {
+        readyContinuation.yield()
+        if !state.records.isEmpty { return state.records.map(\.id) }
+      }
+      return []
+    }
+    for await _ in ready { break }
+
+    // One transaction of 40,000 inserts (a statement each) in flight when the server stops.
+    let many = (1_000..<41_000).map { RecordChange<DynamicRecord>.insert(DynamicRecord(id: .int($0), fields: ["batch": .int(1)])) }
+    let outcome = Mutex<Result<Void, any Error>?>(nil)
+    let writer = Thread {
+      let result = Result { try store.apply(many, ifVersion: nil) }
+      outcome.withLock { $0 = result }
+    }
+    writer.start()
+    let monitor = try _PGConnection(_ConnectionString(server.url()))
+    var backend: Int32?
+    try waitUntil(.seconds(120), "the write's transaction shows in pg_stat_activity") {
+      let open = try monitor.execute(
+        "SELECT pid FROM pg_stat_activity WHERE xact_start IS NOT NULL AND query LIKE 'INSERT INTO%' "
+          + "AND pid <> pg_backend_pid()")
+      backend = open.count == 1 ? open.string(0, 0).flatMap { Int32($0) } : nil
+      return backend != nil
+    }
+    // A read meanwhile, on a second connection, which goes back to the pool idle: after
+    // the restart the pool holds a connection the server has closed.
+    #expect(try store.fetch(id: .int(3))?.fields["batch"] == .int(-1))
+    #expect(outcome.withLock { $0 } == nil, "the write ended before the server stopped")
+    switch outage {
+    case .serverStopped: try server.pause()
+    case .backendKilled: #expect(kill(try #require(backend), SIGKILL) == 0, "errno \(errno)")
+    }
+
+    try waitUntil(.seconds(120), "the write in flight returns") { outcome.withLock { $0 } != nil }
+    let failure = try #require(outcome.withLock { $0 })
+    let error = try #require(throws: RequestSetError.self) { try failure.get() }
+    #expect(error.code == .connectionFailed, "\(error)")
+    #expect(error.message.contains("Nothing of the failed write was committed"), "\(error)")
+
+    switch outage {
+    case .serverStopped: try server.resume()
+    case .backendKilled:
+      // The server restarts by itself: wait until it takes connections again.
+      try waitUntil(.seconds(120), "the server is back after its crash recovery") {
+        (try? _PGConnection(_ConnectionString(server.url())).execute("SELECT 1")) != nil
+      }
+    }
+    // The same store, at once: nothing of the interrupted transaction, and writes work.
+    #expect(try RequestSet(store).fetchCount() == 10)
+    #expect(try RequestSet(store).filter("batch", value: 1).fetchCount() == 0)
+    #expect(try store.snapshot().version == version)
+    try store.insert(DynamicRecord(id: .int(99), fields: ["batch": .int(7)]))
+    #expect(try store.fetch(id: .int(99)) != nil)
+
+    let timeout = Task.detached {
+      try await Task.sleep(for: .seconds(60))
+      live.cancel()
+    }
+    let seen = try await live.value
+    timeout.cancel()
+    #expect(seen == [.int(99)], "the live set from before the outage did not see the commit after it")
+
+    // While the server is down, calls fail at once with the typed error (no hang), and
+    // work again when it is back.
+    try server.pause()
+    #expect(try #require(throws: RequestSetError.self) { try store.fetch(id: .int(1)) }.code == .connectionFailed)
+    #expect(
+      try #require(throws: RequestSetError.self) { try store.insert(DynamicRecord(id: .int(100), fields: [:])) }.code
+        == .connectionFailed)
+    try server.resume()
+    #expect(try store.snapshot().count == 11)
+  }
+}
