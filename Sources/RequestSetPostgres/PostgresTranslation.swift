@@ -5,14 +5,78 @@ import _RequestSetSQL
 /// (the key's field names bound as a `text[]` parameter), every value is bound, and each
 /// condition's SQL is two-valued (never NULL), so NOT, ALL and NONE mean what they mean in
 /// memory. A condition the translation cannot run exactly is declined with a reason.
+///
+/// PostgreSQL takes at most 65,535 parameters per statement. A statement that would bind
+/// more (an OR of 70,000 ranges) is built again with every value packed into one `jsonb`
+/// array parameter, each placeholder reading its element (`($1::jsonb ->> 7)`), which the
+/// planner folds to a constant as it would a parameter; see ``building(_:)``. Lists of
+/// values (`IN`, an OR of equalities on one key) bind one `jsonb[]` parameter whatever
+/// their length, so they never need packing.
 struct _PGTranslation {
-  /// The bound values, `$1` first.
-  var parameters: [String?] = []
+  /// The values bound so far, in placeholder order.
+  private(set) var values: [String?] = []
+  /// Whether the values are packed into `$1` (see ``building(_:)``).
+  let packed: Bool
+
+  /// PostgreSQL's limit: the wire protocol counts parameters in 16 bits.
+  static var maxParameters: Int { 65_535 }
+
+  init(packed: Bool = false) { self.packed = packed }
+
+  /// The statement's parameters: the values, or the one array that packs them.
+  var parameters: [String?] { packed ? [Self._pack(values)] : values }
 
   /// Binds `value` and returns its placeholder.
   mutating func bind(_ value: String?) -> String {
-    parameters.append(value)
-    return "$\(parameters.count)"
+    values.append(value)
+    return packed ? "($1::jsonb ->> \(values.count - 1))" : "$\(values.count)"
+  }
+
+  /// Runs `build` with a fresh translation, and again with a packed one when the first
+  /// bound more values than PostgreSQL takes; returns what the last run made and its
+  /// translation (bind its ``parameters``).
+  ///
+  /// ```swift
+  /// let (sql, t) = _PGTranslation.building { t in "SELECT … WHERE " + t.filter(filter) }
+  /// try c.execute(sql, t.parameters)
+  /// ```
+  static func building<T>(_ build: (inout _PGTranslation) throws -> T) rethrows -> (T, _PGTranslation) {
+    var t = _PGTranslation()
+    let result = try build(&t)
+    guard t.values.count > maxParameters else { return (result, t) }
+    var packed = _PGTranslation(packed: true)
+    return (try build(&packed), packed)
+  }
+
+  /// `values` as a JSON array of strings and nulls, the text of a packed `$1`. The strings
+  /// are written as they are (no NFC, no tags): `->>` gives each back byte for byte.
+  private static func _pack(_ values: [String?]) -> String {
+    var out = "["
+    for (i, value) in values.enumerated() {
+      if i > 0 { out += "," }
+      guard let value else {
+        out += "null"
+        continue
+      }
+      out += "\""
+      for scalar in value.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+          if scalar.value < 0x20 {
+            out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+          } else {
+            out.unicodeScalars.append(scalar)
+          }
+        }
+      }
+      out += "\""
+    }
+    return out + "]"
   }
 
   /// The field at `fieldNames` as a jsonb expression (SQL NULL when absent).
@@ -114,7 +178,25 @@ struct _PGTranslation {
     case .and(let terms):
       return terms.isEmpty ? "TRUE" : "(" + terms.map { self.filter($0) }.joined(separator: " AND ") + ")"
     case .or(let terms):
-      return terms.isEmpty ? "FALSE" : "(" + terms.map { self.filter($0) }.joined(separator: " OR ") + ")"
+      guard !terms.isEmpty else { return "FALSE" }
+      // Equalities on one key become one list, bound as one parameter (see `inList`).
+      var lists: [[String]: [FieldValue]] = [:]
+      var order: [[String]] = []
+      for term in terms {
+        guard case .condition(let c) = term, let value = Self._listedEquality(c) else { continue }
+        if lists[c.fieldNames] == nil { order.append(c.fieldNames) }
+        lists[c.fieldNames, default: []].append(value)
+      }
+      let listed = Set(order.filter { lists[$0]!.count > 1 })
+      var operands: [String] = []
+      for names in order where listed.contains(names) {
+        operands.append(inList(field(names), lists[names]!))
+      }
+      for term in terms {
+        if case .condition(let c) = term, Self._listedEquality(c) != nil, listed.contains(c.fieldNames) { continue }
+        operands.append(self.filter(term))
+      }
+      return "(" + operands.joined(separator: " OR ") + ")"
     case .not(let inner): return "(NOT " + self.filter(inner) + ")"
     }
   }
@@ -152,9 +234,42 @@ struct _PGTranslation {
       return "(\(compare(x, .greaterThanOrEqual, bounds[0])) AND \(compare(x, .lessThanOrEqual, bounds[1])))"
     case .in:
       guard case .array(let elements) = c.value, !elements.isEmpty else { return never(x) }
-      return "(" + elements.map { compare(x, .equal, $0) }.joined(separator: " OR ") + ")"
+      return inList(x, elements)
     default: return never(x)  // declined by support(for:)
     }
+  }
+
+  /// The value of an equality an OR may list with others on its key (`support(for:)` has
+  /// accepted it), or nil.
+  private static func _listedEquality(_ c: StoreCondition) -> FieldValue? {
+    guard c.quantifier == nil, !c.countsElements, case .compare(.equal) = c.operator else { return nil }
+    switch c.value {
+    case .null, .bool, .int, .double, .string: return c.value
+    default: return nil
+    }
+  }
+
+  /// `x` equals one of `values` (each accepted by `support(for:)`), two-valued: nil by
+  /// `isNil`, the others as one `jsonb[]` parameter, `x = ANY($n::jsonb[])`, which binds a
+  /// list of any length and compares as `=` does (`1` equals `1.0`, kinds apart).
+  mutating func inList(_ x: String, _ values: [FieldValue]) -> String {
+    var jsons: [String] = []
+    var hasNil = false
+    for value in values {
+      switch value {
+      case .null: hasNil = true
+      case .bool(let b): jsons.append(b ? "true" : "false")
+      case .int(let i): jsons.append(String(i))
+      case .double(let d): jsons.append(SQLJSON.plainDecimal(d))
+      case .string(let s): jsons.append(SQLJSON.encode(.string(SQLJSON.nfc(s))).text)
+      default: continue  // declined by support(for:)
+      }
+    }
+    var tests: [String] = []
+    if hasNil { tests.append("(\(x) IS NULL OR jsonb_typeof(\(x)) = 'null')") }
+    if !jsons.isEmpty { tests.append("(\(x) IS NOT NULL AND \(x) = ANY(\(bind(_arrayLiteral(jsons)))::jsonb[]))") }
+    if tests.isEmpty { return never(x) }
+    return tests.count == 1 ? tests[0] : "(" + tests.joined(separator: " OR ") + ")"
   }
 
   /// FALSE, written so that it still uses `x`: PostgreSQL refuses a bound parameter the
@@ -203,6 +318,24 @@ struct _PGTranslation {
   }
 
   // MARK: Sorts
+
+  /// A SQL boolean: whether the rows of `table` hold, at the jsonb expression `x`, both an
+  /// integer and a double beyond the numbers ``support(for:)-(StoreCondition)`` calls exact
+  /// (an integer above 2^53 in magnitude, a double of 2^53 or more). A row keeps a double
+  /// as its shortest decimal, which is not its value there (9223372036854774784.0 is kept
+  /// as 9223372036854775000.0), so `jsonb` would order and compare it wrongly against an
+  /// integer near it; among integers, among doubles, and against smaller numbers the
+  /// decimals keep the engine's order and equality. A double is told from an integer by
+  /// its decimal point, which `SQLJSON` always writes.
+  static func inexactNumbers(_ x: String, table: String) -> String {
+    func holds(_ test: String) -> String {
+      "EXISTS (SELECT 1 FROM \(table) WHERE jsonb_typeof(\(x)) = 'number' AND \(test))"
+    }
+    let magnitude = "abs((\(x) #>> '{}')::numeric)"
+    let point = "position('.' IN \(x) #>> '{}')"
+    return "(\(holds("\(point) = 0 AND \(magnitude) > 9007199254740992")) "
+      + "AND \(holds("\(point) > 0 AND \(magnitude) >= 9007199254740992")))"
+  }
 
   /// ORDER BY for `sort`, kinds ordered nil < Bool < number < String, then store order.
   mutating func orderBy(_ sort: [StoreSortKey]) -> String {
