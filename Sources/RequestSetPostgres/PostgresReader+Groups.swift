@@ -54,7 +54,7 @@ extension _PostgresReader {
         columns.append("count(*) FILTER (WHERE \(type(key)) NOT IN ('string', 'null'))")
       }
     }
-    let (sql, translation) = _PGTranslation.building { translation -> String in
+    let (sql, translation) = try _PGTranslation.building { translation -> String in
       var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(store._quoted)"
       if let filter = query.query.filter { sql += " WHERE " + translation.filter(filter) }
       return sql + " GROUP BY " + groupBy.joined(separator: ", ")

@@ -163,8 +163,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   /// The SELECT for `query`, with `columns`.
-  func statement(_ query: StoreQuery, columns: String) -> (sql: String, parameters: [String?]) {
-    let (sql, translation) = _PGTranslation.building { statement(query, columns: columns, &$0) }
+  func statement(_ query: StoreQuery, columns: String) throws -> (sql: String, parameters: [String?]) {
+    let (sql, translation) = try _PGTranslation.building { statement(query, columns: columns, &$0) }
     return (sql, translation.parameters)
   }
 
@@ -200,7 +200,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   func count(_ query: StoreQuery) throws -> Int {
-    let (sql, translation) = _PGTranslation.building { translation -> String in
+    let (sql, translation) = try _PGTranslation.building { translation -> String in
       guard query.sort.isEmpty && query.offset == 0 && query.limit == nil && query.distinct == nil else {
         return "SELECT count(*) FROM (\(statement(query, columns: "1", &translation))) AS rs_window"
       }
@@ -213,7 +213,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws {
-    let (sql, parameters) = statement(query, columns: "body")
+    let (sql, parameters) = try statement(query, columns: "body")
     // A small window is read in one statement: a cursor would cost three round trips
     // (DECLARE, FETCH, CLOSE) and plans for its first tenth of the rows.
     if let limit = query.limit, limit <= Self.directLimit {
@@ -256,7 +256,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
     let names = FieldValue.fieldNames(inKey: key)
     guard !hasNonPlainRows, !names.contains(where: { $0.utf8.contains(0) }) else { return nil }
-    let (sql, translation) = _PGTranslation.building { translation -> String in
+    let (sql, translation) = try _PGTranslation.building { translation -> String in
       let rows = statement(query, columns: "body", &translation)
       let x = translation.field(names)
       return Self._aggregateStatement(rows: rows, x: x, table: store._quoted)
@@ -330,7 +330,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {
-    let (sql, parameters) = statement(query, columns: "body")
+    let (sql, parameters) = try statement(query, columns: "body")
     let plan = try _with { try $0.execute("EXPLAIN " + sql, parameters) }
     return StoreExplanation(
       statement: sql, bindings: parameters.map { $0 ?? "NULL" },

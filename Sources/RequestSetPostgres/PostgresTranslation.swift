@@ -6,77 +6,45 @@ import _RequestSetSQL
 /// condition's SQL is two-valued (never NULL), so NOT, ALL and NONE mean what they mean in
 /// memory. A condition the translation cannot run exactly is declined with a reason.
 ///
-/// PostgreSQL takes at most 65,535 parameters per statement. A statement that would bind
-/// more (an OR of 70,000 ranges) is built again with every value packed into one `jsonb`
-/// array parameter, each placeholder reading its element (`($1::jsonb ->> 7)`), which the
-/// planner folds to a constant as it would a parameter; see ``building(_:)``. Lists of
-/// values (`IN`, an OR of equalities on one key) bind one `jsonb[]` parameter whatever
-/// their length, so they never need packing.
+/// PostgreSQL takes at most 65,535 parameters per statement, so lists bind one array
+/// parameter whatever their length: `IN`, an OR of equalities on one key
+/// (`x = ANY($n::jsonb[])`), and an OR (AND) of one ordering comparison on one key
+/// (`x > ANY($n::jsonb[])`, `ALL`). A filter that would still bind more values throws
+/// `.tooComplex` (see ``building(_:)``).
 struct _PGTranslation {
-  /// The values bound so far, in placeholder order.
-  private(set) var values: [String?] = []
-  /// Whether the values are packed into `$1` (see ``building(_:)``).
-  let packed: Bool
+  /// The bound values, `$1` first.
+  private(set) var parameters: [String?] = []
 
   /// PostgreSQL's limit: the wire protocol counts parameters in 16 bits.
   static var maxParameters: Int { 65_535 }
 
-  init(packed: Bool = false) { self.packed = packed }
-
-  /// The statement's parameters: the values, or the one array that packs them.
-  var parameters: [String?] { packed ? [Self._pack(values)] : values }
-
   /// Binds `value` and returns its placeholder.
   mutating func bind(_ value: String?) -> String {
-    values.append(value)
-    return packed ? "($1::jsonb ->> \(values.count - 1))" : "$\(values.count)"
+    parameters.append(value)
+    return "$\(parameters.count)"
   }
 
-  /// Runs `build` with a fresh translation, and again with a packed one when the first
-  /// bound more values than PostgreSQL takes; returns what the last run made and its
-  /// translation (bind its ``parameters``).
+  /// Runs `build` with a fresh translation and returns what it made and the translation
+  /// (bind its ``parameters``).
   ///
   /// ```swift
-  /// let (sql, t) = _PGTranslation.building { t in "SELECT … WHERE " + t.filter(filter) }
+  /// let (sql, t) = try _PGTranslation.building { t in "SELECT … WHERE " + t.filter(filter) }
   /// try c.execute(sql, t.parameters)
   /// ```
-  static func building<T>(_ build: (inout _PGTranslation) throws -> T) rethrows -> (T, _PGTranslation) {
+  /// - Throws: ``RequestSetError`` `.tooComplex` when the statement would bind more values
+  ///   than PostgreSQL takes (65,535), which only a filter of that many conditions that
+  ///   are not lists does.
+  static func building<T>(_ build: (inout _PGTranslation) throws -> T) throws -> (T, _PGTranslation) {
     var t = _PGTranslation()
     let result = try build(&t)
-    guard t.values.count > maxParameters else { return (result, t) }
-    var packed = _PGTranslation(packed: true)
-    return (try build(&packed), packed)
-  }
-
-  /// `values` as a JSON array of strings and nulls, the text of a packed `$1`. The strings
-  /// are written as they are (no NFC, no tags): `->>` gives each back byte for byte.
-  private static func _pack(_ values: [String?]) -> String {
-    var out = "["
-    for (i, value) in values.enumerated() {
-      if i > 0 { out += "," }
-      guard let value else {
-        out += "null"
-        continue
-      }
-      out += "\""
-      for scalar in value.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-          if scalar.value < 0x20 {
-            out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-          } else {
-            out.unicodeScalars.append(scalar)
-          }
-        }
-      }
-      out += "\""
+    guard t.parameters.count <= maxParameters else {
+      throw RequestSetError(
+        .tooComplex,
+        "The query binds \(t.parameters.count) values, and PostgreSQL takes at most \(maxParameters) per statement. "
+          + "Join equalities on one key into one list (filter(\\.key, in: values), \"key IN %@\"), which binds one "
+          + "value however long it is, or filter in two steps.")
     }
-    return out + "]"
+    return (result, t)
   }
 
   /// The field at `fieldNames` as a jsonb expression (SQL NULL when absent).
@@ -176,9 +144,15 @@ struct _PGTranslation {
     case .constant(let b): return b ? "TRUE" : "FALSE"
     case .condition(let c): return condition(c)
     case .and(let terms):
-      return terms.isEmpty ? "TRUE" : "(" + terms.map { self.filter($0) }.joined(separator: " AND ") + ")"
+      guard !terms.isEmpty else { return "TRUE" }
+      let (grouped, rest) = Self._comparisonGroups(terms, or: false)
+      let operands = grouped.map { quantified($0, or: false) } + rest.map { self.filter($0) }
+      return "(" + operands.joined(separator: " AND ") + ")"
     case .or(let terms):
       guard !terms.isEmpty else { return "FALSE" }
+      let (grouped, others) = Self._comparisonGroups(terms, or: true)
+      let terms = others
+      var operands = grouped.map { quantified($0, or: true) }
       // Equalities on one key become one list, bound as one parameter (see `inList`).
       var lists: [[String]: [FieldValue]] = [:]
       var order: [[String]] = []
@@ -188,7 +162,6 @@ struct _PGTranslation {
         lists[c.fieldNames, default: []].append(value)
       }
       let listed = Set(order.filter { lists[$0]!.count > 1 })
-      var operands: [String] = []
       for names in order where listed.contains(names) {
         operands.append(inList(field(names), lists[names]!))
       }
@@ -237,6 +210,77 @@ struct _PGTranslation {
       return inList(x, elements)
     default: return never(x)  // declined by support(for:)
     }
+  }
+
+  /// One ordering comparison on one key, with every value an OR (or AND) of its terms
+  /// tests: `x > ANY(…)` (`ALL`).
+  struct _ComparisonGroup {
+    var fieldNames: [String]
+    var comparison: RequestComparison
+    /// Numbers as jsonb text, or NFC strings.
+    var values: [String] = []
+    var strings: Bool
+  }
+
+  /// The junction's terms that are ordering comparisons (`<`, `<=`, `>`, `>=`) of a number
+  /// or a binary string on a key, grouped by key, comparison and kind where a group holds
+  /// more than one, and the other terms.
+  static func _comparisonGroups(_ terms: [StoreFilter], or: Bool) -> (groups: [_ComparisonGroup], rest: [StoreFilter]) {
+    struct Shape: Hashable {
+      var fieldNames: [String]
+      var comparison: RequestComparison
+      var strings: Bool
+    }
+    func shape(_ term: StoreFilter) -> (Shape, String)? {
+      guard case .condition(let c) = term, c.quantifier == nil, !c.countsElements, case .compare(let comparison) = c.operator,
+        comparison != .equal && comparison != .notEqual
+      else { return nil }
+      switch c.value {
+      case .int(let i): return (Shape(fieldNames: c.fieldNames, comparison: comparison, strings: false), String(i))
+      case .double(let d):
+        return (Shape(fieldNames: c.fieldNames, comparison: comparison, strings: false), SQLJSON.plainDecimal(d))
+      case .string(let s):
+        return (Shape(fieldNames: c.fieldNames, comparison: comparison, strings: true), SQLJSON.nfc(s))
+      default: return nil
+      }
+    }
+    var counts: [Shape: Int] = [:]
+    for term in terms { if let (s, _) = shape(term) { counts[s, default: 0] += 1 } }
+    var groups: [Shape: _ComparisonGroup] = [:]
+    var order: [Shape] = []
+    var rest: [StoreFilter] = []
+    for term in terms {
+      guard let (s, value) = shape(term), counts[s]! > 1 else {
+        rest.append(term)
+        continue
+      }
+      if groups[s] == nil {
+        groups[s] = _ComparisonGroup(fieldNames: s.fieldNames, comparison: s.comparison, strings: s.strings)
+        order.append(s)
+      }
+      groups[s]!.values.append(value)
+    }
+    return (order.map { groups[$0]! }, rest)
+  }
+
+  /// A group's test, two-valued: the kind, then the comparison with `ANY` (an OR) or `ALL`
+  /// (an AND) of one bound array.
+  mutating func quantified(_ group: _ComparisonGroup, or: Bool) -> String {
+    let x = field(group.fieldNames)
+    let op: String
+    switch group.comparison {
+    case .lessThan: op = "<"
+    case .lessThanOrEqual: op = "<="
+    case .greaterThan: op = ">"
+    default: op = ">="
+    }
+    let quantifier = or ? "ANY" : "ALL"
+    if group.strings {
+      let list = bind(_arrayLiteral(group.values))
+      return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'string' AND (\(x) #>> '{}') COLLATE \"C\" \(op) \(quantifier)(\(list)::text[]))"
+    }
+    let list = bind(_arrayLiteral(group.values))
+    return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'number' AND \(x) \(op) \(quantifier)(\(list)::jsonb[]))"
   }
 
   /// The value of an equality an OR may list with others on its key (`support(for:)` has
