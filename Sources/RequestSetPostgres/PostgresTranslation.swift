@@ -364,13 +364,13 @@ struct _PGTranslation {
   // MARK: Sorts
 
   /// A SQL boolean: whether the rows of `table` hold, at the jsonb expression `x`, both an
-  /// integer and a double beyond the numbers ``support(for:)-(StoreCondition)`` calls exact
-  /// (an integer above 2^53 in magnitude, a double of 2^53 or more). A row keeps a double
-  /// as its shortest decimal, which is not its value there (9223372036854774784.0 is kept
-  /// as 9223372036854775000.0), so `jsonb` would order and compare it wrongly against an
-  /// integer near it; among integers, among doubles, and against smaller numbers the
-  /// decimals keep the engine's order and equality. A double is told from an integer by
-  /// its decimal point, which `SQLJSON` always writes.
+  /// integer and a double beyond 2^53 in magnitude, the bound ``support(for:)-(StoreCondition)``
+  /// puts on exact numbers. A row keeps a double as its shortest decimal, which past 2^53
+  /// need not be its value (9223372036854774784.0 is kept as 9223372036854775000.0), so
+  /// `jsonb` would order and compare it wrongly against an integer near it; among
+  /// integers, among doubles, and against numbers up to 2^53 (2^53 itself is kept exactly)
+  /// the decimals keep the engine's order and equality. A double is told from an integer
+  /// by its decimal point, which `SQLJSON` always writes.
   static func inexactNumbers(_ x: String, table: String) -> String {
     func holds(_ test: String) -> String {
       "EXISTS (SELECT 1 FROM \(table) WHERE jsonb_typeof(\(x)) = 'number' AND \(test))"
@@ -378,7 +378,7 @@ struct _PGTranslation {
     let magnitude = "abs((\(x) #>> '{}')::numeric)"
     let point = "position('.' IN \(x) #>> '{}')"
     return "(\(holds("\(point) = 0 AND \(magnitude) > 9007199254740992")) "
-      + "AND \(holds("\(point) > 0 AND \(magnitude) >= 9007199254740992")))"
+      + "AND \(holds("\(point) > 0 AND \(magnitude) > 9007199254740992")))"
   }
 
   /// ORDER BY for `sort`, kinds ordered nil < Bool < number < String, then store order.
