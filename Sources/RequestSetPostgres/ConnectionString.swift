@@ -1,4 +1,5 @@
 import CLibPQ
+import Foundation
 import RequestSet
 
 /// A libpq connection string (a `postgresql://` URI or `key=value` pairs) and its redacted
@@ -11,30 +12,144 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
   let password: String?
   /// The string with every password replaced by `***`.
   let redacted: String
+  /// Every spelling of a password the string holds, longest first: as written in a URI's
+  /// user info or a `password=` setting, percent-decoded, unquoted, and as libpq reads
+  /// it. ``redact(_:)`` hides each wherever it appears.
+  let secrets: [String]
+  /// Why the string cannot be used, in words that quote none of it but its redacted form;
+  /// nil when libpq parses it and its password is unambiguous.
+  let problem: String?
 
   init(_ raw: String) {
     self.raw = raw
-    let password = Self._password(in: raw)
+    var parseError: String?
+    let password = Self._password(in: raw, error: &parseError)
     self.password = password
+    let ambiguity = Self._ambiguity(raw)
+    var secrets = Self._writtenPasswords(raw)
+    // An ambiguous string is refused before libpq sees it, and libpq's reading of its
+    // password (a part of it) would only blot out letters of the redacted form.
+    if let password, ambiguity == nil { secrets.append(password) }
+    self.secrets = Array(Set(secrets.filter { !$0.isEmpty })).sorted { $0.utf8.count > $1.utf8.count }
     var redacted = Self._redactForm(raw)
-    if let password, !password.isEmpty { redacted = redacted.replacing(password, with: "***") }
+    // A password written again elsewhere (an option's value) is hidden there too; a very
+    // short one is left, since it would blot out letters of every word it occurs in.
+    for secret in self.secrets where secret.count >= 4 { redacted = redacted.replacing(secret, with: "***") }
     self.redacted = redacted
+    if let parseError {
+      problem = "libpq cannot parse it: " + Self._quotingOnly(parseError, raw: raw, redacted: redacted)
+    } else {
+      problem = ambiguity
+    }
   }
 
   var description: String { redacted }
 
-  /// `text` (a libpq or server message) with the password replaced by `***` wherever it
-  /// appears.
+  /// `text` (a libpq or server message) with the connection string and every spelling of
+  /// its password replaced by their redacted forms.
   func redact(_ text: String) -> String {
-    guard let password, !password.isEmpty else { return text }
-    return text.replacing(password, with: "***")
+    var text = text.replacing(raw, with: redacted)
+    for secret in secrets { text = text.replacing(secret, with: "***") }
+    return text
+  }
+
+  /// `message` with each double-quoted part that is not in `redacted` elided, so that a
+  /// message about a string libpq could not parse (which quotes the string, or the part
+  /// it stopped at, password and all) shows no more of it than its redacted form; a quoted
+  /// single punctuation mark (`"]"`, `"="`) stays.
+  static func _quotingOnly(_ message: String, raw: String, redacted: String) -> String {
+    let parts = message.split(separator: "\"", omittingEmptySubsequences: false)
+    var out = ""
+    for (i, part) in parts.enumerated() {
+      if i > 0 { out += "\"" }
+      guard i % 2 == 1, i < parts.count - 1 else {
+        out += part
+        continue
+      }
+      if part == raw {
+        out += redacted
+      } else if redacted.contains(part) || (part.count == 1 && part.allSatisfy({ $0.isPunctuation || $0.isSymbol })) {
+        out += part
+      } else {
+        out += "…"
+      }
+    }
+    return out
+  }
+
+  /// The scheme of a libpq URI that `raw` starts with, or nil for `key=value` form.
+  private static func _scheme(_ raw: String) -> String? {
+    ["postgresql://", "postgres://"].first { raw.hasPrefix($0) }
+  }
+
+  /// The user info's password as libpq's URI parser finds it: the user info runs from the
+  /// scheme to the first `@` met before any `/`, and its password follows its first `:`.
+  private static func _uriPassword(_ raw: String) -> Range<String.Index>? {
+    guard let scheme = _scheme(raw) else { return nil }
+    let rest = raw.dropFirst(scheme.count)
+    guard let end = rest.firstIndex(where: { $0 == "@" || $0 == "/" }), rest[end] == "@",
+      let colon = rest[..<end].firstIndex(of: ":")
+    else { return nil }
+    return rest.index(after: colon)..<end
+  }
+
+  /// The passwords as written (and percent-decoded, and unquoted), wherever libpq's parser
+  /// or a reader would find one: a URI's user info, `password=` settings.
+  static func _writtenPasswords(_ raw: String) -> [String] {
+    var found: [String] = []
+    if let range = _uriPassword(raw) {
+      found.append(String(raw[range]))
+      if let decoded = String(raw[range]).removingPercentEncoding { found.append(decoded) }
+    }
+    // What `_redactForm` hides: the greedy user info of a URI, each `password=` value.
+    for (value, _) in _settingValues(raw) {
+      found.append(value)
+      if value.hasPrefix("'") && value.hasSuffix("'") && value.count >= 2 {
+        found.append(String(value.dropFirst().dropLast()))
+      }
+      if let decoded = value.removingPercentEncoding { found.append(decoded) }
+    }
+    if let greedy = _greedyUserInfoPassword(raw) { found.append(String(raw[greedy])) }
+    return found
+  }
+
+  /// A URI's password as a person may have meant it: from the first `:` after the scheme
+  /// to the last `@` before the query, when that `:` comes before it.
+  private static func _greedyUserInfoPassword(_ raw: String) -> Range<String.Index>? {
+    guard let scheme = _scheme(raw) else { return nil }
+    let rest = raw.dropFirst(scheme.count)
+    let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
+    guard let at = beforeQuery.lastIndex(of: "@"), let colon = beforeQuery[..<at].firstIndex(of: ":") else {
+      return nil
+    }
+    return beforeQuery.index(after: colon)..<at
+  }
+
+  /// Why a URI's password is ambiguous (libpq would read part of it as the host or the
+  /// database, and quote that part in its errors), or nil. A `@` or `/` in a URI's user
+  /// name or password must be percent-encoded.
+  static func _ambiguity(_ raw: String) -> String? {
+    guard let scheme = _scheme(raw) else { return nil }
+    let rest = raw.dropFirst(scheme.count)
+    let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
+    let ats = beforeQuery.filter { $0 == "@" }.count
+    if ats > 1 {
+      return "it holds more than one @ before its query, so libpq would read part of the password as the host. "
+        + "Percent-encode @ in the user name, password and database name as %40"
+    }
+    if ats == 1, let at = beforeQuery.firstIndex(of: "@"), let slash = beforeQuery.firstIndex(of: "/"), slash < at {
+      return "a / comes before its @, so libpq would read the user info as the host and the database. "
+        + "Percent-encode / in the user name and password as %2F"
+    }
+    return nil
   }
 
   /// The password libpq would use, read by libpq's own parser; nil when the string has
-  /// none or does not parse.
-  static func _password(in raw: String) -> String? {
+  /// none or does not parse (then `error` is libpq's message).
+  static func _password(in raw: String, error message: inout String?) -> String? {
     var error: UnsafeMutablePointer<CChar>?
     guard let options = PQconninfoParse(raw, &error) else {
+      message = error.map { String(cString: $0).trimmed } ?? "out of memory"
       if let error { PQfreemem(error) }
       return nil
     }
@@ -49,52 +164,64 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
     return nil
   }
 
-  /// The string with the password of a URI's user info, and any `password=` setting,
-  /// replaced by `***`; works on strings libpq cannot parse too.
+  /// The string with every password replaced by `***`: a URI's user info password (as
+  /// libpq reads it, and up to the last `@` before the query, as a person may have meant
+  /// it) and any `password=` setting; works on strings libpq cannot parse too.
   static func _redactForm(_ raw: String) -> String {
-    var text = raw
-    // URI: scheme://user:password@host — the password ends at the last `@` of the authority.
-    for scheme in ["postgresql://", "postgres://"] where text.hasPrefix(scheme) {
-      let rest = text.dropFirst(scheme.count)
-      let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-      let authority = rest[..<authorityEnd]
-      if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-        text = scheme + rest[...colon] + "***" + rest[at...]
-      }
-    }
-    // `password=value` in key=value form or a URI's query: the value runs to the next
-    // space (key=value) or `&` (URI), or is single-quoted with backslash escapes.
-    var result = ""
-    var i = text.startIndex
-    while i < text.endIndex {
-      if let range = text[i...].range(of: "password"), _isSettingStart(text, range.lowerBound) {
-        var j = range.upperBound
-        while j < text.endIndex, text[j] == " " { j = text.index(after: j) }
-        guard j < text.endIndex, text[j] == "=" else {
-          result += text[i..<range.upperBound]
-          i = range.upperBound
-          continue
-        }
-        j = text.index(after: j)
-        while j < text.endIndex, text[j] == " " { j = text.index(after: j) }
-        result += text[i..<j] + "***"
-        if j < text.endIndex, text[j] == "'" {
-          j = text.index(after: j)
-          while j < text.endIndex, text[j] != "'" {
-            if text[j] == "\\" { j = text.index(after: j) }
-            if j < text.endIndex { j = text.index(after: j) }
-          }
-          if j < text.endIndex { j = text.index(after: j) }
-        } else {
-          while j < text.endIndex, text[j] != " ", text[j] != "&" { j = text.index(after: j) }
-        }
-        i = j
+    var ranges = _settingValues(raw).map(\.range)
+    if let range = _uriPassword(raw) { ranges.append(range) }
+    if let range = _greedyUserInfoPassword(raw) { ranges.append(range) }
+    var merged: [Range<String.Index>] = []
+    for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+      if let last = merged.last, range.lowerBound <= last.upperBound {
+        merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
       } else {
-        result += text[i...]
-        break
+        merged.append(range)
       }
     }
-    return result
+    var result = ""
+    var at = raw.startIndex
+    for range in merged {
+      result += raw[at..<range.lowerBound] + "***"
+      at = range.upperBound
+    }
+    return result + raw[at...]
+  }
+
+  /// Each `password=value` setting's value, as written, in key=value form or a URI's query:
+  /// the value runs to the next space (key=value) or `&` (URI), or is single-quoted with
+  /// backslash escapes.
+  static func _settingValues(_ text: String) -> [(value: String, range: Range<String.Index>)] {
+    var found: [(String, Range<String.Index>)] = []
+    var i = text.startIndex
+    while i < text.endIndex, let range = text[i...].range(of: "password") {
+      guard _isSettingStart(text, range.lowerBound) else {
+        i = range.upperBound
+        continue
+      }
+      var j = range.upperBound
+      while j < text.endIndex, text[j] == " " { j = text.index(after: j) }
+      guard j < text.endIndex, text[j] == "=" else {
+        i = range.upperBound
+        continue
+      }
+      j = text.index(after: j)
+      while j < text.endIndex, text[j] == " " { j = text.index(after: j) }
+      let start = j
+      if j < text.endIndex, text[j] == "'" {
+        j = text.index(after: j)
+        while j < text.endIndex, text[j] != "'" {
+          if text[j] == "\\" { j = text.index(after: j) }
+          if j < text.endIndex { j = text.index(after: j) }
+        }
+        if j < text.endIndex { j = text.index(after: j) }
+      } else {
+        while j < text.endIndex, text[j] != " ", text[j] != "&" { j = text.index(after: j) }
+      }
+      if start < j { found.append((String(text[start..<j]), start..<j)) }
+      i = j
+    }
+    return found
   }
 
   /// Whether a `password` at `index` starts a setting (not inside another word).

@@ -14,13 +14,30 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: a connection is used by one thread at a time. The pool hands it
 /// out to one holder (a write, a reader) and takes it back only when that holder is done,
-/// under the pool's lock, so libpq's `PGconn` is never touched by two threads at once.
+/// under the pool's lock, so libpq's `PGconn` is never touched by two threads at once
+/// (nor ``_transaction``, which only ``execute(_:_:)`` changes).
 final class _PGConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let connection: _ConnectionString
+  /// The transaction open on the connection, as its `BEGIN` said: what a connection
+  /// error's words say was lost.
+  private var _transaction: _Transaction?
 
+  private enum _Transaction { case read, write }
+
+  /// Connects.
+  ///
+  /// - Throws: ``RequestSetError`` `.invalidFormat` for a connection string libpq cannot
+  ///   parse or whose password it would misread (the message quotes only the redacted
+  ///   string), `.connectionFailed` when the server cannot be reached.
   init(_ connection: _ConnectionString) throws {
     self.connection = connection
+    if let problem = connection.problem {
+      throw RequestSetError(
+        .invalidFormat,
+        "The PostgreSQL connection string \(connection.redacted) is not usable: \(problem). "
+          + "Fix the string (a libpq URI or key=value settings) and open the store again.")
+    }
     guard let handle = PQconnectdb(connection.raw) else {
       throw RequestSetError(
         .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
@@ -80,7 +97,15 @@ final class _PGConnection: @unchecked Sendable {
     let result: OpaquePointer? = _withCStrings(parameters) { values in
       PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
     }
-    guard let result else { throw _connectionError(nil) }
+    let verb = Self._verb(sql)
+    defer {
+      if verb == "BEGIN" {
+        _transaction = !inTransaction ? nil : sql.contains("READ ONLY") ? .read : .write
+      } else if verb == "COMMIT" || verb == "ROLLBACK" || !inTransaction {
+        _transaction = nil
+      }
+    }
+    guard let result else { throw _connectionError(nil, sql) }
     let status = PQresultStatus(result)
     switch status {
     case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE:
@@ -89,6 +114,11 @@ final class _PGConnection: @unchecked Sendable {
       defer { PQclear(result) }
       throw error(result, sql)
     }
+  }
+
+  /// The first word of a statement, upper-cased.
+  private static func _verb(_ sql: String) -> String {
+    String(sql.prefix(while: { $0.isLetter })).uppercased()
   }
 
   /// The `RequestSetError` for a failed statement: `.connectionFailed` for a lost or refused
@@ -101,7 +131,7 @@ final class _PGConnection: @unchecked Sendable {
     let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
     let message = connection.redact(primary ?? String(cString: PQresultErrorMessage(result)).trimmed)
     if state.hasPrefix("08") || state.hasPrefix("57P") || (state.isEmpty && isBroken) {
-      return _connectionError(message)
+      return _connectionError(message, sql)
     }
     let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
     let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map { connection.redact(String(cString: $0)) }
@@ -119,20 +149,41 @@ final class _PGConnection: @unchecked Sendable {
           + "Open a database and table RequestSet made, or choose another table name.")
     case "40001", "40P01":
       return RequestSetError(
-        .conflict, "PostgreSQL could not serialize the write (SQLSTATE \(state)): \(message). Retry it.")
+        .conflict,
+        "PostgreSQL could not serialize the transaction (SQLSTATE \(state)): \(message). "
+          + "Nothing of it was committed; retry it.")
     default:
       return RequestSetError(
         .storeFailed, "PostgreSQL failed (SQLSTATE \(state)): \(message). Statement: \(sql.prefix(300))")
     }
   }
 
-  /// The error for a connection that went away (or a statement libpq could not send).
-  func _connectionError(_ message: String?) -> RequestSetError {
+  /// The error for a connection that went away (or a statement libpq could not send)
+  /// while running `sql`, in words for what was lost: a read, a write transaction (rolled
+  /// back), its COMMIT (whose outcome is unknown), or a statement run on its own.
+  func _connectionError(_ message: String?, _ sql: String) -> RequestSetError {
     let text = message ?? connection.redact(String(cString: PQerrorMessage(handle)).trimmed)
+    let verb = Self._verb(sql)
+    let lost: String
+    switch _transaction {
+    case .write? where verb == "COMMIT":
+      lost =
+        "The write's COMMIT was sent, so it may have been committed or not; check that the server runs, "
+        + "read the records again and retry only what is missing."
+    case .write?:
+      lost = "Nothing of the failed write was committed; check that the server runs and retry."
+    case .read?:
+      lost = "The read did not finish and changed nothing; check that the server runs and retry."
+    case nil where verb == "BEGIN" && !sql.contains("READ ONLY"):
+      lost = "Nothing of the write was sent; check that the server runs and retry."
+    case nil:
+      lost =
+        ["SELECT", "FETCH", "DECLARE", "CLOSE", "EXPLAIN", "SHOW", "LISTEN", "SET", "BEGIN", "COMMIT"].contains(verb)
+        ? "The read did not finish and changed nothing; check that the server runs and retry."
+        : "The statement may or may not have run (it is safe to run again); check that the server runs and retry."
+    }
     return RequestSetError(
-      .connectionFailed,
-      "The connection to PostgreSQL at \(connection.redacted) failed: \(text) "
-        + "Nothing of the failed write was committed; check that the server runs and retry.")
+      .connectionFailed, "The connection to PostgreSQL at \(connection.redacted) failed: \(text) " + lost)
   }
 }
 

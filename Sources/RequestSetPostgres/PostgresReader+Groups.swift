@@ -54,10 +54,11 @@ extension _PostgresReader {
         columns.append("count(*) FILTER (WHERE \(type(key)) NOT IN ('string', 'null'))")
       }
     }
-    var translation = _PGTranslation()
-    var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(store._quoted)"
-    if let filter = query.query.filter { sql += " WHERE " + translation.filter(filter) }
-    sql += " GROUP BY " + groupBy.joined(separator: ", ")
+    let (sql, translation) = try _PGTranslation.building { translation -> String in
+      var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(store._quoted)"
+      if let filter = query.query.filter { sql += " WHERE " + translation.filter(filter) }
+      return sql + " GROUP BY " + groupBy.joined(separator: ", ")
+    }
     let result = try _with { try $0.execute(sql, translation.parameters) }
     var rows: [[FieldValue]] = []
     for r in 0..<result.count {

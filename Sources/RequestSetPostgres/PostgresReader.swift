@@ -90,18 +90,29 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     if hasNonPlainRows {
       return .none(reason: "the table holds values SQL cannot order exactly (NaN, Decimal, …)")
     }
+    guard let check = keyCheck(sort.fieldNames) else {
+      return .none(reason: "the kinds the key \(sort.key) holds could not be checked")
+    }
     // Collections order element by element in memory; PostgreSQL's jsonb order differs.
-    guard holdsNoCollections(sort.fieldNames) else {
+    if check.collections {
       return .none(reason: "the key \(sort.key) holds arrays or objects, which PostgreSQL orders differently")
     }
+    if check.inexactNumbers { return .none(reason: Self._inexactNumbersReason(sort.key)) }
     return .exact
+  }
+
+  /// Why a key holding integers and doubles beyond 2^53 stays in process.
+  private static func _inexactNumbersReason(_ key: String) -> String {
+    "the key \(key) holds integers and doubles beyond 2^53, which jsonb compares by the doubles' shortest "
+      + "decimals, not their values"
   }
 
   /// Keeps the first row per value of `key` in PostgreSQL when the table's values under it
   /// are plain scalars, whose `jsonb` equality is the engine's (`1` equals `1.0`, a Bool is
   /// never a number, NFC text by bytes; nil and absent are made one value); declines rows
-  /// that are not plain, arrays and objects under the key, and a key no row holds (the
-  /// engine decides what that means for the type).
+  /// that are not plain, arrays and objects under the key, integers and doubles beyond
+  /// 2^53 both under the key (see ``_PGTranslation/inexactNumbers(_:)``), and a key no row
+  /// holds (the engine decides what that means for the type).
   func support(forDistinct key: String) -> PushdownSupport {
     let names = FieldValue.fieldNames(inKey: key)
     if hasNonPlainRows { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
@@ -113,40 +124,52 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     let found = try? _with {
       try $0.execute(
         """
-        SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE \(x) IS NOT NULL), \
-        EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object'))
+        SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE \(x) IS NOT NULL)
         """, translation.parameters)
     }
     guard let found, found.string(0, 0) == "t" else { return .none(reason: "no record holds the key \(key)") }
-    guard found.string(0, 1) == "f" else {
+    guard let check = keyCheck(names) else {
+      return .none(reason: "the kinds the key \(key) holds could not be checked")
+    }
+    if check.collections {
       return .none(reason: "the key \(key) holds arrays or objects, whose jsonb equality is not the engine's")
     }
+    if check.inexactNumbers { return .none(reason: Self._inexactNumbersReason(key)) }
     return .exact
   }
 
-  /// Whether no row holds an array or an object at the key: one `EXISTS` scan of the table
-  /// per key and table version, remembered by the store. The reader's snapshot is the
-  /// table at `version` (both read in its REPEATABLE READ transaction), and every write
-  /// bumps the version, so an answer for this version holds for every reader of it.
-  /// A failed check answers false (the sort then runs in process) and is not remembered.
-  private func holdsNoCollections(_ fieldNames: [String]) -> Bool {
-    if let known = store._collectionKeys.answer(fieldNames, version: version) { return !known }
+  /// What the rows hold at a sort or distinct key that SQL would order or compare
+  /// otherwise than the engine: one scan of the table per key and table version,
+  /// remembered by the store. The reader's snapshot is the table at `version` (both read
+  /// in its REPEATABLE READ transaction), and every write bumps the version, so an answer
+  /// for this version holds for every reader of it. Nil when the check failed (the key
+  /// then stays in process); a failure is not remembered.
+  private func keyCheck(_ fieldNames: [String]) -> _PGKeyCheck? {
+    if let known = store._collectionKeys.answer(fieldNames, version: version) { return known }
     var translation = _PGTranslation()
     let x = translation.field(fieldNames)
     guard
       let result = try? _with({
         try $0.execute(
-          "SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object'))",
-          translation.parameters)
-      }), let found = result.string(0, 0)
-    else { return false }
-    store._collectionKeys.remember(fieldNames, version: version, holdsCollections: found != "f")
-    return found == "f"
+          """
+          SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE jsonb_typeof(\(x)) IN ('array', 'object')), \
+          \(_PGTranslation.inexactNumbers(x, table: store._quoted))
+          """, translation.parameters)
+      }), let collections = result.string(0, 0), let numbers = result.string(0, 1)
+    else { return nil }
+    let check = _PGKeyCheck(collections: collections != "f", inexactNumbers: numbers != "f")
+    store._collectionKeys.remember(fieldNames, version: version, check)
+    return check
   }
 
   /// The SELECT for `query`, with `columns`.
-  func statement(_ query: StoreQuery, columns: String) -> (sql: String, parameters: [String?]) {
-    var translation = _PGTranslation()
+  func statement(_ query: StoreQuery, columns: String) throws -> (sql: String, parameters: [String?]) {
+    let (sql, translation) = try _PGTranslation.building { statement(query, columns: columns, &$0) }
+    return (sql, translation.parameters)
+  }
+
+  /// The SELECT for `query`, with `columns`, binding through `translation`.
+  func statement(_ query: StoreQuery, columns: String, _ translation: inout _PGTranslation) -> String {
     var sql = "SELECT \(columns) FROM \(store._quoted)"
     var condition = ""
     if let filter = query.filter {
@@ -167,31 +190,30 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
         """
       if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
       if let limit = query.limit { sql += " LIMIT \(translation.bind(String(limit)))::bigint" }
-      return (sql, translation.parameters)
+      return sql
     }
     sql += condition
     sql += " ORDER BY " + translation.orderBy(query.sort)
     if query.offset > 0 { sql += " OFFSET \(translation.bind(String(query.offset)))::bigint" }
     if let limit = query.limit { sql += " LIMIT \(translation.bind(String(limit)))::bigint" }
-    return (sql, translation.parameters)
+    return sql
   }
 
   func count(_ query: StoreQuery) throws -> Int {
-    var (sql, parameters) = statement(query, columns: "1")
-    if query.sort.isEmpty && query.offset == 0 && query.limit == nil && query.distinct == nil {
-      var translation = _PGTranslation()
-      sql = "SELECT count(*) FROM \(store._quoted)"
+    let (sql, translation) = try _PGTranslation.building { translation -> String in
+      guard query.sort.isEmpty && query.offset == 0 && query.limit == nil && query.distinct == nil else {
+        return "SELECT count(*) FROM (\(statement(query, columns: "1", &translation))) AS rs_window"
+      }
+      var sql = "SELECT count(*) FROM \(store._quoted)"
       if let filter = query.filter { sql += " WHERE " + translation.filter(filter) }
-      parameters = translation.parameters
-    } else {
-      sql = "SELECT count(*) FROM (\(sql)) AS rs_window"
+      return sql
     }
-    let result = try _with { try $0.execute(sql, parameters) }
+    let result = try _with { try $0.execute(sql, translation.parameters) }
     return Int(result.string(0, 0) ?? "0") ?? 0
   }
 
   func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws {
-    let (sql, parameters) = statement(query, columns: "body")
+    let (sql, parameters) = try statement(query, columns: "body")
     // A small window is read in one statement: a cursor would cost three round trips
     // (DECLARE, FETCH, CLOSE) and plans for its first tenth of the rows.
     if let limit = query.limit, limit <= Self.directLimit {
@@ -234,30 +256,41 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
     let names = FieldValue.fieldNames(inKey: key)
     guard !hasNonPlainRows, !names.contains(where: { $0.utf8.contains(0) }) else { return nil }
-    var (rows, parameters) = statement(query, columns: "body")
-    var translation = _PGTranslation(parameters: parameters)
-    let x = translation.field(names)
-    parameters = translation.parameters
+    let (sql, translation) = try _PGTranslation.building { translation -> String in
+      let rows = statement(query, columns: "body", &translation)
+      let x = translation.field(names)
+      return Self._aggregateStatement(rows: rows, x: x, table: store._quoted)
+    }
+    let result = try _with { try $0.execute(sql, translation.parameters) }
+    return Self._aggregate(function, result)
+  }
+
+  /// The statement of ``aggregate(_:of:_:)`` over the rows the SELECT `rows` reads, for the
+  /// key read by `x`.
+  private static func _aggregateStatement(rows: String, x: String, table: String) -> String {
     // The kind of each selected value: i(nteger), r(eal), b(oolean), s(tring), c(ollection);
     // NULL for nil and absent.
     let kind = """
       CASE jsonb_typeof(\(x)) WHEN 'number' THEN (CASE WHEN position('.' IN \(x) #>> '{}') = 0 THEN 'i' ELSE 'r' END) \
       WHEN 'boolean' THEN 'b' WHEN 'string' THEN 's' WHEN 'array' THEN 'c' WHEN 'object' THEN 'c' END
       """
-    let sql = """
+    return """
       SELECT count(*) FILTER (WHERE k = 'i'), count(*) FILTER (WHERE k = 'r'), count(*) FILTER (WHERE k = 'b'), \
       count(*) FILTER (WHERE k = 's'), count(*) FILTER (WHERE k = 'c'), \
       sum((v #>> '{}')::numeric) FILTER (WHERE k = 'i'), \
       min((v #>> '{}')::numeric) FILTER (WHERE k IN ('i', 'r')), max((v #>> '{}')::numeric) FILTER (WHERE k IN ('i', 'r')), \
       min(v #>> '{}' COLLATE "C") FILTER (WHERE k = 's'), max(v #>> '{}' COLLATE "C") FILTER (WHERE k = 's'), \
       bool_and((v #>> '{}')::boolean) FILTER (WHERE k = 'b'), bool_or((v #>> '{}')::boolean) FILTER (WHERE k = 'b'), \
-      (SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE \(x) IS NOT NULL)), \
+      (SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(x) IS NOT NULL)), \
       (SELECT string_agg(DISTINCT k, ',') FROM (SELECT CASE jsonb_typeof(\(x)) WHEN 'number' THEN 'n' \
       WHEN 'boolean' THEN 'b' WHEN 'string' THEN 's' WHEN 'array' THEN 'c' WHEN 'object' THEN 'c' END AS k \
-      FROM \(store._quoted)) AS rs_kinds) \
+      FROM \(table)) AS rs_kinds) \
       FROM (SELECT \(kind) AS k, \(x) AS v FROM (\(rows)) AS rs_rows(body)) AS rs_values
       """
-    let result = try _with { try $0.execute(sql, parameters) }
+  }
+
+  /// The answer of ``aggregate(_:of:_:)`` from its statement's `result`, or nil.
+  private static func _aggregate(_ function: StoreAggregate, _ result: _PGResult) -> FieldValue? {
     guard result.count == 1 else { return nil }
     let counts = (0..<4).map { Int(result.string(0, $0) ?? "0") ?? 0 }
     let (ints, reals, bools, texts) = (counts[0], counts[1], counts[2], counts[3])
@@ -297,7 +330,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   }
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {
-    let (sql, parameters) = statement(query, columns: "body")
+    let (sql, parameters) = try statement(query, columns: "body")
     let plan = try _with { try $0.execute("EXPLAIN " + sql, parameters) }
     return StoreExplanation(
       statement: sql, bindings: parameters.map { $0 ?? "NULL" },
@@ -359,14 +392,16 @@ extension PostgresStore {
     var count: Int? = nil
     var changed: [Element] = []
     try _write(ifVersion: nil, changes: { changed.map { .save($0) } }) { c in
-      var translation = _PGTranslation()
-      guard let condition = try _exactWhere(query, &translation, on: c) else { return false }
-      var body = "body"
-      for (name, json) in values {
-        body = "jsonb_set(\(body), ARRAY[\(translation.bind(name))]::text[], \(translation.bind(json))::jsonb, true)"
+      let (statement, translation) = try _PGTranslation.building { translation -> String? in
+        guard let condition = try _exactWhere(query, &translation, on: c) else { return nil }
+        var body = "body"
+        for (name, json) in values {
+          body = "jsonb_set(\(body), ARRAY[\(translation.bind(name))]::text[], \(translation.bind(json))::jsonb, true)"
+        }
+        return "UPDATE \(_quoted) SET body = \(body) WHERE \(condition) RETURNING body"
       }
-      let rows = try c.execute(
-        "UPDATE \(_quoted) SET body = \(body) WHERE \(condition) RETURNING body", translation.parameters)
+      guard let statement else { return false }
+      let rows = try c.execute(statement, translation.parameters)
       var bodies: [FieldValue] = []
       for row in 0..<rows.count {
         let body = try SQLJSON.decode(rows.string(row, 0) ?? "null")
@@ -402,9 +437,11 @@ extension PostgresStore {
     var count: Int? = nil
     var deleted: [Element.ID] = []
     try _write(ifVersion: nil, changes: { deleted.map { .delete(id: $0) } }) { c in
-      var translation = _PGTranslation()
-      guard let condition = try _exactWhere(query, &translation, on: c) else { return false }
-      let rows = try c.execute("DELETE FROM \(_quoted) WHERE \(condition) RETURNING id", translation.parameters)
+      let (statement, translation) = try _PGTranslation.building { translation -> String? in
+        try _exactWhere(query, &translation, on: c).map { "DELETE FROM \(_quoted) WHERE \($0) RETURNING id" }
+      }
+      guard let statement else { return false }
+      let rows = try c.execute(statement, translation.parameters)
       for row in 0..<rows.count {
         deleted.append(try SQLJSON.decode(rows.string(row, 0) ?? "null").decode(Element.ID.self))
       }
@@ -415,21 +452,30 @@ extension PostgresStore {
   }
 }
 
-/// The answers of the readers' collection checks (does any row hold an array or an object
-/// at this key?), each for the table version it was found at; a newer version drops them.
+/// What a reader's key check found at a sort or distinct key.
+struct _PGKeyCheck: Sendable, Hashable {
+  /// Some row holds an array or an object there.
+  var collections: Bool
+  /// Rows hold integers and doubles beyond 2^53 there (see
+  /// ``_PGTranslation/inexactNumbers(_:table:)``).
+  var inexactNumbers: Bool
+}
+
+/// The answers of the readers' key checks (``_PGKeyCheck``), each for the table version it
+/// was found at; a newer version drops them.
 final class _PGCollectionKeys: Sendable {
-  private let state = Mutex<(version: UInt64, answers: [[String]: Bool])>((0, [:]))
+  private let state = Mutex<(version: UInt64, answers: [[String]: _PGKeyCheck])>((0, [:]))
 
   /// The answer for `fieldNames` at `version`, or nil when none is known.
-  func answer(_ fieldNames: [String], version: UInt64) -> Bool? {
+  func answer(_ fieldNames: [String], version: UInt64) -> _PGKeyCheck? {
     state.withLock { $0.version == version ? $0.answers[fieldNames] : nil }
   }
 
   /// Keeps an answer found at `version` (one older than the newest kept is dropped).
-  func remember(_ fieldNames: [String], version: UInt64, holdsCollections: Bool) {
+  func remember(_ fieldNames: [String], version: UInt64, _ check: _PGKeyCheck) {
     state.withLock { state in
       if version > state.version { state = (version, [:]) }
-      if version == state.version { state.answers[fieldNames] = holdsCollections }
+      if version == state.version { state.answers[fieldNames] = check }
     }
   }
 }

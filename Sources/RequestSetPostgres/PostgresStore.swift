@@ -57,7 +57,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// - Throws: ``RequestSetError`` `.connectionFailed` when the server cannot be reached,
   ///   `.schemaMismatch` when the table exists but is not RequestSet's or holds another
   ///   type (a `PostgresStore<DynamicRecord>` opens any type's table), `.invalidFormat` for a table name PostgreSQL cannot keep (empty, NUL, longer
-  ///   than 63 bytes).
+  ///   than 63 bytes), and for a connection string libpq cannot parse or whose URI user
+  ///   info holds an unencoded `@` or `/` (percent-encode them as `%40` and `%2F`). No
+  ///   error shows the password.
   public init(url: String, table: String? = nil, connections: Int = 4) throws {
     let name = table ?? String(describing: Element.self)
     guard name.utf8.count <= 63 else {

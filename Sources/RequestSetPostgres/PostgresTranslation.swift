@@ -5,14 +5,46 @@ import _RequestSetSQL
 /// (the key's field names bound as a `text[]` parameter), every value is bound, and each
 /// condition's SQL is two-valued (never NULL), so NOT, ALL and NONE mean what they mean in
 /// memory. A condition the translation cannot run exactly is declined with a reason.
+///
+/// PostgreSQL takes at most 65,535 parameters per statement, so lists bind one array
+/// parameter whatever their length: `IN`, an OR of equalities on one key
+/// (`x = ANY($n::jsonb[])`), and an OR (AND) of one ordering comparison on one key
+/// (`x > ANY($n::jsonb[])`, `ALL`). A filter that would still bind more values throws
+/// `.tooComplex` (see ``building(_:)``).
 struct _PGTranslation {
   /// The bound values, `$1` first.
-  var parameters: [String?] = []
+  private(set) var parameters: [String?] = []
+
+  /// PostgreSQL's limit: the wire protocol counts parameters in 16 bits.
+  static var maxParameters: Int { 65_535 }
 
   /// Binds `value` and returns its placeholder.
   mutating func bind(_ value: String?) -> String {
     parameters.append(value)
     return "$\(parameters.count)"
+  }
+
+  /// Runs `build` with a fresh translation and returns what it made and the translation
+  /// (bind its ``parameters``).
+  ///
+  /// ```swift
+  /// let (sql, t) = try _PGTranslation.building { t in "SELECT … WHERE " + t.filter(filter) }
+  /// try c.execute(sql, t.parameters)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.tooComplex` when the statement would bind more values
+  ///   than PostgreSQL takes (65,535), which only a filter of that many conditions that
+  ///   are not lists does.
+  static func building<T>(_ build: (inout _PGTranslation) throws -> T) throws -> (T, _PGTranslation) {
+    var t = _PGTranslation()
+    let result = try build(&t)
+    guard t.parameters.count <= maxParameters else {
+      throw RequestSetError(
+        .tooComplex,
+        "The query binds \(t.parameters.count) values, and PostgreSQL takes at most \(maxParameters) per statement. "
+          + "Join equalities on one key into one list (filter(\\.key, in: values), \"key IN %@\"), which binds one "
+          + "value however long it is, or filter in two steps.")
+    }
+    return (result, t)
   }
 
   /// The field at `fieldNames` as a jsonb expression (SQL NULL when absent).
@@ -112,9 +144,32 @@ struct _PGTranslation {
     case .constant(let b): return b ? "TRUE" : "FALSE"
     case .condition(let c): return condition(c)
     case .and(let terms):
-      return terms.isEmpty ? "TRUE" : "(" + terms.map { self.filter($0) }.joined(separator: " AND ") + ")"
+      guard !terms.isEmpty else { return "TRUE" }
+      let (grouped, rest) = Self._comparisonGroups(terms, or: false)
+      let operands = grouped.map { quantified($0, or: false) } + rest.map { self.filter($0) }
+      return "(" + operands.joined(separator: " AND ") + ")"
     case .or(let terms):
-      return terms.isEmpty ? "FALSE" : "(" + terms.map { self.filter($0) }.joined(separator: " OR ") + ")"
+      guard !terms.isEmpty else { return "FALSE" }
+      let (grouped, others) = Self._comparisonGroups(terms, or: true)
+      let terms = others
+      var operands = grouped.map { quantified($0, or: true) }
+      // Equalities on one key become one list, bound as one parameter (see `inList`).
+      var lists: [[String]: [FieldValue]] = [:]
+      var order: [[String]] = []
+      for term in terms {
+        guard case .condition(let c) = term, let value = Self._listedEquality(c) else { continue }
+        if lists[c.fieldNames] == nil { order.append(c.fieldNames) }
+        lists[c.fieldNames, default: []].append(value)
+      }
+      let listed = Set(order.filter { lists[$0]!.count > 1 })
+      for names in order where listed.contains(names) {
+        operands.append(inList(field(names), lists[names]!))
+      }
+      for term in terms {
+        if case .condition(let c) = term, Self._listedEquality(c) != nil, listed.contains(c.fieldNames) { continue }
+        operands.append(self.filter(term))
+      }
+      return "(" + operands.joined(separator: " OR ") + ")"
     case .not(let inner): return "(NOT " + self.filter(inner) + ")"
     }
   }
@@ -152,9 +207,113 @@ struct _PGTranslation {
       return "(\(compare(x, .greaterThanOrEqual, bounds[0])) AND \(compare(x, .lessThanOrEqual, bounds[1])))"
     case .in:
       guard case .array(let elements) = c.value, !elements.isEmpty else { return never(x) }
-      return "(" + elements.map { compare(x, .equal, $0) }.joined(separator: " OR ") + ")"
+      return inList(x, elements)
     default: return never(x)  // declined by support(for:)
     }
+  }
+
+  /// One ordering comparison on one key, with every value an OR (or AND) of its terms
+  /// tests: `x > ANY(…)` (`ALL`).
+  struct _ComparisonGroup {
+    var fieldNames: [String]
+    var comparison: RequestComparison
+    /// Numbers as jsonb text, or NFC strings.
+    var values: [String] = []
+    var strings: Bool
+  }
+
+  /// The junction's terms that are ordering comparisons (`<`, `<=`, `>`, `>=`) of a number
+  /// or a binary string on a key, grouped by key, comparison and kind where a group holds
+  /// more than one, and the other terms.
+  static func _comparisonGroups(_ terms: [StoreFilter], or: Bool) -> (groups: [_ComparisonGroup], rest: [StoreFilter]) {
+    struct Shape: Hashable {
+      var fieldNames: [String]
+      var comparison: RequestComparison
+      var strings: Bool
+    }
+    func shape(_ term: StoreFilter) -> (Shape, String)? {
+      guard case .condition(let c) = term, c.quantifier == nil, !c.countsElements, case .compare(let comparison) = c.operator,
+        comparison != .equal && comparison != .notEqual
+      else { return nil }
+      switch c.value {
+      case .int(let i): return (Shape(fieldNames: c.fieldNames, comparison: comparison, strings: false), String(i))
+      case .double(let d):
+        return (Shape(fieldNames: c.fieldNames, comparison: comparison, strings: false), SQLJSON.plainDecimal(d))
+      case .string(let s):
+        return (Shape(fieldNames: c.fieldNames, comparison: comparison, strings: true), SQLJSON.nfc(s))
+      default: return nil
+      }
+    }
+    var counts: [Shape: Int] = [:]
+    for term in terms { if let (s, _) = shape(term) { counts[s, default: 0] += 1 } }
+    var groups: [Shape: _ComparisonGroup] = [:]
+    var order: [Shape] = []
+    var rest: [StoreFilter] = []
+    for term in terms {
+      guard let (s, value) = shape(term), counts[s]! > 1 else {
+        rest.append(term)
+        continue
+      }
+      if groups[s] == nil {
+        groups[s] = _ComparisonGroup(fieldNames: s.fieldNames, comparison: s.comparison, strings: s.strings)
+        order.append(s)
+      }
+      groups[s]!.values.append(value)
+    }
+    return (order.map { groups[$0]! }, rest)
+  }
+
+  /// A group's test, two-valued: the kind, then the comparison with `ANY` (an OR) or `ALL`
+  /// (an AND) of one bound array.
+  mutating func quantified(_ group: _ComparisonGroup, or: Bool) -> String {
+    let x = field(group.fieldNames)
+    let op: String
+    switch group.comparison {
+    case .lessThan: op = "<"
+    case .lessThanOrEqual: op = "<="
+    case .greaterThan: op = ">"
+    default: op = ">="
+    }
+    let quantifier = or ? "ANY" : "ALL"
+    if group.strings {
+      let list = bind(_arrayLiteral(group.values))
+      return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'string' AND (\(x) #>> '{}') COLLATE \"C\" \(op) \(quantifier)(\(list)::text[]))"
+    }
+    let list = bind(_arrayLiteral(group.values))
+    return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) = 'number' AND \(x) \(op) \(quantifier)(\(list)::jsonb[]))"
+  }
+
+  /// The value of an equality an OR may list with others on its key (`support(for:)` has
+  /// accepted it), or nil.
+  private static func _listedEquality(_ c: StoreCondition) -> FieldValue? {
+    guard c.quantifier == nil, !c.countsElements, case .compare(.equal) = c.operator else { return nil }
+    switch c.value {
+    case .null, .bool, .int, .double, .string: return c.value
+    default: return nil
+    }
+  }
+
+  /// `x` equals one of `values` (each accepted by `support(for:)`), two-valued: nil by
+  /// `isNil`, the others as one `jsonb[]` parameter, `x = ANY($n::jsonb[])`, which binds a
+  /// list of any length and compares as `=` does (`1` equals `1.0`, kinds apart).
+  mutating func inList(_ x: String, _ values: [FieldValue]) -> String {
+    var jsons: [String] = []
+    var hasNil = false
+    for value in values {
+      switch value {
+      case .null: hasNil = true
+      case .bool(let b): jsons.append(b ? "true" : "false")
+      case .int(let i): jsons.append(String(i))
+      case .double(let d): jsons.append(SQLJSON.plainDecimal(d))
+      case .string(let s): jsons.append(SQLJSON.encode(.string(SQLJSON.nfc(s))).text)
+      default: continue  // declined by support(for:)
+      }
+    }
+    var tests: [String] = []
+    if hasNil { tests.append("(\(x) IS NULL OR jsonb_typeof(\(x)) = 'null')") }
+    if !jsons.isEmpty { tests.append("(\(x) IS NOT NULL AND \(x) = ANY(\(bind(_arrayLiteral(jsons)))::jsonb[]))") }
+    if tests.isEmpty { return never(x) }
+    return tests.count == 1 ? tests[0] : "(" + tests.joined(separator: " OR ") + ")"
   }
 
   /// FALSE, written so that it still uses `x`: PostgreSQL refuses a bound parameter the
@@ -203,6 +362,24 @@ struct _PGTranslation {
   }
 
   // MARK: Sorts
+
+  /// A SQL boolean: whether the rows of `table` hold, at the jsonb expression `x`, both an
+  /// integer and a double beyond 2^53 in magnitude, the bound ``support(for:)-(StoreCondition)``
+  /// puts on exact numbers. A row keeps a double as its shortest decimal, which past 2^53
+  /// need not be its value (9223372036854774784.0 is kept as 9223372036854775000.0), so
+  /// `jsonb` would order and compare it wrongly against an integer near it; among
+  /// integers, among doubles, and against numbers up to 2^53 (2^53 itself is kept exactly)
+  /// the decimals keep the engine's order and equality. A double is told from an integer
+  /// by its decimal point, which `SQLJSON` always writes.
+  static func inexactNumbers(_ x: String, table: String) -> String {
+    func holds(_ test: String) -> String {
+      "EXISTS (SELECT 1 FROM \(table) WHERE jsonb_typeof(\(x)) = 'number' AND \(test))"
+    }
+    let magnitude = "abs((\(x) #>> '{}')::numeric)"
+    let point = "position('.' IN \(x) #>> '{}')"
+    return "(\(holds("\(point) = 0 AND \(magnitude) > 9007199254740992")) "
+      + "AND \(holds("\(point) > 0 AND \(magnitude) > 9007199254740992")))"
+  }
 
   /// ORDER BY for `sort`, kinds ordered nil < Bool < number < String, then store order.
   mutating func orderBy(_ sort: [StoreSortKey]) -> String {

@@ -80,6 +80,36 @@ final class _SQLiteConnection: @unchecked Sendable {
     return statement
   }
 
+  /// How a statement is built: as translated (`opaque` false), or with its filter as one
+  /// `rs_filter` call (see `_SQLiteTranslation.whereClause(_:nonPlain:opaque:)`).
+  typealias Build = (_ opaque: Bool) throws -> _SQLiteTranslation
+
+  /// Prepares the statement `build(false)` makes; when SQLite refuses it for one of its
+  /// limits (an expression deeper than 1000, more nested parentheses and calls than its
+  /// parser's stack holds, more variables or a longer statement than it allows), prepares
+  /// `build(true)` instead, whose filter is one `rs_filter` call with one variable, and
+  /// which answers the same rows. Any other failure throws.
+  ///
+  /// ```swift
+  /// let (statement, t) = try c.prepare { try reader.statement(query, counting: true, opaque: $0) }
+  /// try statement.bind(t.bindings)
+  /// ```
+  /// - Returns: The prepared statement and the translation it was prepared from (bind its
+  ///   bindings).
+  /// - Throws: ``RequestSetError`` for a statement SQLite refuses either way.
+  func prepare(_ build: Build) throws -> (statement: _SQLiteStatement, translation: _SQLiteTranslation) {
+    let translated = try build(false)
+    var pointer: OpaquePointer?
+    let rc = sqlite3_prepare_v2(handle, translated.sql, -1, &pointer, nil)
+    if rc == SQLITE_OK, let pointer { return (_SQLiteStatement(pointer, self, owned: true), translated) }
+    let refusal = error(rc, doing: "prepare a statement")
+    let primary = rc & 0xff
+    guard primary == SQLITE_ERROR || primary == SQLITE_TOOBIG || primary == SQLITE_RANGE else { throw refusal }
+    let opaque = try build(true)
+    guard opaque.sql != translated.sql else { throw refusal }
+    return (try prepare(opaque.sql), opaque)
+  }
+
   /// The last error of this connection as a `RequestSetError`.
   func error(_ rc: Int32, doing: String) -> RequestSetError {
     _sqliteError(rc, String(cString: sqlite3_errmsg(handle)), path: path, doing: doing)
@@ -111,6 +141,8 @@ enum _SQLiteBinding: CustomStringConvertible {
   /// The string key `rs_field` reads in a row's body, bound as a pointer so that no key
   /// (a quote, a backslash, U+0000) ever needs spelling in SQL.
   case key(String)
+  /// The whole filter `rs_filter` runs on a row's decoded body.
+  case filter(StoreFilter)
 
   var description: String {
     switch self {
@@ -120,6 +152,7 @@ enum _SQLiteBinding: CustomStringConvertible {
     case .text(let s): return s
     case .condition(let c, _): return "rs_cond(\(c))"
     case .key(let key): return "rs_field(\(key.debugDescription))"
+    case .filter(let f): return "rs_filter(\(f))"
     }
   }
 }
@@ -160,6 +193,11 @@ final class _SQLiteStatement {
       let box = Unmanaged.passRetained(_KeyBox(key)).toOpaque()
       rc = sqlite3_bind_pointer(pointer, index, box, _keyPointerType) { raw in
         if let raw { Unmanaged<_KeyBox>.fromOpaque(raw).release() }
+      }
+    case .filter(let filter):
+      let box = Unmanaged.passRetained(_FilterBox(filter)).toOpaque()
+      rc = sqlite3_bind_pointer(pointer, index, box, _filterPointerType) { raw in
+        if let raw { Unmanaged<_FilterBox>.fromOpaque(raw).release() }
       }
     }
     if rc != SQLITE_OK { throw connection.error(rc, doing: "bind a value") }
@@ -218,6 +256,65 @@ final class _KeyBox {
   init(_ key: String) { self.key = key }
 }
 
+/// The filter behind a bound `rs_filter` pointer, with each key numbered so that a row's
+/// value at a key is read once however many conditions test it.
+final class _FilterBox {
+  private indirect enum _Node {
+    case constant(Bool)
+    case condition(StoreCondition, key: Int)
+    case and([_Node])
+    case or([_Node])
+    case not(_Node)
+  }
+
+  private let root: _Node
+  private let keys: [String]
+
+  /// Recursion follows the filter's depth, which the engine bounds.
+  init(_ filter: StoreFilter) {
+    var numbers: [String: Int] = [:]
+    var keys: [String] = []
+    func node(_ filter: StoreFilter) -> _Node {
+      switch filter {
+      case .constant(let b): return .constant(b)
+      case .condition(let c):
+        let number = numbers[c.key] ?? keys.count
+        if number == keys.count {
+          numbers[c.key] = number
+          keys.append(c.key)
+        }
+        return .condition(c, key: number)
+      case .and(let terms): return .and(terms.map(node))
+      case .or(let terms): return .or(terms.map(node))
+      case .not(let inner): return .not(node(inner))
+      }
+    }
+    root = node(filter)
+    self.keys = keys
+  }
+
+  /// Whether a row's decoded body matches the filter, as the engine decides: each
+  /// condition reads its key as `rs_cond` does.
+  func matches(_ body: FieldValue) -> Bool {
+    let values = keys.map { body[path: $0] ?? .null }
+    return Self._matches(root, values)
+  }
+
+  private static func _matches(_ node: _Node, _ values: [FieldValue]) -> Bool {
+    switch node {
+    case .constant(let b): return b
+    case .condition(let c, let key): return c.matches(values[key])
+    case .and(let terms): return terms.allSatisfy { _matches($0, values) }
+    case .or(let terms): return terms.contains { _matches($0, values) }
+    case .not(let inner): return !_matches(inner, values)
+    }
+  }
+}
+
+/// The type tag of `rs_filter`'s pointer argument (see `_conditionPointerType`).
+/// nonisolated(unsafe): written once at load, only ever read.
+nonisolated(unsafe) let _filterPointerType: UnsafeMutablePointer<CChar> = strdup("requestset_filter")!
+
 /// The type tag of `rs_field`'s pointer argument (see `_conditionPointerType`).
 /// nonisolated(unsafe): written once at load, only ever read.
 nonisolated(unsafe) let _keyPointerType: UnsafeMutablePointer<CChar> = strdup("requestset_key")!
@@ -255,6 +352,27 @@ private func _registerFunctions(_ db: OpaquePointer) {
         value = box.wholeBody ? (decoded[path: box.condition.key] ?? .null) : decoded
       }
       sqlite3_result_int(context, box.condition.matches(value) ? 1 : 0)
+    }, nil, nil, nil)
+  // rs_filter(filter, body): the engine's test of a whole filter on the row's decoded body,
+  // for a filter SQLite refuses to run as translated (one of its limits).
+  sqlite3_create_function_v2(
+    db, "rs_filter", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+    { context, count, args in
+      guard let context, let args, count == 2, let raw = sqlite3_value_pointer(args[0], _filterPointerType) else {
+        sqlite3_result_error(context, "rs_filter needs a filter bound by RequestSet", -1)
+        return
+      }
+      let box = Unmanaged<_FilterBox>.fromOpaque(raw).takeUnretainedValue()
+      var body = FieldValue.null
+      if sqlite3_value_type(args[1]) != SQLITE_NULL, let bytes = sqlite3_value_text(args[1]) {
+        let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1])))
+        guard let decoded = try? SQLJSON.decode(utf8: text) else {
+          sqlite3_result_error(context, "rs_filter: a row's JSON does not decode", -1)
+          return
+        }
+        body = decoded
+      }
+      sqlite3_result_int(context, box.matches(body) ? 1 : 0)
     }, nil, nil, nil)
   // rs_field(key, body): the JSON text of the value the engine reads at `key` in the row
   // (a tagged object's fields included), or NULL when the key is absent. Sorts read keys

@@ -52,11 +52,13 @@ extension _SQLiteReader {
         columns.append(typed(key, notIn: "'text', 'null'"))
       }
     }
-    var t = try _SQLiteTranslation.whereClause(query.query.filter, nonPlain: false)
     let groupBy = query.keys.isEmpty ? "" : " GROUP BY " + query.keys.map(value).joined(separator: ", ")
-    t.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(quotedTable)\(t.sql)\(groupBy)"
     return try withConnection { c -> [[FieldValue]]? in
-      let s = try c.prepare(t.sql)
+      let (s, t) = try c.prepare { opaque in
+        var t = _SQLiteTranslation.whereClause(query.query.filter, nonPlain: false, opaque: opaque)
+        t.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(quotedTable)\(t.sql)\(groupBy)"
+        return t
+      }
       try s.bind(t.bindings)
       var rows: [[FieldValue]] = []
       while true {

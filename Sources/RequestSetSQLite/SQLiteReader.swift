@@ -142,16 +142,23 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return reason
   }
 
-  /// SELECT (or count) with the query's WHERE, ORDER BY, DISTINCT and window.
-  private func statement(_ query: StoreQuery, counting: Bool) throws -> _SQLiteTranslation {
-    var t = try _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain)
-    let distinct = try query.distinct.map { key -> String in
+  /// The JSON path of the query's distinct key, checked (it reads the table, so call it
+  /// outside ``withConnection(_:)``); nil without one.
+  private func distinctPath(_ query: StoreQuery) throws -> String? {
+    try query.distinct.map { key -> String in
       guard case .exact = support(forDistinct: key), let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key))
       else {
         throw RequestSetError(.notPushedDown, "SQLite cannot keep distinct values of \(key) exactly; run distinct in process.")
       }
       return path
     }
+  }
+
+  /// SELECT (or count) with the query's WHERE, ORDER BY, DISTINCT (on `distinct`, from
+  /// ``distinctPath(_:)``) and window; with `opaque`, the WHERE is one `rs_filter` call
+  /// (see `_SQLiteConnection.prepare(_:)`).
+  private func statement(_ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool) -> _SQLiteTranslation {
+    var t = _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain, opaque: opaque)
     let order =
       counting && distinct == nil ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain)
     let whereBindings = t.bindings
@@ -210,9 +217,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func count(_ query: StoreQuery) throws -> Int {
-    let t = try statement(query, counting: true)
+    let distinct = try distinctPath(query)
     return try withConnection { c in
-      let s = try c.prepare(t.sql)
+      let (s, t) = try c.prepare { statement(query, counting: true, distinct: distinct, opaque: $0) }
       try s.bind(t.bindings)
       _ = try s.step(doing: "count records")
       return Int(s.int(0))
@@ -220,9 +227,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws {
-    let t = try statement(query, counting: false)
+    let distinct = try distinctPath(query)
     try withConnection { c in
-      let s = try c.prepare(t.sql)
+      let (s, t) = try c.prepare { statement(query, counting: false, distinct: distinct, opaque: $0) }
       try s.bind(t.bindings)
       while try s.step(doing: "read records") {
         let record = try s.withText(0) { try SQLJSON.decode(utf8: $0) }.decode(Element.self)
@@ -250,9 +257,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     let names = FieldValue.fieldNames(inKey: key)
     guard !nonPlain, let path = _SQLiteTranslation.pathLiteral(names), arrayOnPath(names) == nil, isHeld(key)
     else { return nil }
-    let rows = try statement(query, counting: false)
     let t = "json_type(body, \(path))"
-    let sql = """
+    func sql(_ rows: _SQLiteTranslation) -> String {
+      """
       SELECT count(*) FILTER (WHERE t = 'integer'), count(*) FILTER (WHERE t = 'real'), \
       count(*) FILTER (WHERE t IN ('true', 'false')), count(*) FILTER (WHERE t = 'text'), \
       count(*) FILTER (WHERE t IN ('array', 'object')), \
@@ -264,8 +271,14 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       END AS k FROM \(quotedTable) WHERE k IS NOT NULL)) \
       FROM (SELECT \(t) AS t, json_extract(body, \(path)) AS v FROM (\(rows.sql)))
       """
+    }
+    let distinct = try distinctPath(query)
     return try withConnection { c -> FieldValue? in
-      let s = try c.prepare(sql)
+      let (s, rows) = try c.prepare { opaque in
+        var rows = statement(query, counting: false, distinct: distinct, opaque: opaque)
+        rows.sql = sql(rows)
+        return rows
+      }
       try s.bind(rows.bindings)
       guard try s.step(doing: "aggregate records") else { return nil }
       let (ints, reals, bools) = (s.int(0), s.int(1), s.int(2))
@@ -295,13 +308,19 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {
-    let t = try statement(query, counting: false)
-    let plan: [String] = try withConnection { c in
-      let s = try c.prepare("EXPLAIN QUERY PLAN " + t.sql)
-      try s.bind(t.bindings)
+    let distinct = try distinctPath(query)
+    let (t, plan): (_SQLiteTranslation, [String]) = try withConnection { c in
+      let (s, explained) = try c.prepare { opaque in
+        var t = statement(query, counting: false, distinct: distinct, opaque: opaque)
+        t.sql = "EXPLAIN QUERY PLAN " + t.sql
+        return t
+      }
+      try s.bind(explained.bindings)
       var lines: [String] = []
       while try s.step(doing: "explain a query") { lines.append(s.text(3)) }
-      return lines
+      var t = explained
+      t.sql.removeFirst("EXPLAIN QUERY PLAN ".count)
+      return (t, lines)
     }
     return StoreExplanation(statement: t.sql, bindings: t.bindings.map(\.description), plan: plan)
   }

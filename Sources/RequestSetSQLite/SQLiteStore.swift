@@ -541,14 +541,20 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     let outcome: (UInt64, [String])? = try _write { c in
       let notPlain = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(_quotedTable) WHERE NOT plain)")
       if try notPlain.step(doing: "check for rows SQL cannot compare"), notPlain.int(0) != 0 { return nil }
-      let clause = try _SQLiteTranslation.whereClause(query.filter, nonPlain: false)
-      let select = try c.prepare("SELECT id FROM \(_quotedTable)\(clause.sql)")
-      try select.bind(clause.bindings)
+      func statement(_ verb: String) -> _SQLiteConnection.Build {
+        { opaque in
+          var clause = _SQLiteTranslation.whereClause(query.filter, nonPlain: false, opaque: opaque)
+          clause.sql = "\(verb) FROM \(self._quotedTable)\(clause.sql)"
+          return clause
+        }
+      }
+      let (select, selected) = try c.prepare(statement("SELECT id"))
+      try select.bind(selected.bindings)
       var ids: [String] = []
       while try select.step(doing: "find the records to delete") { ids.append(select.text(0)) }
       guard !ids.isEmpty else { return (0, []) }
-      let delete = try c.prepare("DELETE FROM \(_quotedTable)\(clause.sql)")
-      try delete.bind(clause.bindings)
+      let (delete, deleted) = try c.prepare(statement("DELETE"))
+      try delete.bind(deleted.bindings)
       try delete.run(doing: "delete records")
       let version = try _bump(c)
       try _log(c, version, ids.map { ("delete", $0) })
@@ -592,10 +598,13 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     let outcome: (UInt64, [Element])? = try _write { c in
       let notPlain = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(_quotedTable) WHERE NOT plain)")
       if try notPlain.step(doing: "check for rows SQL cannot compare"), notPlain.int(0) != 0 { return nil }
-      let clause = try _SQLiteTranslation.whereClause(query.filter, nonPlain: false)
-      let update = try c.prepare(
-        "UPDATE \(_quotedTable) SET body = json_set(body, \(setters.joined(separator: ", ")))\(clause.sql) "
-          + "RETURNING id, body")
+      let (update, clause) = try c.prepare { opaque in
+        var clause = _SQLiteTranslation.whereClause(query.filter, nonPlain: false, opaque: opaque)
+        clause.sql =
+          "UPDATE \(self._quotedTable) SET body = json_set(body, \(setters.joined(separator: ", ")))\(clause.sql) "
+          + "RETURNING id, body"
+        return clause
+      }
       try update.bind(values + clause.bindings)
       var changed: [(id: String, record: Element)] = []
       var bodies: [FieldValue] = []

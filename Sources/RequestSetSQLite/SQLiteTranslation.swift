@@ -20,13 +20,31 @@ struct _SQLiteTranslation {
     return SQLJSON.jsonPath(fieldNames).flatMap { try? SQLJSON.quoteLiteral($0) }
   }
 
+  /// The most values a translated filter binds; a filter that would bind more runs as one
+  /// `rs_filter` call. Lists of equalities bind one value each, however long.
+  static var maxBindings: Int { 10_000 }
+
   /// The filter as a WHERE expression. With `nonPlain`, rows whose values SQL cannot
   /// compare exactly pass unconditionally (the engine rechecks them).
-  static func whereClause(_ filter: StoreFilter?, nonPlain: Bool) throws -> _SQLiteTranslation {
+  ///
+  /// With `opaque`, the whole filter is one call of `rs_filter`, the engine's own test of
+  /// the filter run by SQLite on each row's decoded body: exact on every row, with no index
+  /// and no limit of SQLite's to meet. A reader uses it when SQLite refuses the translated
+  /// statement (see ``_SQLiteConnection/prepare(_:)-(_SQLiteConnection.Build)``).
+  static func whereClause(_ filter: StoreFilter?, nonPlain: Bool, opaque: Bool = false) -> _SQLiteTranslation {
     var t = _SQLiteTranslation()
     guard let filter else { return t }
+    if opaque {
+      t.bindings.append(.filter(filter))
+      t.sql = " WHERE rs_filter(?, body)"
+      return t
+    }
     var expression = ""
-    try t.append(filter, into: &expression, depth: 0)
+    t.append(filter, into: &expression)
+    // SQLite's prepare compares each bound value with every one before it (it factors
+    // constants out of the loop), so a statement binding tens of thousands of values takes
+    // minutes to prepare: past this many, the engine's test runs the filter instead.
+    if t.bindings.count > maxBindings { return whereClause(filter, nonPlain: nonPlain, opaque: true) }
     // Only conditions are answered as a superset (constants are exact everywhere), so a
     // filter without one must not let the rows through.
     let superset = nonPlain && !filter.conditions.isEmpty
@@ -34,39 +52,155 @@ struct _SQLiteTranslation {
     return t
   }
 
-  private mutating func append(_ filter: StoreFilter, into out: inout String, depth: Int) throws {
-    // SQLite refuses expressions deeper than 1000; stop well before it with our own error.
-    if depth > 400 {
-      throw RequestSetError(
-        .tooComplex, "The filter nests more than 400 levels deep for SQLite. Join conditions in one and(…) instead.")
-    }
+  /// Appends `filter`. ANDs and ORs are written as balanced trees, `((a OR b) OR (c OR d))`,
+  /// so a junction of n operands nests log2(n) deep, not n (SQLite refuses expressions
+  /// deeper than 1000, and its parser's stack holds about 90 open parentheses); an OR's
+  /// equalities on one key become one `IN` over a bound JSON array (see ``_inLists``).
+  /// Recursion follows the filter's depth, which the engine bounds (`_FilterNode.maxDepth`
+  /// plus a format string's 64 levels).
+  private mutating func append(_ filter: StoreFilter, into out: inout String) {
     switch filter {
     case .constant(let b): out += b ? "1" : "0"
-    case .condition(let c): out += try condition(c)
-    case .and(let terms), .or(let terms):
+    case .condition(let c): out += condition(c)
+    case .and(let terms):
       guard !terms.isEmpty else {
-        out += { if case .and = filter { return "1" } else { return "0" } }()
+        out += "1"
         return
       }
-      let joiner: String = { if case .and = filter { return " AND " } else { return " OR " } }()
-      out += "("
-      for (i, term) in terms.enumerated() {
-        if i > 0 { out += joiner }
-        try append(term, into: &out, depth: depth + 1)
+      appendBalanced(terms[...], joiner: " AND ", into: &out)
+    case .or(let terms):
+      guard !terms.isEmpty else {
+        out += "0"
+        return
       }
-      out += ")"
+      let lists = Self.inLists(terms)
+      var operands = lists.map { inTest($0) }
+      let listed = Set(lists.map(\.path))
+      for term in terms {
+        if case .condition(let c) = term, Self.inListValue(c) != nil, let path = Self.pathLiteral(c.fieldNames),
+          listed.contains(path)
+        {
+          continue
+        }
+        var operand = ""
+        append(term, into: &operand)
+        operands.append(operand)
+      }
+      appendBalanced(operands[...], joiner: " OR ", into: &out)
     case .not(let inner):
       // A NULL inside stands for false (every NULL comes from a condition the engine calls
       // false), so NOT treats it as false too.
       out += "NOT IFNULL("
-      try append(inner, into: &out, depth: depth + 1)
+      append(inner, into: &out)
       out += ", 0)"
     }
   }
 
+  /// `terms` joined by `joiner` as a balanced tree of parenthesized halves.
+  private mutating func appendBalanced(_ terms: ArraySlice<StoreFilter>, joiner: String, into out: inout String) {
+    if terms.count == 1 {
+      append(terms.first!, into: &out)
+      return
+    }
+    let middle = terms.startIndex + terms.count / 2
+    out += "("
+    appendBalanced(terms[..<middle], joiner: joiner, into: &out)
+    out += joiner
+    appendBalanced(terms[middle...], joiner: joiner, into: &out)
+    out += ")"
+  }
+
+  /// Operands already written, joined by `joiner` as a balanced tree.
+  private func appendBalanced(_ operands: ArraySlice<String>, joiner: String, into out: inout String) {
+    if operands.count == 1 {
+      out += operands.first!
+      return
+    }
+    let middle = operands.startIndex + operands.count / 2
+    out += "("
+    appendBalanced(operands[..<middle], joiner: joiner, into: &out)
+    out += joiner
+    appendBalanced(operands[middle...], joiner: joiner, into: &out)
+    out += ")"
+  }
+
+  // MARK: Equalities as IN
+
+  /// The values one key is tested against in an OR of equalities and `IN`s.
+  struct _InList {
+    var path: String
+    /// Integers and doubles, as JSON text.
+    var numbers: [String] = []
+    /// NFC strings, as JSON text.
+    var strings: [String] = []
+    var bools: Set<Bool> = []
+    var null = false
+  }
+
+  /// The value `c` tests its key for equality with, when SQLite's `IN` runs that test
+  /// exactly (the engine's equality on scalars: binary strings, finite numbers, Bools,
+  /// nil); nil otherwise.
+  static func inListValue(_ c: StoreCondition) -> FieldValue? {
+    guard c.quantifier == nil, !c.countsElements, c.collation == .binary, !c.caseInsensitive,
+      !c.diacriticInsensitive, case .compare(.equal) = c.operator, pathLiteral(c.fieldNames) != nil
+    else { return nil }
+    switch c.value {
+    case .null, .bool, .int: return c.value
+    case .uint(let u) where u <= UInt64(Int64.max): return c.value
+    case .double(let d) where d.isFinite: return c.value
+    case .string(let s) where !s.utf8.contains(0): return c.value
+    default: return nil
+    }
+  }
+
+  /// The OR's equalities, one list per key that more than one of them tests (a single
+  /// equality stays a plain `=`); the terms not listed are written one by one. An `IN`
+  /// condition needs no list: `rs_cond` tests it with one set lookup, however long it is.
+  static func inLists(_ terms: [StoreFilter]) -> [_InList] {
+    var lists: [String: _InList] = [:]
+    var counts: [String: Int] = [:]
+    var order: [String] = []
+    for term in terms {
+      guard case .condition(let c) = term, let value = inListValue(c), let path = pathLiteral(c.fieldNames)
+      else { continue }
+      if lists[path] == nil {
+        lists[path] = _InList(path: path)
+        order.append(path)
+      }
+      counts[path, default: 0] += 1
+      switch value {
+      case .null: lists[path]!.null = true
+      case .bool(let b): lists[path]!.bools.insert(b)
+      case .string(let s): lists[path]!.strings.append(SQLJSON.encode(.string(SQLJSON.nfc(s))).text)
+      default: lists[path]!.numbers.append(SQLJSON.encode(value).text)
+      }
+    }
+    return order.filter { counts[$0]! > 1 }.map { lists[$0]! }
+  }
+
+  /// One key's list as SQL: `json_extract(…) IN (SELECT value FROM json_each(?))` per kind
+  /// (numbers by exact value across integer and real, text by bytes), the JSON array bound
+  /// as one parameter however long it is; nil and Bools by their JSON type.
+  private mutating func inTest(_ list: _InList) -> String {
+    let value = "json_extract(body, \(list.path))"
+    let type = "json_type(body, \(list.path))"
+    var tests: [String] = []
+    if list.null { tests.append("coalesce(\(type), 'null') = 'null'") }
+    for b in list.bools.sorted(by: { !$0 && $1 }) { tests.append("coalesce(\(type), '') = '\(b)'") }
+    if !list.numbers.isEmpty {
+      bindings.append(.text("[" + list.numbers.joined(separator: ",") + "]"))
+      tests.append("(\(value) IN (SELECT value FROM json_each(?)) AND \(type) IN ('integer', 'real'))")
+    }
+    if !list.strings.isEmpty {
+      bindings.append(.text("[" + list.strings.joined(separator: ",") + "]"))
+      tests.append("(\(value) IN (SELECT value FROM json_each(?)) AND \(type) IN ('text'))")
+    }
+    return tests.count == 1 ? tests[0] : "(" + tests.joined(separator: " OR ") + ")"
+  }
+
   /// One condition: native SQL where it is exactly the engine's test, else `rs_cond`, the
   /// engine's own test run by SQLite.
-  private mutating func condition(_ c: StoreCondition) throws -> String {
+  private mutating func condition(_ c: StoreCondition) -> String {
     guard let path = Self.pathLiteral(c.fieldNames) else {
       bindings.append(.condition(c, wholeBody: true))
       return "rs_cond(?, body)"

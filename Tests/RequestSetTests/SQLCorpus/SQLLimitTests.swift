@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+
+@testable import RequestSet
+
+/// Filters past the SQL engines' limits give the in-memory answer, never `.storeFailed` or
+/// `.connectionFailed`: ORs and ANDs of thousands of conditions (SQLite's expression depth
+/// of 1000 and its parser's stack), lists of more values than PostgreSQL's 65,535
+/// parameters, filters nested as deep as the engine allows, long LIKE patterns and long
+/// values.
+///
+/// Each answer is checked against plain Swift over the records (the filters are simple
+/// enough to state directly), which costs nothing beside the engine's own evaluation of
+/// 100,000 conditions. The suite runs on the SQL stores, whose limits these are, and on
+/// MemoryStore (the engine's answer for the same set); the in-process stores have no such
+/// limits and would only repeat MemoryStore's debug-build work. It needs well over 20 s (a
+/// minute or more on a loaded 2-core machine), most of it the engine building and
+/// evaluating the 70,000- and 100,000-condition filters in a debug build: the sizes are
+/// the point, since each limit lies past tens of thousands of conditions.
+@Suite struct SQLLimitTests {
+  static var kinds: [StoreKind] { StoreKind.withSQL.filter { [.memory, .sqlite, .indexedSQLite, .postgres].contains($0) } }
+
+  /// 300 records: `n` its number, `s` a string, `d` half of `n`, `o.c` `n` mod 7, `b`
+  /// whether `n` is even.
+  static let records: [DynamicRecord] = (0..<300).map { i in
+    DynamicRecord(
+      id: .int(i),
+      fields: [
+        "n": .int(i), "s": .string("name\(i)"), "d": .double(Double(i) / 2),
+        "o": .object(["c": .int(i % 7)]), "b": .bool(i % 2 == 0),
+      ])
+  }
+
+  static func set(_ kind: StoreKind) throws -> RequestSet<DynamicRecord> {
+    let store = try kind.makeStore(of: DynamicRecord.self)
+    try store.insert(contentsOf: records)
+    return RequestSet(store)
+  }
+
+  /// Checks that `set` selects exactly the numbers `want` (in that order), counts them,
+  /// and throws nothing.
+  static func check(
+    _ label: String, _ set: RequestSet<DynamicRecord>, _ want: [Int], sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    do {
+      let got = try set.fetch().map(\.id)
+      #expect(got == want.map { FieldValue.int($0) }, "\(label)", sourceLocation: sourceLocation)
+      #expect(try set.fetchCount() == want.count, "\(label): count", sourceLocation: sourceLocation)
+    } catch {
+      Issue.record("\(label) threw \(error)", sourceLocation: sourceLocation)
+    }
+  }
+
+  /// Every third number below `n`, the odd ones moved beyond the records' range.
+  static func picked(_ n: Int) -> [Int] { stride(from: 0, to: n, by: 3).map { $0 % 2 == 0 ? $0 : $0 + 1_000 } }
+
+  @Test(arguments: kinds)
+  func thousandsOfEqualitiesOredOnOneKey(kind: StoreKind) throws {
+    let set = try Self.set(kind)
+    for n in [1_000, 5_000] {
+      let values = Self.picked(n * 3)
+      var filter = RequestFilter<DynamicRecord>("n", value: -1)
+      for i in values { filter = filter || RequestFilter("n", value: i) }
+      Self.check("a loop of || (\(n))", set.filter(filter).sortBy("n"), (0..<300).filter(Set(values).contains))
+      var chained = set.filter("s", value: "none")
+      for i in values { chained = chained.filter("s", value: "name\(i)", mode: .or) }
+      Self.check(
+        "chained filter(mode: .or) (\(n))", chained.sortBy("-n").limit(50),
+        Array((0..<300).filter(Set(values).contains).reversed().prefix(50)))
+    }
+    Self.check(
+      "a format string with 5,000 ORs", set.filter((0..<5_000).map { "n == \($0 * 2)" }.joined(separator: " OR ")),
+      Array(stride(from: 0, to: 300, by: 2)))
+    var mixed = RequestFilter<DynamicRecord>("n", value: nil) || RequestFilter("b", value: true)
+    for i in 0..<2_500 {
+      mixed = mixed || RequestFilter("d", value: Double(i) * 1.5) || RequestFilter("o.c", value: i % 3 == 0 ? 6 : -i)
+    }
+    Self.check(
+      "5,000 ORs of equalities on two keys, nil and a Boolean among them", set.filter(mixed),
+      (0..<300).filter { $0 % 2 == 0 || $0 % 3 == 0 || $0 % 7 == 6 })
+  }
+
+  @Test(arguments: kinds)
+  func aHundredThousandOrsAndAnInOfAHundredThousandValues(kind: StoreKind) throws {
+    let set = try Self.set(kind)
+    let values = Array(Self.picked(300_000).prefix(100_000))
+    let expected = (0..<300).filter(Set(values).contains)
+    var filter = RequestFilter<DynamicRecord>("n", value: -1)
+    for i in values { filter = filter || RequestFilter("n", value: i) }
+    Self.check("100,000 ORs", set.filter(filter), expected)
+    Self.check("IN of 100,000 values", set.filter("n IN %@", values), expected)
+    Self.check(
+      "NOT IN of 100,000 strings", set.exclude("s IN %@", values.map { "name\($0)" }),
+      (0..<300).filter { !Set(values).contains($0) })
+  }
+
+  @Test(arguments: kinds)
+  func longChainsOfOtherConditions(kind: StoreKind) throws {
+    let set = try Self.set(kind)
+    var ranges = RequestFilter<DynamicRecord>("n", .lessThan, -5)
+    for i in 0..<1_200 { ranges = ranges || (RequestFilter("n", .greaterThan, i * 7) && RequestFilter("n", .lessThan, i * 7 + 2)) }
+    Self.check("1,200 ranges ORed", set.filter(ranges).sortBy("-d"), (0..<300).filter { $0 % 7 == 1 }.reversed())
+    var inequalities = RequestFilter<DynamicRecord>("n", .notEqual, -1)
+    for i in 0..<1_500 { inequalities = inequalities && RequestFilter("s", .notEqual, "name\(i * 5)") }
+    Self.check(
+      "1,500 inequalities ANDed", set.filter(inequalities).offset(3).limit(40),
+      Array((0..<300).filter { $0 % 5 != 0 }.dropFirst(3).prefix(40)))
+    Self.check(
+      "2,000 ORs of nested keys and text operators",
+      set.filter((0..<2_000).map { $0 % 2 == 0 ? "o.c == \($0 % 5)" : "s BEGINSWITH 'name2\($0 % 10)'" }.joined(separator: " OR ")),
+      (0..<300).filter { n in n % 7 < 5 || [1, 3, 5, 7, 9].contains { "name\(n)".hasPrefix("name2\($0)") } })
+  }
+
+  /// More conditions than PostgreSQL has parameters (65,535): an OR of one comparison on
+  /// one key binds one array there (`> ANY`); SQLite runs more than 10,000 bound values
+  /// through `rs_filter`. Conditions of other shapes past the limit throw `.tooComplex` on
+  /// PostgreSQL, before reaching the server.
+  @Test(arguments: kinds)
+  func moreConditionsThanPostgreSQLHasParameters(kind: StoreKind) throws {
+    let set = try Self.set(kind)
+    var filter = RequestFilter<DynamicRecord>("n", .lessThan, -5)
+    for i in 0..<70_000 { filter = filter || RequestFilter("n", .greaterThan, 100_000 + i) }
+    for i in [5, 50, 250] { filter = filter || RequestFilter("n", value: i) }
+    Self.check("70,000 ranges ORed", set.filter(filter).sortBy("-n"), [250, 50, 5])
+    if kind == .postgres {
+      var pairs = RequestFilter<DynamicRecord>("n", .lessThan, -5)
+      for i in 0..<33_000 { pairs = pairs || (RequestFilter("n", .greaterThan, 1_000 + i) && RequestFilter("s", value: "x\(i)")) }
+      let error = try #require(throws: RequestSetError.self) { try set.filter(pairs).fetch() }
+      #expect(error.code == .tooComplex)
+      #expect(error.message.contains("PostgreSQL takes at most 65535"), "\(error.message)")
+    }
+  }
+
+  /// A filter nested as deep as the engine allows (ANDs inside NOTs inside ORs, 99 levels),
+  /// and a format string nested 60 levels (its limit is 64): SQLite's parser holds about 90 open
+  /// parentheses, and fewer nested `NOT`s.
+  @Test(arguments: kinds)
+  func filtersNestedAsDeepAsTheEngineAllows(kind: StoreKind) throws {
+    let set = try Self.set(kind)
+    var filter = RequestFilter<DynamicRecord>("n", .greaterThan, 150)
+    var test: @Sendable (Int) -> Bool = { $0 > 150 }
+    for level in 0..<99 {
+      let inner = test
+      switch level % 3 {
+      case 0:
+        filter = filter && RequestFilter("n", .notEqual, level)
+        test = { inner($0) && $0 != level }
+      case 1:
+        filter = !filter
+        test = { !inner($0) }
+      default:
+        filter = filter || RequestFilter("o.c", value: level % 7)
+        test = { inner($0) || $0 % 7 == level % 7 }
+      }
+    }
+    Self.check("alternating AND, NOT and OR, 99 levels", set.filter(filter).sortBy("n"), (0..<300).filter(test))
+    var format = "n > 10"
+    var formatTest: @Sendable (Int) -> Bool = { $0 > 10 }
+    for level in 0..<40 {
+      let inner = formatTest
+      if level % 2 == 0 {
+        format = "NOT (\(format) AND n != \(level))"
+        formatTest = { !(inner($0) && $0 != level) }
+      } else {
+        format = "(\(format) OR o.c == 3)"
+        formatTest = { inner($0) || $0 % 7 == 3 }
+      }
+    }
+    Self.check("40 nested parentheses and 20 NOTs in a format string", set.filter(format), (0..<300).filter(formatTest))
+  }
+
+  /// SQLite caps a LIKE pattern at 50,000 bytes; the stores bind values and run text
+  /// operators through the engine's test or in process, so no pattern or value is too long.
+  @Test(arguments: kinds)
+  func longPatternsAndValues(kind: StoreKind) throws {
+    let set = try Self.set(kind)
+    let long = String(repeating: "ab", count: 40_000)
+    Self.check("a LIKE pattern of 80,002 characters", set.filter("s LIKE %@", "*" + long + "*"), [])
+    Self.check(
+      "a 2 MB string value", set.filter("s", value: String(repeating: "x", count: 2 << 20)).filter("n", .lessThan, 3, mode: .or),
+      [0, 1, 2])
+    var strings = RequestFilter<DynamicRecord>("s", value: "name7")
+    for i in 0..<4_000 { strings = strings || RequestFilter("s", value: String(repeating: "q", count: 300) + "\(i)") }
+    Self.check("4,000 long strings ORed", set.filter(strings), [7])
+  }
+}
