@@ -331,6 +331,18 @@ let _collations: [RequestCollation] = RequestCollation.allCases
 
 func _collationName(_ collation: RequestCollation) -> String { "rs_\(collation)" }
 
+/// A SQL function's JSON argument decoded (SQL NULL is `.null`), or nil after reporting to
+/// `context` that it does not decode.
+private func _decodedArgument(_ value: OpaquePointer?, _ context: OpaquePointer, function: String) -> FieldValue? {
+  guard sqlite3_value_type(value) != SQLITE_NULL, let bytes = sqlite3_value_text(value) else { return .null }
+  let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value)))
+  guard let decoded = try? SQLJSON.decode(utf8: text) else {
+    sqlite3_result_error(context, "\(function): a row's JSON does not decode", -1)
+    return nil
+  }
+  return decoded
+}
+
 private func _registerFunctions(_ db: OpaquePointer) {
   sqlite3_create_function_v2(
     db, "rs_cond", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
@@ -342,15 +354,8 @@ private func _registerFunctions(_ db: OpaquePointer) {
         return
       }
       let box = Unmanaged<_ConditionBox>.fromOpaque(raw).takeUnretainedValue()
-      var value = FieldValue.null
-      if sqlite3_value_type(args[1]) != SQLITE_NULL, let bytes = sqlite3_value_text(args[1]) {
-        let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1])))
-        guard let decoded = try? SQLJSON.decode(utf8: text) else {
-          sqlite3_result_error(context, "rs_cond: a row's JSON does not decode", -1)
-          return
-        }
-        value = box.wholeBody ? (decoded[path: box.condition.key] ?? .null) : decoded
-      }
+      guard let decoded = _decodedArgument(args[1], context, function: "rs_cond") else { return }
+      let value = box.wholeBody ? (decoded[path: box.condition.key] ?? .null) : decoded
       sqlite3_result_int(context, box.condition.matches(value) ? 1 : 0)
     }, nil, nil, nil)
   // rs_filter(filter, body): the engine's test of a whole filter on the row's decoded body,
@@ -363,15 +368,7 @@ private func _registerFunctions(_ db: OpaquePointer) {
         return
       }
       let box = Unmanaged<_FilterBox>.fromOpaque(raw).takeUnretainedValue()
-      var body = FieldValue.null
-      if sqlite3_value_type(args[1]) != SQLITE_NULL, let bytes = sqlite3_value_text(args[1]) {
-        let text = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(args[1])))
-        guard let decoded = try? SQLJSON.decode(utf8: text) else {
-          sqlite3_result_error(context, "rs_filter: a row's JSON does not decode", -1)
-          return
-        }
-        body = decoded
-      }
+      guard let body = _decodedArgument(args[1], context, function: "rs_filter") else { return }
       sqlite3_result_int(context, box.matches(body) ? 1 : 0)
     }, nil, nil, nil)
   // rs_field(key, body): the JSON text of the value the engine reads at `key` in the row

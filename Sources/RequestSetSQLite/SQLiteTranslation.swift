@@ -96,18 +96,17 @@ struct _SQLiteTranslation {
     }
   }
 
-  /// `terms` joined by `joiner` as a balanced tree of parenthesized halves.
+  /// `terms` joined by `joiner` as a balanced tree of parenthesized halves. Each term is
+  /// written in order, so its parameters bind in the order they appear.
   private mutating func appendBalanced(_ terms: ArraySlice<StoreFilter>, joiner: String, into out: inout String) {
-    if terms.count == 1 {
-      append(terms.first!, into: &out)
-      return
+    var operands: [String] = []
+    operands.reserveCapacity(terms.count)
+    for term in terms {
+      var operand = ""
+      append(term, into: &operand)
+      operands.append(operand)
     }
-    let middle = terms.startIndex + terms.count / 2
-    out += "("
-    appendBalanced(terms[..<middle], joiner: joiner, into: &out)
-    out += joiner
-    appendBalanced(terms[middle...], joiner: joiner, into: &out)
-    out += ")"
+    appendBalanced(operands[...], joiner: joiner, into: &out)
   }
 
   /// Operands already written, joined by `joiner` as a balanced tree.
