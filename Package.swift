@@ -37,6 +37,8 @@ let package = Package(
     .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
     .executableTarget(name: "Recipes", dependencies: ["RequestSet"], path: "Playgrounds/Recipes"),
     .executableTarget(name: "Examples", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Playgrounds/Examples"),
+    // The DocC articles' examples, verbatim (DocumentationTests checks it and runs them).
+    .executableTarget(name: "Articles", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Playgrounds/Articles"),
     // The child process that LogStore's crash and lock tests start and kill; depending on it
     // makes `swift test` build it next to the test binary.
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
@@ -51,7 +53,18 @@ let package = Package(
       name: "RequestSetTests",
       dependencies: [
         "RequestSet", "RequestSetSQLite", "RequestSetPostgres", "_RequestSetSQL", "LogCrashWorker", "AdversaryWorker", "SQLWorker",
+        // The playgrounds, so that DocumentationTests can run them as a reader would.
+        "QuickStart", "Recipes", "Examples", "Articles", "Tour",
       ]),
   ],
   swiftLanguageModes: [.v6]
 )
+
+// `swift package generate-documentation` (every library product's DocC archive) needs
+// swift-docc-plugin. The package declares it only when REQUESTSET_DOCC is set, so that by
+// default it resolves and builds with no dependencies at all:
+//
+//     REQUESTSET_DOCC=1 swift package generate-documentation
+if Context.environment["REQUESTSET_DOCC"] != nil {
+  package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"))
+}

@@ -107,36 +107,40 @@ do {
   print("unique:", error.message)
 }
 
-// The log lives in a scratch directory.
-let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("requestset-examples-\(getpid())")
-try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-_ = FileManager.default.changeCurrentDirectoryPath(scratch.path)
-defer { try? FileManager.default.removeItem(at: scratch) }
-
 // BEGIN README: LogStore
-let log = try LogStore<Animal>(path: "animals.rslog")     // creates the file when missing
+let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
+try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+let log = try LogStore<Animal>(path: files.appendingPathComponent("animals.rslog").path)   // creates the file
 try log.insert(contentsOf: animals)                        // one batch: all of it survives a crash, or none
 let logged = RequestSet(log).filter("species", value: "Cow")   // every query works as on MemoryStore
+print(logged.map(\.name))                                  // ["Daisy", "Bella"]
 try log.compact()                                          // rewrites live records, swaps the file atomically
+log.close()                                                // releases the lock; later reads throw .closed
+try FileManager.default.removeItem(at: files)              // the log, its lock and checkpoint files
 // END README
 
+// An evaluated set keeps its records after the store closes; the folder is gone.
 precondition(logged.map(\.name) == ["Daisy", "Bella"] && log.recoveryReport.isClean)
-print("LogStore:", logged.map(\.name), "file:", log.fileSize, "bytes")
+precondition(!FileManager.default.fileExists(atPath: files.path))
 
 // BEGIN README: reading the past
-let journal = try LogStore<Animal>(path: "journal.rslog", options: .init(keepHistory: .versions(100)))
+let journalFiles = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID())")
+try FileManager.default.createDirectory(at: journalFiles, withIntermediateDirectories: true)
+let journal = try LogStore<Animal>(
+  path: journalFiles.appendingPathComponent("journal.rslog").path, options: .init(keepHistory: .versions(100)))
 try journal.insert(contentsOf: animals)                    // version 1
 try journal.delete(id: 3)                                  // version 2: Rex leaves
 let before = try RequestSet(journal, asOf: 1)              // the store as version 1 left it
 print(before.filter("name", value: "Rex").count)           // 1, and 0 in RequestSet(journal)
 print(try journal.history().map(\.version))                // [1, 2], each with its time
 try journal.compact()                                      // keeps the newest 100 versions readable
+print(try RequestSet(journal, asOf: 1).count)              // 6: version 1 is still readable
+journal.close()
+try FileManager.default.removeItem(at: journalFiles)
 // END README
 
-precondition(before.map(\.name).contains("Rex") && !RequestSet(journal).map(\.name).contains("Rex"))
-let journalVersions = try journal.history().map(\.version)
-let versionOne = try RequestSet(journal, asOf: 1)
-precondition(journalVersions == [1, 2] && versionOne.count == 6)
+precondition(before.filter("name", value: "Rex").count == 1 && before.count == 6)
+precondition(!FileManager.default.fileExists(atPath: journalFiles.path))
 
 // BEGIN README: SQL engines
 let zooFile = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID()).sqlite").path
@@ -152,25 +156,24 @@ do {
 } catch let error as RequestSetError where error.code == .notPushedDown {
   print(error.message)                                   // names the closure and the reason
 }
-// END README
-
-let sqlCowNames = try sqlCows.fetch().map(\.name)
-precondition(sqlCowNames == ["Daisy"] && sqlCows.explain().contains("SELECT"))
+print(try sqlCows.fetch().map(\.name))                   // ["Daisy"]
 zoo.close()
 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: zooFile + suffix) }
+// END README
 
-let live = Task {
+precondition(sqlCows.count == 1 && !FileManager.default.fileExists(atPath: zooFile))
+
 // BEGIN README: live request sets
-for try await snapshot in animals.filter("species", value: "Cow").sortBy(\.age).limit(10).changes {
-  print(snapshot.records.map(\.name))   // at once, then after every commit that changes the result
-  print(snapshot.inserted, snapshot.deleted, snapshot.updated)
+let watcher = Task {
+  for try await snapshot in animals.filter("species", value: "Cow").sortBy(\.age).limit(10).changes {
+    print(snapshot.records.map(\.name))  // at once, then after every commit that changes the result
+    print(snapshot.inserted, snapshot.deleted, snapshot.updated)
+    if snapshot.records.contains(where: { $0.name == "Moo" }) { break }    // stop following
+  }
 }
+try store.insert(Animal(id: 20, name: "Moo", species: "Cow", age: 0, weight: 40, tags: []))
+try await watcher.value                  // the loop ends at its break (or when the task is cancelled)
 for try await animal in animals.stream(batchSize: 500) { print(animal.name) }   // a batch at a time
 // END README
-}
-try await Task.sleep(for: .milliseconds(100))
-try store.insert(Animal(id: 7, name: "Calf", species: "Cow", age: 0, weight: 40, tags: []))
-try await Task.sleep(for: .milliseconds(100))
-live.cancel()
-try await live.value
+precondition(animals.filter("name", value: "Moo").count == 1)
 for try await animal in animals.filter("species", value: "Cat").stream(batchSize: 500) { print("stream:", animal.name) }

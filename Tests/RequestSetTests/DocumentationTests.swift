@@ -92,6 +92,59 @@ import Testing
     }
   }
 
+  /// The Swift blocks of a DocC article, in order.
+  static func articleBlocks(_ name: String) throws -> [String] {
+    let text = try String(
+      contentsOf: root.appendingPathComponent("Sources/RequestSet/RequestSet.docc/\(name)"), encoding: .utf8)
+    return text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+  }
+
+  /// Every Swift example of every DocC article stands verbatim in `Playgrounds/Articles`,
+  /// in the articles' order, so running that playground runs them all.
+  @Test func everyArticleExampleIsInTheArticlesPlayground() throws {
+    let playground = try String(
+      contentsOf: Self.root.appendingPathComponent("Playgrounds/Articles/main.swift"), encoding: .utf8)
+    let articles = try FileManager.default.contentsOfDirectory(
+      atPath: Self.root.appendingPathComponent("Sources/RequestSet/RequestSet.docc").path
+    ).filter { $0.hasSuffix(".md") }
+    var total = 0
+    for article in articles {
+      var after = playground.startIndex
+      for block in try Self.articleBlocks(article) {
+        total += 1
+        let found = playground.range(of: block, range: after..<playground.endIndex)
+        #expect(found != nil, "\(article)'s block is not in Playgrounds/Articles (or is out of order):\n\(block)")
+        if let found { after = found.upperBound }
+      }
+    }
+    #expect(total >= 9)
+  }
+
+  /// Each playground (the README's examples and the articles') runs as a reader runs it:
+  /// twice in a row in the same folder, which it leaves as it found it. Files an example
+  /// writes go to a temporary directory (here a folder of the test's own, through
+  /// `TMPDIR`) that it removes again.
+  @Test(arguments: ["QuickStart", "Recipes", "Examples", "Articles", "Tour"])
+  func everyPlaygroundRunsTwiceInOneFolderAndCleansUp(name: String) throws {
+    let executable = try AdversaryChild.siblingExecutable(name, override: "REQUESTSET_PLAYGROUND_\(name.uppercased())")
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("playground-\(name)-\(UUID())")
+    let folder = base.appendingPathComponent("work")
+    let temporary = base.appendingPathComponent("tmp")
+    for directory in [folder, temporary] {
+      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+    defer { try? FileManager.default.removeItem(at: base) }
+    for run in 1...2 {
+      let result = try AdversaryChild.run(
+        executable: executable, arguments: [], in: folder, environment: ["TMPDIR": temporary.path])
+      #expect(result.exitStatus == 0, "\(name), run \(run): \(result)")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(name) left files behind")
+      #expect(
+        try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty,
+        "\(name) left temporary files behind")
+    }
+  }
+
   @Test func theReadmeStartsWithTheTwoCommands() throws {
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
     let firstBlock = readme.components(separatedBy: "```sh\n").dropFirst().first ?? ""

@@ -77,9 +77,21 @@ struct AdversaryChild: CustomStringConvertible {
 
   /// Runs `scenario` with `arguments` and waits for the child to end.
   static func run(_ scenario: String, arguments: [String]) throws -> AdversaryChild {
+    try run(executable: try path(), arguments: [scenario] + arguments)
+  }
+
+  /// Runs any executable with `arguments`, in `directory` when one is given (else this
+  /// process's), with `environment` added to this process's, and waits for it to end.
+  static func run(
+    executable: String, arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
+  ) throws -> AdversaryChild {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try path())
-    process.arguments = [scenario] + arguments
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
