@@ -219,7 +219,9 @@ import Testing
     let all = try kind.makeSet(Self.animals)
     // A string-key query encodes an array's fields, so that predicates use them there too.
     #expect(all.filter("id", .greaterThan, 0).count == Self.animals.count)
-    let (predicates, _) = Self.predicates(seed: 7)
+    // The first 120 of the seeded predicates (all 300 with `REQUESTSET_SOAK=1`).
+    let (all300, _) = Self.predicates(seed: 7)
+    let predicates = all300.prefix(TestScale.pick(quick: 120, soak: 300))
     var translated = 0
     for predicate in predicates {
       if Self.translation(predicate) != nil { translated += 1 }
@@ -230,7 +232,7 @@ import Testing
       #expect(excluded == Self.animals.map(\.id).filter { !expected.contains($0) })
     }
     // Most of them run as field conditions, or this test would not test the translation.
-    #expect(translated > 200)
+    #expect(translated > predicates.count * 2 / 3)
   }
 
   /// A translated predicate reads fields only: no record is decoded to test it.

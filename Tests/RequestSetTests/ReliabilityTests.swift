@@ -31,8 +31,9 @@ struct MeasuredUse: CustomStringConvertible {
 ///
 /// Each kind runs in a `SQLWorker` child, which measures itself: its descriptors, its
 /// resident memory and (PostgreSQL) the server's connections named with its own
-/// application name, so suites running beside it disturb nothing. More than 20 s: 10,000
-/// cycles of a store that opens files and database connections, four times over.
+/// application name, so suites running beside it disturb nothing. With `REQUESTSET_SOAK=1`
+/// it takes more than 20 s: 10,000 cycles of a store that opens files and database
+/// connections, four times over; the quick form runs 1,500 (150 on PostgreSQL).
 @Suite struct OpenCloseCycleTests {
   static var kinds: [String] { ["memory", "log", "sqlite"] + (PostgresServer.testsRun ? ["postgres"] : []) }
 
@@ -41,7 +42,12 @@ struct MeasuredUse: CustomStringConvertible {
   /// a cycle took 65 ms on a 2-core machine shared with other builds, so 10,000 would take
   /// 11 minutes. 1,000 still shows a descriptor or a connection leaked per cycle a
   /// thousand times over.
-  static func cycles(_ kind: String) -> Int { kind == "postgres" ? 1_000 : 10_000 }
+  /// The quick form (`swift test` without `REQUESTSET_SOAK=1`) runs 1,500 and 150: a
+  /// descriptor or connection leaked per cycle still shows 1,350 or 135 times over, and a
+  /// leak of 8 KB a cycle breaks the memory bound.
+  static func cycles(_ kind: String) -> Int {
+    kind == "postgres" ? TestScale.pick(quick: 150, soak: 1_000) : TestScale.pick(quick: 1_500, soak: 10_000)
+  }
 
   /// How much the resident set may grow over the last nine tenths of the cycles: malloc
   /// keeps freed memory in its arenas and fragments, and a debug build allocates more, so
@@ -84,18 +90,16 @@ struct MeasuredUse: CustomStringConvertible {
 /// insert each time, while a consumer follows a filtered set's `changes` (slow now and
 /// then, so commits pile up and are coalesced), and measures its resident set every tenth
 /// of the run. `REQUESTSET_SOAK=1` (.ci/run sets it) runs 1,000,000 commits; without it,
-/// 100,000: a million took 47 s (MemoryStore) and 55 s (LogStore) run alone on a 2-core
-/// machine shared with other builds, over four minutes inside a test run. More than 20 s
-/// either way.
+/// 30,000: a million took 47 s (MemoryStore) and 55 s (LogStore) run alone on a 2-core
+/// machine shared with other builds, over four minutes inside a test run, so only the soak
+/// takes more than 20 s.
 @Suite struct LiveSoakTests {
-  static var commits: Int {
-    ProcessInfo.processInfo.environment["REQUESTSET_SOAK"] == "1" ? 1_000_000 : 100_000
-  }
+  static var commits: Int { TestScale.pick(quick: 30_000, soak: 1_000_000) }
 
   /// How much the resident set may grow from the first tenth of the run to its end
   /// (measured: 1 to 2 MB, the allocator settling): what the store holds does not grow
   /// (100 records), so only something kept per commit could, and 8 MB is 8 bytes a commit
-  /// over 1,000,000 commits (80 over 100,000); a kept commit costs hundreds.
+  /// over 1,000,000 commits (273 over 30,000); a kept commit costs hundreds.
   static let residentGrowthKB = 8 * 1024
 
   @Test(arguments: ["memory", "log"])

@@ -6,9 +6,12 @@ import Testing
 /// Damage every byte of a small log (and random bits of a larger one): the damage must be
 /// detected and handled as the recovery mode says, never trap or hang.
 @Suite struct LogCorruptionTests {
+  /// Every byte of a log of 20 scripted writes (40 with `REQUESTSET_SOAK=1`), in every
+  /// recovery mode.
   @Test func everyByteFlipIsHandledAsTheModeSays() throws {
     let dir = try LogTempDir()
-    let script = try ScriptedLog.make(in: dir, count: 40, seed: 0xF11B)
+    let script = try ScriptedLog.make(in: dir, count: TestScale.pick(quick: 20, soak: 40), seed: 0xF11B)
+    #expect(script.hasEveryKindOfWrite)
     let path = dir.file("flip.rslog")
     let lastFrame = script.frameStarts[script.frameStarts.count - 2]
     let n = script.writes.count
@@ -74,10 +77,10 @@ import Testing
     let seed = testSeed("randomBitFlipsInALargerLog")
     var rng = SeededRandom(seed: seed)
     let dir = try LogTempDir()
-    let script = try ScriptedLog.make(in: dir, count: 1_500, seed: seed)
+    let script = try ScriptedLog.make(in: dir, count: TestScale.pick(quick: 500, soak: 1_500), seed: seed)
     let path = dir.file("flip.rslog")
     let lastFrame = script.frameStarts[script.frameStarts.count - 2]
-    for _ in 0..<60 {
+    for _ in 0..<TestScale.pick(quick: 30, soak: 60) {
       var damaged = script.bytes
       let p = _LogFormat.headerSize + Int(rng.next() % UInt64(damaged.count - _LogFormat.headerSize))
       damaged[p] ^= 1 << UInt8(rng.next() % 8)

@@ -51,8 +51,11 @@ enum CrashWorker {
   /// A child writes random inserts, batches, saves, deletes and compactions; it is killed
   /// with SIGKILL at random moments. After every kill the log must hold every
   /// acknowledged write, the write in flight entirely or not at all, and nothing else.
+  /// 40 kills in the quick form, 200 with `REQUESTSET_SOAK=1`; `REQUESTSET_CRASH_KILLS`
+  /// sets any number.
   @Test func everyAcknowledgedWriteSurvivesSIGKILL() throws {
-    let kills = Int(ProcessInfo.processInfo.environment["REQUESTSET_CRASH_KILLS"] ?? "") ?? 200
+    let kills =
+      Int(ProcessInfo.processInfo.environment["REQUESTSET_CRASH_KILLS"] ?? "") ?? TestScale.pick(quick: 40, soak: 200)
     let seed = testSeed("everyAcknowledgedWriteSurvivesSIGKILL")
     var rng = SeededRandom(seed: seed)
     let dir = try LogTempDir()

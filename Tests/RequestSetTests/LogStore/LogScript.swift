@@ -22,6 +22,21 @@ struct ScriptedLog {
   let frameStarts: [Int]
 
   /// Writes `count` random writes to a log in `dir`.
+  /// Whether the script holds an insert, a batch, a save and a delete, so that cutting or
+  /// damaging it reaches every kind of frame a write makes.
+  var hasEveryKindOfWrite: Bool {
+    var kinds = Set<String>()
+    for write in writes {
+      switch write {
+      case .insert: kinds.insert("insert")
+      case .batch: kinds.insert("batch")
+      case .save: kinds.insert("save")
+      case .delete: kinds.insert("delete")
+      }
+    }
+    return kinds.count == 4
+  }
+
   static func make(in dir: LogTempDir, count: Int, seed: UInt64) throws -> ScriptedLog {
     var rng = SeededRandom(seed: seed)
     let path = dir.file("script.rslog")

@@ -14,7 +14,9 @@ import Testing
     let set = try Corpus.makeSet(kind)
     var mismatches = CorpusMismatches(kind: kind)
     var rowsBetween = 0
-    let queries = Corpus.queries
+    // The quick form checks a third of the corpus on the stores that pay a statement per
+    // query (see TestScale.checks); REQUESTSET_SOAK=1 checks all of it everywhere.
+    let queries = Corpus.queries.enumerated().filter { TestScale.checks($0.offset, on: kind) }.map(\.element)
     var unparsed: [String] = []
     for query in queries {
       // A format that does not parse fails the same way everywhere; the corpus must parse.

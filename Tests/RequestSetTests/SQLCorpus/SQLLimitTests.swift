@@ -84,14 +84,15 @@ import Testing
   func aHundredThousandOrsAndAnInOfAHundredThousandValues(kind: StoreKind) throws {
     let set = try Self.set(kind)
     let values = Array(Self.picked(300_000).prefix(100_000))
-    let expected = (0..<300).filter(Set(values).contains)
+    let valueSet = Set(values)
+    let expected = (0..<300).filter(valueSet.contains)
     var filter = RequestFilter<DynamicRecord>("n", value: -1)
     for i in values { filter = filter || RequestFilter("n", value: i) }
     Self.check("100,000 ORs", set.filter(filter), expected)
     Self.check("IN of 100,000 values", set.filter("n IN %@", values), expected)
     Self.check(
       "NOT IN of 100,000 strings", set.exclude("s IN %@", values.map { "name\($0)" }),
-      (0..<300).filter { !Set(values).contains($0) })
+      (0..<300).filter { !valueSet.contains($0) })
   }
 
   @Test(arguments: kinds)
