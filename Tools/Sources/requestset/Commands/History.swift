@@ -6,13 +6,14 @@ struct History: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "List the commits still readable in a log: version, time, records changed.",
     discussion: """
-      Every commit since the log was last compacted is still in the file (compaction keeps what
-      LogStoreOptions.keepHistory says). Read one with `query FILE --as-of VERSION`. A commit
-      written before RequestSet recorded times has no time (null).
+      Every commit since the log was last compacted is still in the file (`compact` keeps \
+      the newest commit only, or as many as --keep-history N says). Read one with `query \
+      FILE --as-of VERSION`. A commit written before RequestSet recorded times has no time \
+      (null).
       """)
 
   @Argument(help: "The log file.") var file: String
-  @Option(help: "Output format: table, json, jsonl or csv.") var format: OutputFormat = .table
+  @Option(name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.") var format: OutputFormat = .table
 
   func run() throws {
     try reportingErrors {

@@ -6,8 +6,8 @@ struct Verify: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Read every frame, check every checksum, and report each damaged range.",
     discussion: """
-      Prints each damaged range with its offset and what each recovery mode would do about it.
-      Exits with status 0 only when the log is clean; 1 when it is damaged or is no log.
+      Prints each damaged range with its offset and what each recovery mode would do about \
+      it. Exits with status 0 only when the log is clean; 1 when it is damaged or is no log.
       """)
 
   @Argument(help: "The log file.") var file: String

@@ -1,0 +1,26 @@
+import RequestSet
+
+/// One record read from an input file, with the line it starts on.
+struct InputRecord {
+  var line: Int
+  var fields: [String: FieldValue]
+}
+
+/// A bad line of an input file, and why it is bad.
+struct InputProblem: Error {
+  var line: Int
+  var reason: String
+}
+
+/// Keys in the order an input first gives them, each once.
+struct KeyOrderBuilder {
+  private(set) var keys: [String] = []
+  private var seen: Set<String> = []
+
+  /// Adds the keys not seen yet, in order.
+  mutating func add(_ more: some Sequence<String>) {
+    for key in more where seen.insert(key).inserted { keys.append(key) }
+  }
+
+  func contains(_ key: String) -> Bool { seen.contains(key) }
+}
