@@ -45,6 +45,11 @@ struct Tool {
 
   /// Runs the tool to its end with standard output and error piped (so not terminals).
   static func run(_ arguments: String..., environment: [String: String] = [:], executable: String? = nil) throws -> Result {
+    try run(arguments, environment: environment, executable: executable)
+  }
+
+  /// ``run(_:environment:executable:)`` with the arguments in an array.
+  static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) throws -> Result {
     let p = process(arguments, environment: environment, executable: executable)
     let out = Pipe()
     let err = Pipe()

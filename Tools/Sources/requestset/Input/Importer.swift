@@ -24,12 +24,7 @@ final class Importer {
   static let shownProblems = 20
 
   private var file: String { options.file }
-  private var problems: [InputProblem] = []
-  private var problemCount = 0
-  private var batch: [RecordChange<DynamicRecord>] = []
-  private var batchLines: [FieldValue: Int] = [:]
-  private var inserted = 0
-  private var replaced = 0
+  private var batch: [BatchWriter.Item] = []
   /// The id key, and the next generated id when the input has no ids.
   private var idKey: String { options.id ?? "id" }
   private var generating: Bool?
@@ -77,36 +72,48 @@ final class Importer {
     var closed = false
     defer { if !closed { store.close() } }
 
+    let writer = BatchWriter(
+      store: store, original: original, upsert: upsert, file: file, shownProblems: Self.shownProblems)
     let started = Date()
+    progress.update("reading \(options.from): 0 rows (0%)", force: true)
     var recordsRead = 0
     let body: (Result<InputRecord, InputProblem>) throws -> Void = { result in
       switch result {
-      case .failure(let problem): self.report(problem)
-      case .success(let record): try self.add(record, to: store, original: original)
+      case .failure(let problem): writer.report(problem)
+      case .success(let record): try self.add(record, to: store, writer: writer)
       }
       recordsRead += 1
       if recordsRead & 0x3FF == 0 {
         let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let percent = input.size > 0 ? " (\(input.bytesRead * 100 / input.size)% of \(self.options.from))" : ""
-        progress.update("read \(recordsRead) rows, \(Int(Double(recordsRead) / seconds)) rows/s\(percent)")
+        let percent = input.size > 0 ? " (\(input.bytesRead * 100 / input.size)%)" : ""
+        progress.update(
+          "reading \(self.options.from): \(recordsRead) rows\(percent), \(Int(Double(recordsRead) / seconds)) rows/s")
       }
     }
     var keyOrder: [String]
-    switch options.inputFormat {
-    case .jsonl:
-      var reader = JSONLinesReader(nullText: options.nullText)
-      try input.forEachChunk { try reader.feed($0, body) }
-      try reader.finish(body)
-      keyOrder = reader.keyOrder.keys
-    case .csv:
-      var reader = CSVReader(nullText: options.nullText)
-      try input.forEachChunk { try reader.feed($0, body) }
-      try reader.finish(body)
-      keyOrder = reader.headerKeys
+    do {
+      switch options.inputFormat {
+      case .jsonl:
+        var reader = JSONLinesReader(nullText: options.nullText)
+        try input.forEachChunk { try reader.feed($0, body) }
+        try reader.finish(body)
+        keyOrder = reader.keyOrder.keys
+      case .csv:
+        var reader = CSVReader(nullText: options.nullText)
+        try input.forEachChunk { try reader.feed($0, body) }
+        try reader.finish(body)
+        keyOrder = reader.headerKeys
+      }
+    } catch {
+      try? writer.finish()  // the writing thread ends before the store closes
+      throw error
     }
+    if !batch.isEmpty { writer.submit(batch) }
+    try writer.finish()
     progress.finish()
+    let (problems, problemCount) = writer.badLines
+    let (inserted, replaced) = (writer.inserted, writer.replaced)
     guard problemCount == 0 else {
-      problems.sort { $0.line < $1.line }
       var message =
         "\(options.from) has \(problemCount) bad \(problemCount == 1 ? "line" : "lines"); nothing was written:"
       for p in problems { message += "\n  line \(p.line): \(p.reason)" }
@@ -114,7 +121,6 @@ final class Importer {
       message += "\nFix the lines and import again."
       throw ToolError(message)
     }
-    try flush(store)
     let count = store.count
     store.close()
     closed = true
@@ -135,7 +141,7 @@ final class Importer {
     if rename(temp + ".checkpoint", file + ".checkpoint") != 0 { try? FileManager.default.removeItem(atPath: file + ".checkpoint") }
 
     // The key order: the log's order first, then the input's new keys.
-    if generating == true { keyOrder.insert("id", at: 0) } else if idKey != "id" { keyOrder = keyOrder.map { $0 == idKey ? "id" : $0 } }
+    if !keyOrder.contains("id") { keyOrder.insert("id", at: 0) }
     let previous = exists ? KeyOrder.load(for: file) : KeyOrder(logSize: 0)
     var order = previous.merged(with: keyOrder)
     let wasComplete = original.map { previous.isComplete(forLogSize: $0.fileSize) } ?? true
@@ -149,15 +155,8 @@ final class Importer {
     return "imported \(inserted) record\(s(inserted)) into \(file) (\(count) record\(s(count)) now)"
   }
 
-  private func report(_ problem: InputProblem) {
-    problemCount += 1
-    if problems.count < Self.shownProblems { problems.append(problem) }
-    batch.removeAll()
-    batchLines.removeAll()
-  }
-
-  private func add(_ item: InputRecord, to store: LogStore<DynamicRecord>, original: LogStore<DynamicRecord>?) throws {
-    var fields = item.fields
+  private func add(_ item: InputRecord, to store: LogStore<DynamicRecord>, writer: BatchWriter) throws {
+    let fields = item.fields
     if generating == nil {
       generating = options.id == nil && fields["id"] == nil
       if generating == true { nextID = try Importer.firstGeneratedID(store) }
@@ -165,7 +164,7 @@ final class Importer {
     let id: FieldValue
     if generating == true {
       guard fields["id"] == nil else {
-        return report(
+        return writer.report(
           InputProblem(
             line: item.line,
             reason: "it has an \"id\" field, but the first record has none, so ids are being generated; "
@@ -175,60 +174,27 @@ final class Importer {
       nextID += 1
     } else {
       guard let value = fields[idKey] else {
-        return report(InputProblem(line: item.line, reason: "it has no \"\(idKey)\" field (the id key; see --id)"))
+        return writer.report(InputProblem(line: item.line, reason: "it has no \"\(idKey)\" field (the id key; see --id)"))
       }
       if case .null = value {
-        return report(InputProblem(line: item.line, reason: "its \"\(idKey)\" field (the id key) is null"))
+        return writer.report(InputProblem(line: item.line, reason: "its \"\(idKey)\" field (the id key) is null"))
       }
       if idKey != "id", let other = fields["id"], other != value {
-        return report(
+        return writer.report(
           InputProblem(
             line: item.line,
             reason: "it has an \"id\" field besides the --id key \"\(idKey)\"; the id is stored as the field \"id\""))
       }
-      fields[idKey] = nil
       id = value
     }
-    if let earlier = batchLines[id] {
-      return report(InputProblem(line: item.line, reason: "its id \(id) is also the id on line \(earlier)"))
+    // After a bad line, batches still go to the writer, which checks their ids but
+    // writes nothing, so every bad line is reported.
+    batch.append((item.line, DynamicRecord(id: id, fields: fields)))
+    if batch.count >= Self.batchSize {
+      writer.submit(batch)
+      batch = []
+      batch.reserveCapacity(Self.batchSize)
     }
-    let stored = try store.exists(id: id)
-    if stored && !upsert {
-      let before = try original?.exists(id: id) ?? false
-      return report(
-        InputProblem(
-          line: item.line,
-          reason: before
-            ? "its id \(id) is already stored in \(file) (use --upsert to replace stored records)"
-            : "its id \(id) is also the id of an earlier line"))
-    }
-    guard problemCount == 0 else { return }  // still reading, to report every bad line
-    batchLines[id] = item.line
-    let record = DynamicRecord(id: id, fields: fields)
-    if stored {
-      replaced += 1
-      batch.append(.save(record))
-    } else {
-      inserted += 1
-      batch.append(.insert(record))
-    }
-    if batch.count >= Self.batchSize { try flush(store) }
-  }
-
-  /// Writes the batch as one commit.
-  private func flush(_ store: LogStore<DynamicRecord>) throws {
-    guard !batch.isEmpty else { return }
-    if upsert {
-      try store.apply(batch, ifVersion: nil)
-    } else {
-      try store.insert(
-        contentsOf: batch.lazy.map { change -> DynamicRecord in
-          if case .insert(let r) = change { return r }
-          preconditionFailure("an import without --upsert batches inserts only")
-        })
-    }
-    batch.removeAll(keepingCapacity: true)
-    batchLines.removeAll(keepingCapacity: true)
   }
 
   /// The first generated id: one more than the largest integer id stored, or 1.

@@ -36,8 +36,21 @@ enum CSV {
     case .double(let d)?: JSONText.appendDouble(d, to: &out)
     case .bool(let b)?: out.append(contentsOf: (b ? "true" : "false").utf8)
     case .string(let s)?:
-      if CSVReader.infer(s) == .string(s) { appendQuoted(s, to: &out) } else { appendForceQuoted(s, to: &out) }
+      if readsBackAsString(s) { appendQuoted(s, to: &out) } else { appendForceQuoted(s, to: &out) }
     case let v?: appendQuoted(JSONText.text(v), to: &out)
+    }
+  }
+
+  /// Whether `s`, written unquoted, reads back as the string itself. Only text that starts
+  /// like a number, a Boolean or JSON needs the full check.
+  static func readsBackAsString(_ s: String) -> Bool {
+    guard let first = s.utf8.first else { return false }  // an empty cell reads as absent
+    switch first {
+    case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "t"), UInt8(ascii: "f"),
+      UInt8(ascii: "["), UInt8(ascii: "{"):
+      return CSVReader.infer(s) == .string(s)
+    default:
+      return true
     }
   }
 

@@ -21,7 +21,15 @@ struct KeyOrder {
   init(keys: [String] = [], logSize: Int? = nil) {
     self.keys = keys
     self.logSize = logSize
-    rank = Dictionary(keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+    // A nested key ranks its objects too (a CSV header lists `owner.city`, not `owner`).
+    var rank: [String: Int] = [:]
+    for (i, key) in keys.enumerated() {
+      let names = FieldValue.fieldNames(inKey: key)
+      for n in 1...max(1, names.count) where rank[FieldValue.key(forFieldNames: Array(names.prefix(n)))] == nil {
+        rank[FieldValue.key(forFieldNames: Array(names.prefix(n)))] = i
+      }
+    }
+    self.rank = rank
   }
 
   /// The side file's path for a log.
