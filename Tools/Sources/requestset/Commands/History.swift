@@ -20,7 +20,7 @@ struct History: ParsableCommand {
       let store = try openReader(file)
       defer { store.close() }
       let commits = try store.history()
-      let rows = Rows(
+      var rows = Rows(
         keys: ["version", "time", "recordsChanged"],
         rows: commits.map { commit in
           [
@@ -29,6 +29,7 @@ struct History: ParsableCommand {
             "recordsChanged": FieldValue.int(commit.recordsChanged),
           ]
         })
+      rows.noun = "commit"
       let output = Output()
       rows.render(format, to: output, width: Terminal.width)
       output.flush()

@@ -154,17 +154,18 @@ struct Query: AsyncParsableCommand {
         }
         groups = groups.aggregate(.count)
         for aggregate in aggregates { groups = groups.aggregate(aggregate) }
-        let rows = try groups.fetch()
-        Rows(keys: groupBy + ["count"] + aggregates.map(\.name), rows: rows, order: order)
-          .render(format, to: output, width: Terminal.width)
+        var rows = Rows(keys: groupBy + ["count"] + aggregates.map(\.name), rows: try groups.fetch(), order: order)
+        rows.noun = "group"
+        rows.render(format, to: output, width: Terminal.width)
       } else if !aggregates.isEmpty {
         var row: [String: FieldValue] = ["count": .int(try set.fetchCount())]
         for key in sums { row["sum:" + key] = try set.sum(key) }
         for key in averages { row["avg:" + key] = try set.average(key).map { .double($0) } ?? .null }
         for key in minimums { row["min:" + key] = try set.min(key) }
         for key in maximums { row["max:" + key] = try set.max(key) }
-        Rows(keys: ["count"] + aggregates.map(\.name), rows: [row], order: order)
-          .render(format, to: output, width: Terminal.width)
+        var rows = Rows(keys: ["count"] + aggregates.map(\.name), rows: [row], order: order)
+        rows.noun = "row"
+        rows.render(format, to: output, width: Terminal.width)
       } else if !values.isEmpty {
         Rows(keys: values, rows: try set.values(values), order: order).render(format, to: output, width: Terminal.width)
       } else if format == .table {

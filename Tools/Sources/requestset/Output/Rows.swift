@@ -14,6 +14,8 @@ struct Rows {
   /// Whether the columns are string keys already (`--values owner.city`) rather than
   /// field names (which CSV escapes when they hold a dot).
   var columnsAreKeys = false
+  /// What one row is, for the table's count line: `(3 records)`, `(2 commits)`.
+  var noun = "record"
 
   /// Records as rows: `id`, then every top-level key any of them holds, in `order`.
   init(records: [DynamicRecord], order: KeyOrder) {

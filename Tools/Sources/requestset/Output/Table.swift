@@ -63,7 +63,7 @@ enum Table {
     var out = line(columns)
     out += line(widths.map { String(repeating: "-", count: $0) })
     for row in cells { out += line(row) }
-    out += "(\(rows.rows.count) \(rows.rows.count == 1 ? "record" : "records"))\n"
+    out += "(\(rows.rows.count) \(rows.noun)\(rows.rows.count == 1 ? "" : "s"))\n"
     if !leftOut.isEmpty, let width {
       out += wrap(
         "\(leftOut.count) more \(leftOut.count == 1 ? "column does" : "columns do") not fit: "
