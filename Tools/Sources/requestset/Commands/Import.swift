@@ -8,7 +8,7 @@ struct ImportOptions: ParsableArguments {
   enum Format: String, ExpressibleByArgument, CaseIterable { case jsonl, csv }
 
   @Argument(help: "The log file (created when missing).") var file: String
-  @Option(help: "The JSON Lines or CSV file to read (- for standard input).") var from: String
+  @Option(help: ArgumentHelp("The JSON Lines or CSV file to read (- for standard input).", valueName: "path")) var from: String
   @Option(
     help: """
       The key that holds each record's id. Without --id, a record's "id" key is its id, \
@@ -20,7 +20,9 @@ struct ImportOptions: ParsableArguments {
   var format: Format?
   @Option(
     name: .customLong("null"),
-    help: "Read cells (CSV) or top-level string values (JSON Lines) equal to this text as absent, like empty CSV cells: --null NA.")
+    help: ArgumentHelp(
+      "Read cells (CSV) or top-level string values (JSON Lines) equal to this text as absent, like empty CSV cells: --null NA.",
+      valueName: "text"))
   var nullText: String?
 
   /// The input's format: `--format`, else the extension of `--from`.
