@@ -70,3 +70,27 @@ import Testing
     #expect(!gone.stderr.contains("LogStoreOptions"), "\(gone)")
   }
 }
+
+/// `FILE.keys`: the key order `import` keeps beside the log, and what happens when a
+/// program writes keys it does not list.
+@Suite struct KeyOrderFileTests {
+  @Test func aCSVDumpFailsRatherThanLeaveOutAKeyTheListLacks() throws {
+    let dir = try freshDirectory()
+    let log = dir + "/zoo.rslog"
+    try write("{\"id\":1,\"name\":\"Rex\"}\n", to: dir + "/a.jsonl")
+    #expect(try Tool.run("import", log, "--from", dir + "/a.jsonl").status == 0)
+    #expect(try Tool.run("dump", log, "--format", "csv").stdout == "id,name\n1,Rex\n")
+    // A program writes a key, then the log happens to have the size FILE.keys records.
+    let store = try LogStore<DynamicRecord>(path: log, options: .init())  // a writer: DynamicRecord's default is read-only
+    try store.save(DynamicRecord(id: .int(1), fields: ["nick": .string("R")]))
+    store.close()
+    var order = try JSONSerialization.jsonObject(with: bytes(log + ".keys")) as! [String: Any]
+    order["logSize"] = try bytes(log).count
+    try JSONSerialization.data(withJSONObject: order).write(to: URL(fileURLWithPath: log + ".keys"))
+    let r = try Tool.run("dump", log, "--format", "csv")
+    #expect(r.status == 1)
+    #expect(r.stderr.contains("does not list every key of \(log) (a program wrote to it), so the CSV above has no column for nick."), "\(r)")
+    try FileManager.default.removeItem(atPath: log + ".keys")
+    #expect(try Tool.run("dump", log, "--format", "csv").stdout == "id,nick\n1,R\n")
+  }
+}

@@ -27,8 +27,10 @@ struct Dump: AsyncParsableCommand {
       let order = KeyOrder.load(for: file)
       let set = RequestSet(store)
       let output = OutputFormat(rawValue: format.rawValue)!
-      let columns = output == .csv ? try await RecordStream.csvColumns(set, store: store, order: order, past: false) : []
-      try await RecordStream.write(set, format: output, order: order, csvColumns: columns, total: store.count)
+      let csv = output == .csv ? try await RecordStream.csvColumns(set, store: store, order: order, past: false) : (columns: [], fromKeyOrder: false)
+      try await RecordStream.write(
+        set, format: output, order: order, csvColumns: csv.columns, total: store.count, checkColumns: csv.fromKeyOrder,
+        file: file)
     }
   }
 }

@@ -172,8 +172,9 @@ struct Query: AsyncParsableCommand {
         Rows(records: try set.fetch(), order: order).render(.table, to: output, width: Terminal.width)
       } else {
         let past = asOf != nil || asOfTime != nil
-        let columns = format == .csv ? try await RecordStream.csvColumns(set, store: store, order: order, past: past) : []
-        try await RecordStream.write(set, format: format, order: order, csvColumns: columns, total: nil)
+        let csv = format == .csv ? try await RecordStream.csvColumns(set, store: store, order: order, past: past) : (columns: [], fromKeyOrder: false)
+        try await RecordStream.write(
+          set, format: format, order: order, csvColumns: csv.columns, total: nil, checkColumns: csv.fromKeyOrder, file: file)
         return
       }
       output.flush()

@@ -82,9 +82,14 @@ enum JSONText {
 
   static func appendString(_ s: String, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
-    // Most strings need no escape: copy them whole.
-    if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-      out.append(contentsOf: s.utf8)
+    // Most strings need no escape: copy them whole (a native string's bytes in one pass).
+    var s = s
+    let plain = s.withUTF8 { bytes -> Bool in
+      for b in bytes where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+      out.append(contentsOf: bytes)
+      return true
+    }
+    if plain {
       out.append(UInt8(ascii: "\""))
       return
     }

@@ -8,20 +8,29 @@ enum RecordStream {
   static let batchSize = 4_096
 
   /// The CSV columns for `set`: from the log's complete ``KeyOrder`` when it has one (no
-  /// extra pass), else from a first pass over the records.
+  /// extra pass; ``write(_:format:order:csvColumns:total:checkColumns:)`` then checks that
+  /// every record's keys have a column), else from a first pass over the records.
   static func csvColumns(_ set: RequestSet<DynamicRecord>, store: LogStore<DynamicRecord>, order: KeyOrder, past: Bool)
-    async throws -> [String]
+    async throws -> (columns: [String], fromKeyOrder: Bool)
   {
-    if !past && order.isComplete(forLogSize: store.fileSize) { return CSVRecordWriter.columns(of: order) }
+    if !past && order.isComplete(forLogSize: store.fileSize) { return (CSVRecordWriter.columns(of: order), true) }
     var shapes = ShapeCollector()
     for try await record in set.stream(batchSize: batchSize) { shapes.add(record) }
-    return CSVRecordWriter.columns(of: shapes.records, order: order)
+    return (CSVRecordWriter.columns(of: shapes.records, order: order), false)
   }
 
   /// Writes every record of `set` in `format` (`jsonl`, `json` or `csv`; a table is no stream).
+  ///
+  /// - Parameter checkColumns: For CSV under columns taken from `FILE.keys`: check that
+  ///   every record's top-level keys have a column, and fail after writing if one did not
+  ///   (the list was out of date), rather than leave a column out silently.
+  /// - Throws: ``ToolError`` when `checkColumns` finds a key without a column.
   static func write(
-    _ set: RequestSet<DynamicRecord>, format: OutputFormat, order: KeyOrder, csvColumns: [String], total: Int?
+    _ set: RequestSet<DynamicRecord>, format: OutputFormat, order: KeyOrder, csvColumns: [String], total: Int?,
+    checkColumns: Bool = false, file: String = ""
   ) async throws {
+    let topLevel = Set(csvColumns.map { FieldValue.fieldNames(inKey: $0).first ?? $0 })
+    var uncovered = KeyOrderBuilder()
     let output = Output()
     let progress = Progress()
     var json = RecordWriter(order: order)
@@ -44,6 +53,9 @@ enum RecordStream {
         json.append(record, to: &line)
       case .csv, .table:
         csv.append(record, to: &line)
+        if checkColumns {
+          for key in record.fields.keys where !topLevel.contains(key) { uncovered.add([key]) }
+        }
       }
       written += 1
       if line.count >= 1 << 16 {
@@ -58,6 +70,12 @@ enum RecordStream {
     output.write(bytes: line)
     output.flush()
     progress.finish()
+    if !uncovered.keys.isEmpty {
+      throw ToolError(
+        "\(KeyOrder.path(for: file)) does not list every key of \(file) (a program wrote to it), so the CSV above has "
+          + "no column for \(uncovered.keys.joined(separator: ", ")). Delete \(KeyOrder.path(for: file)) and run the "
+          + "command again: the columns are then read from the records.")
+    }
   }
 }
 
