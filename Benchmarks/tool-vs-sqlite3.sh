@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Times the `requestset` tool beside the sqlite3 shell on the same 1,000,000 generated
 # orders: import (CSV and JSON Lines), export (dump/query as CSV and JSON), info and
-# verify, each the median of RUNS runs (default 3), with peak resident memory from
-# /usr/bin/time -f %M. Prints one table of medians and ratios (tool / sqlite3).
+# verify. Each comparison runs the two commands in turn RUNS times (default 3), with
+# /usr/bin/time -f "%e %M" (seconds, peak resident KB), and prints each one's median and
+# the median of the pair-by-pair ratios (tool / sqlite3), as one Markdown table.
 #
 #   Benchmarks/tool-vs-sqlite3.sh [ROWS] [RUNS]
 #
@@ -50,26 +51,36 @@ with open(f"orders-{n}.csv", "w") as c, open(f"orders-{n}.jsonl", "w") as j:
 PY
 fi
 
-# median of RUNS runs of a command: prints "SECONDS PEAK_KB"; PREP runs before each run.
-measure() {
-  local prep="$1"; shift
-  local times=() mems=()
-  for _ in $(seq "$RUNS"); do
-    eval "$prep"
-    /usr/bin/time -f "%e %M" -o time.out "$@" > /dev/null 2> err.out || { cat err.out >&2; exit 1; }
-    read -r t m < time.out
-    times+=("$t"); mems+=("$m")
-  done
-  local mt mm
-  mt=$(printf '%s\n' "${times[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")
-  mm=$(printf '%s\n' "${mems[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")
-  echo "$mt $mm"
+# One timed run of a command: prints "SECONDS PEAK_KB" (output thrown away).
+once() {
+  /usr/bin/time -f "%e %M" -o time.out "$@" > /dev/null 2> err.out || { cat err.out >&2; exit 1; }
+  cat time.out
 }
 
-row() {  # name, tool "s kb", sqlite "s kb"
-  read -r ts tm <<< "$2"; read -r ss sm <<< "$3"
-  printf "| %-28s | %8.2f s | %7.1f MB | %8.2f s | %7.1f MB | %5.2f× |\n" "$1" "$ts" "$(echo "$tm/1024" | bc -l)" \
-    "$ss" "$(echo "$sm/1024" | bc -l)" "$(echo "$ts/$ss" | bc -l)"
+median() { sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
+
+# compare NAME PREP_A PREP_B -- TOOL_COMMAND... -- SQLITE_COMMAND...
+# Runs the two commands in turn, A B A B …, RUNS times (PREP_x before each run), so a
+# machine that slows down or speeds up affects both alike; prints a table row with each
+# one's median time and peak memory, and the median of the pair-by-pair ratios A/B.
+compare() {
+  local name="$1" prep_a="$2" prep_b="$3"; shift 3
+  [[ "$1" == "--" ]] && shift
+  local a=() b=() seen=0
+  for arg in "$@"; do
+    if [[ "$arg" == "--" && $seen == 0 ]]; then seen=1; continue; fi
+    if (( seen )); then b+=("$arg"); else a+=("$arg"); fi
+  done
+  local ta=() ma=() tb=() mb=() ratios=()
+  for _ in $(seq "$RUNS"); do
+    eval "$prep_a"; read -r t m <<< "$(once "${a[@]}")"; ta+=("$t"); ma+=("$m")
+    eval "$prep_b"; read -r u n <<< "$(once "${b[@]}")"; tb+=("$u"); mb+=("$n")
+    ratios+=("$(echo "$t / ($u + ($u == 0) * 0.01)" | bc -l)")  # %e has 10 ms steps
+  done
+  printf "| %-28s | %8.2f s | %7.1f MB | %8.2f s | %7.1f MB | %5.2f× |\n" "$name" \
+    "$(printf '%s\n' "${ta[@]}" | median)" "$(echo "$(printf '%s\n' "${ma[@]}" | median) / 1024" | bc -l)" \
+    "$(printf '%s\n' "${tb[@]}" | median)" "$(echo "$(printf '%s\n' "${mb[@]}" | median) / 1024" | bc -l)" \
+    "$(printf '%s\n' "${ratios[@]}" | median)"
 }
 
 CSV=orders-$ROWS.csv
@@ -77,24 +88,24 @@ JSONL=orders-$ROWS.jsonl
 clean_tool='rm -f orders.rslog orders.rslog.*'
 clean_db='rm -f orders.db'
 
-echo "| $ROWS rows, median of $RUNS | requestset | peak | sqlite3 | peak | ratio |"
+echo "| $ROWS rows, median of $RUNS pairs | requestset | peak | sqlite3 | peak | ratio (median of pairs) |"
 echo "|---|---|---|---|---|---|"
-sq_import=$(measure "$clean_db" sqlite3 orders.db ".mode csv" ".import $CSV orders")
-row "import CSV" "$(measure "$clean_tool" "$TOOL" import orders.rslog --from "$CSV")" "$sq_import"
-row "import JSON Lines (vs CSV)" "$(measure "$clean_tool" "$TOOL" import orders.rslog --from "$JSONL")" "$sq_import"
+compare "import CSV" "$clean_tool" "$clean_db" -- "$TOOL" import orders.rslog --from "$CSV" \
+  -- sqlite3 orders.db ".mode csv" ".import $CSV orders"
+compare "import JSON Lines (vs CSV)" "$clean_tool" "$clean_db" -- "$TOOL" import orders.rslog --from "$JSONL" \
+  -- sqlite3 orders.db ".mode csv" ".import $CSV orders"
 
 # Exports read the log and the database the CSV import made.
 eval "$clean_tool"; "$TOOL" import orders.rslog --from "$CSV" > /dev/null
 eval "$clean_db"; sqlite3 orders.db ".mode csv" ".import $CSV orders"
-row "dump --format csv" "$(measure : "$TOOL" dump orders.rslog --format csv)" \
-  "$(measure : sqlite3 orders.db ".headers on" ".mode csv" "select * from orders")"
-row "dump --format json" "$(measure : "$TOOL" dump orders.rslog --format json)" \
-  "$(measure : sqlite3 orders.db ".mode json" "select * from orders")"
-row "dump (JSON Lines) vs json" "$(measure : "$TOOL" dump orders.rslog)" \
-  "$(measure : sqlite3 orders.db ".mode json" "select * from orders")"
-row "query filter+sort, csv" \
-  "$(measure : "$TOOL" query orders.rslog "status == 'paid'" --sort total:desc --format csv)" \
-  "$(measure : sqlite3 orders.db ".headers on" ".mode csv" "select * from orders where status = 'paid' order by cast(total as real) desc")"
-row "info (vs count(*))" "$(measure : "$TOOL" info orders.rslog)" "$(measure : sqlite3 orders.db "select count(*) from orders")"
-row "verify (vs integrity_check)" "$(measure : "$TOOL" verify orders.rslog)" \
-  "$(measure : sqlite3 orders.db "pragma integrity_check")"
+compare "dump --format csv" : : -- "$TOOL" dump orders.rslog --format csv \
+  -- sqlite3 orders.db ".headers on" ".mode csv" "select * from orders"
+compare "dump --format json" : : -- "$TOOL" dump orders.rslog --format json \
+  -- sqlite3 orders.db ".mode json" "select * from orders"
+compare "dump (JSON Lines) vs json" : : -- "$TOOL" dump orders.rslog \
+  -- sqlite3 orders.db ".mode json" "select * from orders"
+compare "query filter+sort, csv" : : -- "$TOOL" query orders.rslog "status == 'paid'" --sort total:desc --format csv \
+  -- sqlite3 orders.db ".headers on" ".mode csv" "select * from orders where status = 'paid' order by cast(total as real) desc"
+# info and verify have no sqlite3 counterpart; count(*) and integrity_check are references.
+compare "info (vs count(*))" : : -- "$TOOL" info orders.rslog -- sqlite3 orders.db "select count(*) from orders"
+compare "verify (vs integrity_check)" : : -- "$TOOL" verify orders.rslog -- sqlite3 orders.db "pragma integrity_check"

@@ -45,7 +45,9 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
     #expect(try store.fetch(id: .int(1230))?.fields == ["city": .string("Porto"), "total": .double(230.0)])
     // Written as several commits, one per 20,000 records.
     #expect(try store.history().count == 10)
-    #expect(!FileManager.default.fileExists(atPath: log + ".importing"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == [
+      "orders.csv", "orders.rslog", "orders.rslog.checkpoint", "orders.rslog.keys",
+    ])
   }
 
   @Test func aBadRowLateInALargeInputIsReportedAndNothingIsWritten() throws {
@@ -132,7 +134,7 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
     let rows = (10..<30_010).map { "{\"id\":\($0)}\n" }.joined()
     FileHandle(fileDescriptor: writer).write(Data(rows.utf8))
     // The import is under way once its copy of the log exists and has grown.
-    let copy = log + ".importing"
+    let copy = log + ".importing-\(tool.process.processIdentifier)"
     let deadline = Date().addingTimeInterval(60)
     while Date() < deadline {
       if let size = try? FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int, size > before.count { break }

@@ -10,11 +10,13 @@ import RequestSet
 /// Streams an input file into a log: read, checked, encoded and written in batches, in
 /// bounded memory, all or nothing.
 ///
-/// All or nothing: the batches go into a copy of the log (`FILE.importing`, a new file when
-/// the log is missing), which is renamed over the log only when every line was good, while
-/// the log's write lock is held. A bad line stops the writing, the rest of the input is
-/// still read to report every bad line, and the copy is removed; so is it on Ctrl-C. A
-/// crash leaves at most a stale copy, which the next import removes.
+/// All or nothing: the batches go into a copy of the log (`FILE.importing-PID`, a new file
+/// when the log is missing), which is renamed over the log only when every line was good,
+/// while the log's write lock is held (a new log is linked into place, which fails if
+/// another program created it meanwhile). A bad line stops the writing, the rest of the
+/// input is still read to report every bad line, and the copy is removed; so is it on
+/// Ctrl-C. A crash leaves at most that copy, which may be deleted. The process id in its
+/// name keeps two imports into a new log from sharing one copy.
 final class Importer {
   let options: ImportOptions
   let upsert: Bool
@@ -42,7 +44,7 @@ final class Importer {
   func run() throws -> String {
     let input = try InputFile(path: options.from)
     let progress = Progress()
-    let temp = file + ".importing"
+    let temp = file + ".importing-\(getpid())"
     let sideFiles = [temp, temp + ".lock", temp + ".checkpoint"]
     for path in sideFiles { try? FileManager.default.removeItem(atPath: path) }
     for path in sideFiles { Interrupt.removeOnInterrupt(path) }
@@ -65,7 +67,9 @@ final class Importer {
           try? FileManager.default.copyItem(atPath: file + ".checkpoint", toPath: temp + ".checkpoint")
         }
       } catch {
-        throw ToolError("Cannot copy \(file) to \(temp) to import into: \(error.localizedDescription). Check the free space.")
+        throw ToolError(
+          "Cannot copy \(file) to \(temp) to import into: \(error.localizedDescription). Check the free space; "
+            + "\(file) is unchanged.")
       }
     }
     let store = try LogStore<DynamicRecord>(path: temp, options: .init(autoCompactDeadRatio: nil))
