@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset dump FILE [--format jsonl|json|csv]`: every record, streamed in store order.
 struct Dump: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Write every record, in store order, as JSON Lines, a JSON array or CSV.",

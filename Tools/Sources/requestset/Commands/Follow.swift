@@ -1,14 +1,8 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import RequestSet
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
+/// `requestset follow FILE [FILTER]`: the result, then a JSON line per commit that changes it.
 struct Follow: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Print the query's result, then each commit that changes it, as JSON lines, until interrupted.",

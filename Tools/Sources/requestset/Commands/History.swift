@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset history FILE`: the commits still readable, for `query --as-of`.
 struct History: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "List the commits still readable in a log: version, time, records changed.",

@@ -29,6 +29,7 @@ struct ImportOptions: ParsableArguments {
   var inputFormat: Format { format ?? (from.lowercased().hasSuffix(".csv") ? .csv : .jsonl) }
 }
 
+/// `requestset import FILE --from PATH`: records from JSON Lines or CSV, streamed, all or nothing.
 struct Import: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Add records from a JSON Lines or CSV file to a log, all or nothing.",
@@ -60,6 +61,7 @@ struct Import: ParsableCommand {
   }
 }
 
+/// `requestset upsert FILE --from PATH`: `import --upsert`, replacing records whose id is stored.
 struct Upsert: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Insert records from a JSON Lines or CSV file, replacing those whose id is stored.",

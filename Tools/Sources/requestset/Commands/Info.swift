@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset info FILE`: the log's header, records, keys with their kinds, indexes and dead space.
 struct Info: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Show a log's header, records, keys with their kinds, indexes and dead space.")

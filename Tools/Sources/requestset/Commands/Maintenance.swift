@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset compact FILE [--keep-history N]`: rewrites the log, saying which history it discards.
 struct Compact: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Rewrite a log with only its live records, reclaiming dead space.",
@@ -61,6 +62,7 @@ struct Compact: ParsableCommand {
   }
 }
 
+/// `requestset recover FILE --mode MODE`: opens a damaged log with a recovery mode.
 struct Recover: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Open a damaged log with a recovery mode and write the result.",
@@ -98,6 +100,7 @@ struct Recover: ParsableCommand {
   }
 }
 
+/// `requestset index FILE create|drop|list [KEY]`: the log's secondary indexes.
 struct Index: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Create, drop or list a log's secondary indexes.",

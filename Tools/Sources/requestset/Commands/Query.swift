@@ -60,6 +60,7 @@ struct QueryOptions: ParsableArguments {
   }
 }
 
+/// `requestset query FILE [FILTER]`: records, values, counts, plans or aggregates of a query.
 struct Query: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Query a log with RequestSet's filters, sorts, windows, aggregates and indexes.",

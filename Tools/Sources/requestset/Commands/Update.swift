@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset update FILE FILTER --set KEY=VALUE`: changes the matching records in one commit.
 struct Update: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Set or remove keys of the records a filter matches, all in one commit.",
@@ -83,6 +84,7 @@ struct Update: ParsableCommand {
   }
 }
 
+/// `requestset delete FILE FILTER`: deletes the matching records in one commit.
 struct Delete: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Delete the records a filter matches, all in one commit.",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset verify FILE`: every frame and checksum; exit status 1 unless the log is clean.
 struct Verify: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Read every frame, check every checksum, and report each damaged range.",

@@ -28,6 +28,8 @@ struct JSONReader {
   private(set) var keyOrder: [String] = []
   /// The top-level keys of the last object parsed, in the order written (always filled).
   private(set) var topLevelKeys: [String] = []
+  /// How many keys the last top-level object held.
+  private var lastTopLevelCount = 0
   /// Nesting deeper than this is refused, so hostile input cannot overflow the stack.
   static let maxDepth = 64
 
@@ -102,6 +104,9 @@ struct JSONReader {
     guard depth <= Self.maxDepth else { throw c.error("it nests deeper than \(Self.maxDepth) levels") }
     c.i += 1
     var fields: [String: FieldValue] = [:]
+    // Lines of JSON Lines hold the same keys: size the top-level object as the last one,
+    // so it is not grown (and rehashed) several times per line.
+    if depth == 1 { fields.reserveCapacity(lastTopLevelCount) }
     c.skipBlanks()
     if c.peek == UInt8(ascii: "}") {
       c.i += 1
@@ -128,7 +133,10 @@ struct JSONReader {
       let b = c.peek
       c.i += 1
       if b == UInt8(ascii: ",") { continue }
-      if b == UInt8(ascii: "}") { return .object(fields) }
+      if b == UInt8(ascii: "}") {
+        if depth == 1 { lastTopLevelCount = fields.count }
+        return .object(fields)
+      }
       c.i -= 1
       throw c.error("an object's fields must be separated by commas and end with }")
     }
