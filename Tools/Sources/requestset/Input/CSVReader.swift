@@ -57,15 +57,18 @@ struct CSVReader {
     }
     var fields: [String: FieldValue] = [:]
     fields.reserveCapacity(header.count)
+    var id: FieldValue? = nil
     for (i, path) in header.enumerated() {
       guard let value = typed(row.bytes(i), quoted: row.quoted[i]) else { continue }
-      if path.count == 1 {
+      if path.count == 1 && path[0] == "id" {
+        id = value
+      } else if path.count == 1 {
         fields[path[0]] = value
       } else {
         fields[path[0]] = CSVReader.setting(value, at: path.dropFirst(), in: fields[path[0]] ?? .null)
       }
     }
-    try body(.success(InputRecord(line: row.line, fields: fields)))
+    try body(.success(InputRecord(line: row.line, id: id, fields: fields)))
   }
 
   /// A cell's value, or nil when it is absent (empty and unquoted, or the `--null` text).

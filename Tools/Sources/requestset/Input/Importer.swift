@@ -162,12 +162,12 @@ final class Importer {
   private func add(_ item: InputRecord, to store: LogStore<DynamicRecord>, writer: BatchWriter) throws {
     let fields = item.fields
     if generating == nil {
-      generating = options.id == nil && fields["id"] == nil
+      generating = options.id == nil && item.id == nil
       if generating == true { nextID = try Importer.firstGeneratedID(store) }
     }
     let id: FieldValue
     if generating == true {
-      guard fields["id"] == nil else {
+      guard item.id == nil else {
         return writer.report(
           InputProblem(
             line: item.line,
@@ -177,13 +177,13 @@ final class Importer {
       id = .int(nextID)
       nextID += 1
     } else {
-      guard let value = fields[idKey] else {
+      guard let value = idKey == "id" ? item.id : fields[idKey] else {
         return writer.report(InputProblem(line: item.line, reason: "it has no \"\(idKey)\" field (the id key; see --id)"))
       }
       if case .null = value {
         return writer.report(InputProblem(line: item.line, reason: "its \"\(idKey)\" field (the id key) is null"))
       }
-      if idKey != "id", let other = fields["id"], other != value {
+      if idKey != "id", let other = item.id, other != value {
         return writer.report(
           InputProblem(
             line: item.line,

@@ -3,6 +3,10 @@ import RequestSet
 /// One record read from an input file, with the line it starts on.
 struct InputRecord {
   var line: Int
+  /// The top-level `id` key's value, kept out of ``fields``: `DynamicRecord` stores the id
+  /// apart, and a dictionary without it need not be copied to drop it.
+  var id: FieldValue?
+  /// The other top-level keys.
   var fields: [String: FieldValue]
 }
 

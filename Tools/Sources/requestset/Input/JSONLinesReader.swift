@@ -10,7 +10,7 @@ struct JSONLinesReader {
   let nullText: String?
   /// The keys in the order the input first gives them (nested keys as dotted paths).
   private(set) var keyOrder = KeyOrderBuilder()
-  private var parser = JSONReader(trackKeys: true)
+  private var parser = JSONReader(trackKeys: true, separatesID: true)
   private var carry: [UInt8] = []
   private var line = 0
   private var lastTopLevelKeys: [String] = []
@@ -76,7 +76,7 @@ struct JSONLinesReader {
     if let nullText {
       for (key, v) in fields where v == .string(nullText) { fields[key] = nil }
     }
-    try body(.success(InputRecord(line: line, fields: fields)))
+    try body(.success(InputRecord(line: line, id: parser.topLevelID, fields: fields)))
   }
 }
 

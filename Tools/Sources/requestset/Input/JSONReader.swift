@@ -28,12 +28,22 @@ struct JSONReader {
   private(set) var keyOrder: [String] = []
   /// The top-level keys of the last object parsed, in the order written (always filled).
   private(set) var topLevelKeys: [String] = []
+  /// The top-level object's `id` value, which ``parse(_:)`` keeps out of the object's
+  /// fields (so a record's dictionary never holds it), or nil when it has none.
+  private(set) var topLevelID: FieldValue?
   /// How many keys the last top-level object held.
   private var lastTopLevelCount = 0
   /// Nesting deeper than this is refused, so hostile input cannot overflow the stack.
   static let maxDepth = 64
 
-  init(trackKeys: Bool = false) { self.trackKeys = trackKeys }
+  /// Whether ``parse(_:)`` keeps a top-level object's `id` out of its fields, in
+  /// ``topLevelID`` (how records are read); other JSON keeps it.
+  let separatesID: Bool
+
+  init(trackKeys: Bool = false, separatesID: Bool = false) {
+    self.trackKeys = trackKeys
+    self.separatesID = separatesID
+  }
 
   /// Parses one JSON value that fills `bytes` (leading and trailing blanks allowed).
   ///
@@ -41,6 +51,7 @@ struct JSONReader {
   mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> FieldValue {
     keyOrder.removeAll(keepingCapacity: true)
     topLevelKeys.removeAll(keepingCapacity: true)
+    topLevelID = nil
     var cursor = Cursor(bytes: bytes)
     cursor.skipBlanks()
     let value = try value(&cursor, depth: 0, path: nil)
@@ -128,7 +139,12 @@ struct JSONReader {
         childPath = dotted
       }
       let item = try value(&c, depth: depth, path: childPath)
-      guard fields.updateValue(item, forKey: key) == nil else { throw c.error("the key \"\(key)\" occurs twice") }
+      if depth == 1 && separatesID && key == "id" {
+        guard topLevelID == nil else { throw c.error("the key \"id\" occurs twice") }
+        topLevelID = item
+      } else if fields.updateValue(item, forKey: key) != nil {
+        throw c.error("the key \"\(key)\" occurs twice")
+      }
       c.skipBlanks()
       let b = c.peek
       c.i += 1
