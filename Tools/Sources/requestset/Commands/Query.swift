@@ -12,15 +12,18 @@ struct QueryOptions: ParsableArguments {
 
   @Option(
     parsing: .upToNextOption,
-    help: """
+    help: ArgumentHelp(
+      """
       Sort keys, most significant first, separated by commas or spaces or given with several \
       --sort options: --sort arr_delay:desc,id. KEY:desc sorts descending, KEY:asc (the \
       default) ascending.
-      """)
+      """, valueName: "key"))
   var sort: [String] = []
 
-  @Option(parsing: .unconditional, help: "Skip this many records (after sorting); 0 or more.") var offset: Int?
-  @Option(parsing: .unconditional, help: "Return at most this many records; 0 or more.") var limit: Int?
+  @Option(parsing: .unconditional, help: ArgumentHelp("Skip this many records (after sorting); 0 or more.", valueName: "n"))
+  var offset: Int?
+  @Option(parsing: .unconditional, help: ArgumentHelp("Return at most this many records; 0 or more.", valueName: "n"))
+  var limit: Int?
 
   func validate() throws {
     if let offset, offset < 0 {
@@ -78,21 +81,23 @@ struct Query: AsyncParsableCommand {
 
   @Argument(help: "The log file.") var file: String
   @OptionGroup var query: QueryOptions
-  @Option(parsing: .upToNextOption, help: "Print only these keys (dotted paths reach nested values).")
+  @Option(parsing: .upToNextOption, help: ArgumentHelp("Print only these keys (dotted paths reach nested values).", valueName: "key"))
   var values: [String] = []
   @Flag(help: "Print the number of matching records.") var count = false
   @Flag(help: "Print the plan instead of the records.") var explain = false
   @Option(name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.")
   var format: OutputFormat = .table
-  @Option(name: .customLong("sum"), help: "Print the sum of this numeric key's values.") var sums: [String] = []
-  @Option(name: .customLong("avg"), help: "Print the mean of this numeric key's values.") var averages: [String] = []
-  @Option(name: .customLong("min"), help: "Print the smallest value of this key.") var minimums: [String] = []
-  @Option(name: .customLong("max"), help: "Print the largest value of this key.") var maximums: [String] = []
+  @Option(name: .customLong("sum"), help: ArgumentHelp("Print the sum of this numeric key's values.", valueName: "key")) var sums: [String] = []
+  @Option(name: .customLong("avg"), help: ArgumentHelp("Print the mean of this numeric key's values.", valueName: "key")) var averages: [String] = []
+  @Option(name: .customLong("min"), help: ArgumentHelp("Print the smallest value of this key.", valueName: "key")) var minimums: [String] = []
+  @Option(name: .customLong("max"), help: ArgumentHelp("Print the largest value of this key.", valueName: "key")) var maximums: [String] = []
   @Option(
     name: .customLong("group-by"),
-    help: "Group the matching records by this key (up to three --group-by): one row per group, with its count and aggregates.")
+    help: ArgumentHelp(
+      "Group the matching records by this key (up to three --group-by): one row per group, with its count and aggregates.",
+      valueName: "key"))
   var groupBy: [String] = []
-  @Option(name: .customLong("as-of"), help: "Read the log as it was after this commit version (see `history`).")
+  @Option(name: .customLong("as-of"), help: ArgumentHelp("Read the log as it was after this commit version (see `history`).", valueName: "version"))
   var asOf: UInt64?
   @Option(
     name: .customLong("as-of-time"),
