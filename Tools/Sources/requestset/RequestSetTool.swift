@@ -98,7 +98,8 @@ func openWriter(
   writesCheckpoint: Bool = true
 ) throws -> LogStore<DynamicRecord> {
   if FileManager.default.fileExists(atPath: path) {
-    try LogStore<DynamicRecord>(path: path, options: .init(recovery: .skipDamagedFrames, readOnly: true)).close()
+    try LogStore<DynamicRecord>(path: path, options: .init(recovery: .skipDamagedFrames, readOnly: true))
+      .close()
   }
   return try LogStore<DynamicRecord>(
     path: path,

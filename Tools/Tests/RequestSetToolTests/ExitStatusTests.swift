@@ -37,7 +37,9 @@ import Testing
   @Test func aNegativeLimitOrOffsetSaysWhatToGive() throws {
     let limit = try Tool.run("query", "x.rslog", "--limit", "-3")
     #expect(limit.status == 2)
-    #expect(limit.stderr.hasPrefix("Error: --limit is -3; give 0 or more records to return (leave it out for all).\n"), "\(limit)")
+    #expect(
+      limit.stderr.hasPrefix(
+        "Error: --limit is -3; give 0 or more records to return (leave it out for all).\n"), "\(limit)")
     let offset = try Tool.run("query", "x.rslog", "--offset=-1")
     #expect(offset.status == 2)
     #expect(offset.stderr.hasPrefix("Error: --offset is -1; give 0 or more records to skip.\n"), "\(offset)")
@@ -61,7 +63,8 @@ import Testing
     #expect(wide.status == 0)
     #expect(
       wide.stdout.contains(
-        "The log is created when missing. The input is read, checked and written in batches, in bounded memory, "),
+        "The log is created when missing. The input is read, checked and written in batches, in bounded memory, "
+      ),
       "\(wide)")
     let narrow = try Tool.run("--help", environment: ["COLUMNS": "60"])
     for line in narrow.stdout.split(separator: "\n") { #expect(line.count <= 60, "\(line)") }

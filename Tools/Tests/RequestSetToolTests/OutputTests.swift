@@ -7,10 +7,14 @@ import Testing
   @Test func aggregatesAndGroupsWithCounts() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
-    let one = try Tool.run("query", log, "--sum", "age", "--avg", "weight", "--min", "age", "--max", "name", "--format", "csv")
+    let one = try Tool.run(
+      "query", log, "--sum", "age", "--avg", "weight", "--min", "age", "--max", "name", "--format", "csv")
     #expect(one.status == 0, "\(one)")
-    #expect(one.stdout == "count,sum:age,avg:weight,min:age,max:name\n3,15,210.41666666666666,3,\"Rex, Jr.\"\n", "\(one)")
-    let groups = try Tool.run("query", log, "age > 0", "--group-by", "species", "--max", "age", "--format", "csv")
+    #expect(
+      one.stdout == "count,sum:age,avg:weight,min:age,max:name\n3,15,210.41666666666666,3,\"Rex, Jr.\"\n",
+      "\(one)")
+    let groups = try Tool.run(
+      "query", log, "age > 0", "--group-by", "species", "--max", "age", "--format", "csv")
     #expect(groups.stdout == "species,count,max:age\nCow,1,7\nDog,1,5\nMouse,1,3\n", "\(groups)")
     let counts = try Tool.run("query", log, "--group-by", "owner.city")
     #expect(counts.stdout.hasPrefix("owner.city  count\n"), "\(counts)")
@@ -28,7 +32,9 @@ import Testing
     let dir = try freshDirectory()
     let log = dir + "/wide.rslog"
     let long = String(repeating: "word ", count: 30)
-    try write("{\"id\":1,\"text\":\"\(long)\",\"amount\":886.123456789,\"other\":\"\(long)\"}\n", to: dir + "/in.jsonl")
+    try write(
+      "{\"id\":1,\"text\":\"\(long)\",\"amount\":886.123456789,\"other\":\"\(long)\"}\n",
+      to: dir + "/in.jsonl")
     #expect(try Tool.run("import", log, "--from", dir + "/in.jsonl").status == 0)
     let piped = try Tool.run("query", log)
     #expect(piped.stdout.contains("886.123456789"), "\(piped)")
@@ -58,12 +64,19 @@ import Testing
     // Versions: 1 the pets, 2–5 the updates (ages 1 to 4).
     let keep = try Tool.run("compact", log, "--keep-history", "3")
     #expect(keep.status == 0, "\(keep)")
-    #expect(keep.stdout.hasSuffix(
-      "history: discarded 2 commits (versions 1–2); kept 3 (--as-of reads versions 3–5); keep more with --keep-history N\n"),
+    #expect(
+      keep.stdout.hasSuffix(
+        "history: discarded 2 commits (versions 1–2); kept 3 (--as-of reads versions 3–5); keep more with --keep-history N\n"
+      ),
       "\(keep)")
-    #expect(try Tool.run("query", log, "id == 1", "--values", "age", "--as-of", "3", "--format", "csv").stdout == "age\n2\n")
+    #expect(
+      try Tool.run("query", log, "id == 1", "--values", "age", "--as-of", "3", "--format", "csv").stdout
+        == "age\n2\n")
     let all = try Tool.run("compact", log)
-    #expect(all.stdout.hasSuffix("history: discarded 2 commits (versions 3–4); kept 1 (--as-of reads version 5); keep more with --keep-history N\n"), "\(all)")
+    #expect(
+      all.stdout.hasSuffix(
+        "history: discarded 2 commits (versions 3–4); kept 1 (--as-of reads version 5); keep more with --keep-history N\n"
+      ), "\(all)")
     let gone = try Tool.run("query", log, "--as-of", "3")
     #expect(gone.status == 1)
     #expect(gone.stderr.contains("requestset compact --keep-history N"), "\(gone)")
@@ -89,7 +102,10 @@ import Testing
     try JSONSerialization.data(withJSONObject: order).write(to: URL(fileURLWithPath: log + ".keys"))
     let r = try Tool.run("dump", log, "--format", "csv")
     #expect(r.status == 1)
-    #expect(r.stderr.contains("does not list every key of \(log) (a program wrote to it), so the CSV above has no column for nick."), "\(r)")
+    #expect(
+      r.stderr.contains(
+        "does not list every key of \(log) (a program wrote to it), so the CSV above has no column for nick."),
+      "\(r)")
     try FileManager.default.removeItem(atPath: log + ".keys")
     #expect(try Tool.run("dump", log, "--format", "csv").stdout == "id,nick\n1,R\n")
   }

@@ -40,21 +40,27 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
     let store = try LogStore<DynamicRecord>(path: log, options: .init(readOnly: true))
     defer { store.close() }
     #expect(store.count == n)
-    #expect(try store.fetch(id: .int(123_457))?.fields == ["city": .string("Lyon"), "total": .double(457.25), "note": .string("n5")])
+    #expect(
+      try store.fetch(id: .int(123_457))?.fields == [
+        "city": .string("Lyon"), "total": .double(457.25), "note": .string("n5"),
+      ])
     // Integral doubles stay doubles; NA is absent.
     #expect(try store.fetch(id: .int(1230))?.fields == ["city": .string("Porto"), "total": .double(230.0)])
     // Written as several commits, one per 20,000 records.
     #expect(try store.history().count == 10)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == [
-      "orders.csv", "orders.rslog", "orders.rslog.checkpoint", "orders.rslog.keys",
-    ])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == [
+        "orders.csv", "orders.rslog", "orders.rslog.checkpoint", "orders.rslog.keys",
+      ])
   }
 
   @Test func aBadRowLateInALargeInputIsReportedAndNothingIsWritten() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
     let before = try bytes(log)
-    try write(ordersCSV(100_000, badLine: 90_001).replacingOccurrences(of: "\n2,", with: "\n1,"), to: dir + "/orders.csv")
+    try write(
+      ordersCSV(100_000, badLine: 90_001).replacingOccurrences(of: "\n2,", with: "\n1,"),
+      to: dir + "/orders.csv")
     let r = try Tool.run("import", log, "--from", dir + "/orders.csv")
     #expect(r.status == 1)
     #expect(
@@ -68,7 +74,10 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
 
         """, "\(r)")
     #expect(try bytes(log) == before)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["orders.csv", "pets.rslog", "pets.rslog.lock"])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == [
+        "orders.csv", "pets.rslog", "pets.rslog.lock",
+      ])
   }
 
   @Test func jsonLinesKeepKeyOrderAndNumberKinds() throws {
@@ -90,7 +99,9 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
 
         """, "\(dumped)")
     let csv = try Tool.run("dump", log, "--format", "csv")
-    #expect(csv.stdout.hasPrefix("id,zeta,alpha,mid.b,mid.a,big,e,new\n1,1,9523.0,1,2.5,18446744073709551615,100.0,\n"), "\(csv)")
+    #expect(
+      csv.stdout.hasPrefix(
+        "id,zeta,alpha,mid.b,mid.a,big,e,new\n1,1,9523.0,1,2.5,18446744073709551615,100.0,\n"), "\(csv)")
     let table = try Tool.run("query", log)
     #expect(table.stdout.hasPrefix("id  zeta  alpha   mid"), "\(table)")
   }
@@ -111,7 +122,9 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
         """, "\(rows)")
     let fresh = dir + "/fresh.rslog"
     #expect(try Tool.run("import", fresh, "--from", dir + "/flights.csv").status == 0)
-    #expect(try Tool.run("query", fresh, "--values", "id", "arr_delay", "--format", "csv").stdout == "id,arr_delay\n1,11\n2,NA\n")
+    #expect(
+      try Tool.run("query", fresh, "--values", "id", "arr_delay", "--format", "csv").stdout
+        == "id,arr_delay\n1,11\n2,NA\n")
   }
 
   @Test func emptyCellsAreAbsent() throws {
@@ -137,7 +150,11 @@ func ordersCSV(_ n: Int, badLine: Int? = nil) -> String {
     let copy = log + ".importing-\(tool.process.processIdentifier)"
     let deadline = Date().addingTimeInterval(60)
     while Date() < deadline {
-      if let size = try? FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int, size > before.count { break }
+      if let size = try? FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int,
+        size > before.count
+      {
+        break
+      }
       usleep(20_000)
     }
     kill(tool.process.processIdentifier, SIGINT)

@@ -27,12 +27,15 @@ struct Pet: Record, Equatable {
 }
 
 let pets: [Pet] = [
-  Pet(id: 1, name: "Micky", species: "Mouse", age: 3, weight: 0.25, nickname: "Mick", tags: ["small"],
-      owner: .init(name: "Walt", city: "Burbank"), born: Date(timeIntervalSinceReferenceDate: 100), price: 9.5),
-  Pet(id: 2, name: "Daisy", species: "Cow", age: 7, weight: 600.5, tags: ["farm", "big"],
-      owner: .init(name: "Ann", city: "Oslo"), born: Date(timeIntervalSinceReferenceDate: 200), price: 1200),
-  Pet(id: 3, name: "Rex, Jr.", species: "Dog", age: 5, weight: 30.5, nickname: "\"R\"", tags: [],
-      born: Date(timeIntervalSinceReferenceDate: -50), price: Decimal(string: "0.01")!),
+  Pet(
+    id: 1, name: "Micky", species: "Mouse", age: 3, weight: 0.25, nickname: "Mick", tags: ["small"],
+    owner: .init(name: "Walt", city: "Burbank"), born: Date(timeIntervalSinceReferenceDate: 100), price: 9.5),
+  Pet(
+    id: 2, name: "Daisy", species: "Cow", age: 7, weight: 600.5, tags: ["farm", "big"],
+    owner: .init(name: "Ann", city: "Oslo"), born: Date(timeIntervalSinceReferenceDate: 200), price: 1200),
+  Pet(
+    id: 3, name: "Rex, Jr.", species: "Dog", age: 5, weight: 30.5, nickname: "\"R\"", tags: [],
+    born: Date(timeIntervalSinceReferenceDate: -50), price: Decimal(string: "0.01")!),
 ]
 
 /// A log of `pets` written by their own type, with an index on species.
@@ -73,12 +76,14 @@ func flipByte(_ path: String, at offset: Int) throws {
   @Test func queryFiltersSortsAndWindowsWithTheLibrarysGrammar() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
-    let r = try Tool.run("query", log, "age >= 3 AND weight < 1000", "--sort", "age:desc", "--limit", "2", "--format", "jsonl")
+    let r = try Tool.run(
+      "query", log, "age >= 3 AND weight < 1000", "--sort", "age:desc", "--limit", "2", "--format", "jsonl")
     #expect(r.status == 0, "\(r)")
     let ids = r.stdout.split(separator: "\n").map { $0.prefix(8) }
     #expect(ids == [#"{"id":2,"#, #"{"id":3,"#])
-    #expect(try Tool.run("query", log, "--sort", "name:desc", "--offset", "1", "--format", "jsonl").stdout
-      .split(separator: "\n").map { $0.prefix(8) } == [#"{"id":1,"#, #"{"id":2,"#])
+    #expect(
+      try Tool.run("query", log, "--sort", "name:desc", "--offset", "1", "--format", "jsonl").stdout
+        .split(separator: "\n").map { $0.prefix(8) } == [#"{"id":1,"#, #"{"id":2,"#])
     #expect(try Tool.run("query", log, "species IN {'Cow', 'Dog'}", "--count").stdout == "2\n")
     let plan = try Tool.run("query", log, "species == 'Cow'", "--explain")
     #expect(plan.stdout.contains("index lookup on species"), "\(plan)")
@@ -96,7 +101,10 @@ func flipByte(_ path: String, at offset: Int) throws {
 
         """, "\(json)")
     let csv = try Tool.run("query", log, "--values", "name", "owner.city", "nickname", "--format", "csv")
-    #expect(csv.stdout == "name,owner.city,nickname\nMicky,Burbank,Mick\nDaisy,Oslo,\n\"Rex, Jr.\",,\"\"\"R\"\"\"\n", "\(csv)")
+    #expect(
+      csv.stdout
+        == "name,owner.city,nickname\nMicky,Burbank,Mick\nDaisy,Oslo,\n\"Rex, Jr.\",,\"\"\"R\"\"\"\n",
+      "\(csv)")
   }
 
   @Test func theTableFitsTheWidthItIsGiven() throws {
@@ -138,7 +146,10 @@ func flipByte(_ path: String, at offset: Int) throws {
     for command in ["info", "verify", "query", "dump", "compact"] {
       let r = try Tool.run(command, text)
       #expect(r.status == 1, "\(command): \(r)")
-      #expect(r.stderr.contains("is not a readable RequestSet log: the file does not start with the RequestSet log signature"), "\(command): \(r)")
+      #expect(
+        r.stderr.contains(
+          "is not a readable RequestSet log: the file does not start with the RequestSet log signature"),
+        "\(command): \(r)")
     }
     #expect(try bytes(text) == Data("id,name\n1,Rex\n".utf8))
     #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["notes.txt"])
@@ -156,12 +167,18 @@ func flipByte(_ path: String, at offset: Int) throws {
     let jsonl = try Tool.run("dump", log)
     #expect(jsonl.status == 0)
     #expect(jsonl.stderr.isEmpty)
-    #expect(jsonl.stdout.split(separator: "\n").first
-      == #"{"id":1,"age":3,"born":100.0,"name":"Micky","nickname":"Mick","owner":{"city":"Burbank","name":"Walt"},"price":9.5,"species":"Mouse","tags":["small"],"weight":0.25}"#)
+    #expect(
+      jsonl.stdout.split(separator: "\n").first
+        == #"{"id":1,"age":3,"born":100.0,"name":"Micky","nickname":"Mick","owner":{"city":"Burbank","name":"Walt"},"price":9.5,"species":"Mouse","tags":["small"],"weight":0.25}"#
+    )
     #expect(jsonl.stdout.split(separator: "\n").count == 3)
     let csv = try Tool.run("dump", log, "--format", "csv")
-    #expect(csv.stdout.split(separator: "\n").first == "id,age,born,name,nickname,owner.city,owner.name,price,species,tags,weight")
-    #expect(csv.stdout.split(separator: "\n")[1] == #"1,3,100.0,Micky,Mick,Burbank,Walt,9.5,Mouse,"[""small""]",0.25"#)
+    #expect(
+      csv.stdout.split(separator: "\n").first
+        == "id,age,born,name,nickname,owner.city,owner.name,price,species,tags,weight")
+    #expect(
+      csv.stdout.split(separator: "\n")[1]
+        == #"1,3,100.0,Micky,Mick,Burbank,Walt,9.5,Mouse,"[""small""]",0.25"#)
   }
 }
 
@@ -223,8 +240,11 @@ func flipByte(_ path: String, at offset: Int) throws {
   @Test func csvImportReadsTypesQuotesAndNestedColumns() throws {
     let dir = try freshDirectory()
     let data = dir + "/in.csv"
-    try Data("sku,name,owner.city,count,ok,tags\n7,\"Rex, Jr.\",Oslo,3,true,\"[\"\"a\"\"]\"\n8,\"0042\",,2.5,false,\n".utf8)
-      .write(to: URL(fileURLWithPath: data))
+    try Data(
+      "sku,name,owner.city,count,ok,tags\n7,\"Rex, Jr.\",Oslo,3,true,\"[\"\"a\"\"]\"\n8,\"0042\",,2.5,false,\n"
+        .utf8
+    )
+    .write(to: URL(fileURLWithPath: data))
     let log = dir + "/in.rslog"
     let r = try Tool.run("import", log, "--from", data, "--id", "sku")
     #expect(r.status == 0, "\(r)")
@@ -320,7 +340,9 @@ func flipByte(_ path: String, at offset: Int) throws {
     #expect(r.status == 0, "\(r)")
     let after = try bytes(log).count
     #expect(after < before)
-    #expect(r.stdout.hasPrefix("compacted \(log): \(before) → \(after) bytes, 3 records\nhistory: discarded "), "\(r)")
+    #expect(
+      r.stdout.hasPrefix("compacted \(log): \(before) → \(after) bytes, 3 records\nhistory: discarded "),
+      "\(r)")
     #expect(try Tool.run("info", log).stdout.contains("format      version 1, generation 2"))
     #expect(try LogStore<Pet>(path: log).fetch(id: 1)?.age == 19)
   }
@@ -328,9 +350,11 @@ func flipByte(_ path: String, at offset: Int) throws {
   @Test func indexesAreWrittenToTheLogForEveryReader() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
-    #expect(try Tool.run("index", log, "create", "name", "--unique").stdout == "created unique index on name\n")
+    #expect(
+      try Tool.run("index", log, "create", "name", "--unique").stdout == "created unique index on name\n")
     #expect(try Tool.run("index", log, "list").stdout == "species\nname (unique)\n")
-    #expect(try LogStore<Pet>(path: log, options: .init(readOnly: true)).indexes.map(\.key) == ["species", "name"])
+    #expect(
+      try LogStore<Pet>(path: log, options: .init(readOnly: true)).indexes.map(\.key) == ["species", "name"])
     #expect(try Tool.run("index", log, "drop", "species").status == 0)
     #expect(try Tool.run("index", log, "list").stdout == "name (unique)\n")
     let dup = try Tool.run("index", log, "create", "tags", "--unique")
@@ -371,7 +395,9 @@ func flipByte(_ path: String, at offset: Int) throws {
     writer.close()
     var lines = follow.waitForLines(2)
     let deadline = Date().addingTimeInterval(30)
-    while !lines.joined().contains(#""deleted":[2]"#) && Date() < deadline { lines = follow.waitForLines(lines.count + 1, seconds: 1) }
+    while !lines.joined().contains(#""deleted":[2]"#) && Date() < deadline {
+      lines = follow.waitForLines(lines.count + 1, seconds: 1)
+    }
     #expect(lines.dropFirst().contains { $0.contains(#""name":"Calf""#) }, "\(lines)")
     #expect(lines.dropFirst().allSatisfy { !$0.contains(#""id":5"#) }, "\(lines)")
     #expect(lines.joined().contains(#""deleted":[2]"#), "\(lines)")

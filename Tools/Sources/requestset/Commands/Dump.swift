@@ -16,7 +16,8 @@ struct Dump: AsyncParsableCommand {
       """)
 
   @Argument(help: "The log file.") var file: String
-  @Option(name: [.customLong("format"), .customShort("f")], help: "jsonl, json or csv.") var format: Format = .jsonl
+  @Option(name: [.customLong("format"), .customShort("f")], help: "jsonl, json or csv.") var format: Format =
+    .jsonl
 
   /// The formats `dump` writes.
   enum Format: String, ExpressibleByArgument, CaseIterable { case jsonl, json, csv }
@@ -28,9 +29,13 @@ struct Dump: AsyncParsableCommand {
       let order = KeyOrder.load(for: file)
       let set = RequestSet(store)
       let output = OutputFormat(rawValue: format.rawValue)!
-      let csv = output == .csv ? try await RecordStream.csvColumns(set, store: store, order: order, past: false) : (columns: [], fromKeyOrder: false)
+      let csv =
+        output == .csv
+        ? try await RecordStream.csvColumns(set, store: store, order: order, past: false)
+        : (columns: [], fromKeyOrder: false)
       try await RecordStream.write(
-        set, format: output, order: order, csvColumns: csv.columns, total: store.count, checkColumns: csv.fromKeyOrder,
+        set, format: output, order: order, csvColumns: csv.columns, total: store.count,
+        checkColumns: csv.fromKeyOrder,
         file: file)
     }
   }

@@ -14,7 +14,9 @@ struct History: ParsableCommand {
       """)
 
   @Argument(help: "The log file.") var file: String
-  @Option(name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.") var format: OutputFormat = .table
+  @Option(
+    name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.")
+  var format: OutputFormat = .table
 
   func run() throws {
     try reportingErrors {

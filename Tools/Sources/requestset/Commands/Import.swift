@@ -8,7 +8,8 @@ struct ImportOptions: ParsableArguments {
   enum Format: String, ExpressibleByArgument, CaseIterable { case jsonl, csv }
 
   @Argument(help: "The log file (created when missing).") var file: String
-  @Option(help: ArgumentHelp("The JSON Lines or CSV file to read (- for standard input).", valueName: "path")) var from: String
+  @Option(help: ArgumentHelp("The JSON Lines or CSV file to read (- for standard input).", valueName: "path"))
+  var from: String
   @Option(
     help: """
       The key that holds each record's id. Without --id, a record's "id" key is its id, \
@@ -16,7 +17,8 @@ struct ImportOptions: ParsableArguments {
       1, 2, 3, … after the largest integer id the log holds.
       """)
   var id: String?
-  @Option(help: "jsonl or csv; by default from the input file's extension (.csv is CSV, anything else JSON Lines).")
+  @Option(
+    help: "jsonl or csv; by default from the input file's extension (.csv is CSV, anything else JSON Lines).")
   var format: Format?
   @Option(
     name: .customLong("null"),
@@ -51,7 +53,8 @@ struct Import: ParsableCommand {
       """)
 
   @OptionGroup var options: ImportOptions
-  @Flag(help: "Replace stored records with the same id instead of failing (as `upsert` does).") var upsert = false
+  @Flag(help: "Replace stored records with the same id instead of failing (as `upsert` does).") var upsert =
+    false
 
   func run() throws {
     try reportingErrors {

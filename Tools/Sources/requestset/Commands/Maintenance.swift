@@ -14,7 +14,8 @@ struct Compact: ParsableCommand {
       """)
 
   @Argument(help: "The log file.") var file: String
-  @Option(name: .customLong("keep-history"), help: "Keep the newest N commits readable (1 or more; by default 1).")
+  @Option(
+    name: .customLong("keep-history"), help: "Keep the newest N commits readable (1 or more; by default 1).")
   var keepHistory: Int?
 
   func validate() throws {
@@ -56,7 +57,8 @@ struct Compact: ParsableCommand {
       return "history: kept all \(after.count) commit\(s(after.count)); nothing discarded"
     }
     let range = first == last ? "version \(first)" : "versions \(first)–\(last)"
-    return "history: discarded \(discarded.count) commit\(s(discarded.count)) (\(range)); kept \(after.count) "
+    return
+      "history: discarded \(discarded.count) commit\(s(discarded.count)) (\(range)); kept \(after.count) "
       + "(--as-of reads \(after.count == 1 ? "version \(after[0])" : "versions \(after.first!)–\(after.last!)")); "
       + "keep more with --keep-history N"
   }

@@ -20,9 +20,13 @@ struct QueryOptions: ParsableArguments {
       """, valueName: "key"))
   var sort: [String] = []
 
-  @Option(parsing: .unconditional, help: ArgumentHelp("Skip this many records (after sorting); 0 or more.", valueName: "n"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Skip this many records (after sorting); 0 or more.", valueName: "n"))
   var offset: Int?
-  @Option(parsing: .unconditional, help: ArgumentHelp("Return at most this many records; 0 or more.", valueName: "n"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Return at most this many records; 0 or more.", valueName: "n"))
   var limit: Int?
 
   func validate() throws {
@@ -36,7 +40,9 @@ struct QueryOptions: ParsableArguments {
 
   /// The sort keys, each `--sort` value split at its commas.
   var sortKeys: [String] {
-    sort.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty }
+    sort.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter {
+      !$0.isEmpty
+    }
   }
 
   /// The request set these options describe, over `store`.
@@ -81,32 +87,51 @@ struct Query: AsyncParsableCommand {
 
   @Argument(help: "The log file.") var file: String
   @OptionGroup var query: QueryOptions
-  @Option(parsing: .upToNextOption, help: ArgumentHelp("Print only these keys (dotted paths reach nested values).", valueName: "key"))
+  @Option(
+    parsing: .upToNextOption,
+    help: ArgumentHelp("Print only these keys (dotted paths reach nested values).", valueName: "key"))
   var values: [String] = []
   @Flag(help: "Print the number of matching records.") var count = false
   @Flag(help: "Print the plan instead of the records.") var explain = false
-  @Option(name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.")
+  @Option(
+    name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.")
   var format: OutputFormat = .table
-  @Option(name: .customLong("sum"), help: ArgumentHelp("Print the sum of this numeric key's values.", valueName: "key")) var sums: [String] = []
-  @Option(name: .customLong("avg"), help: ArgumentHelp("Print the mean of this numeric key's values.", valueName: "key")) var averages: [String] = []
-  @Option(name: .customLong("min"), help: ArgumentHelp("Print the smallest value of this key.", valueName: "key")) var minimums: [String] = []
-  @Option(name: .customLong("max"), help: ArgumentHelp("Print the largest value of this key.", valueName: "key")) var maximums: [String] = []
+  @Option(
+    name: .customLong("sum"),
+    help: ArgumentHelp("Print the sum of this numeric key's values.", valueName: "key")) var sums: [String] =
+      []
+  @Option(
+    name: .customLong("avg"),
+    help: ArgumentHelp("Print the mean of this numeric key's values.", valueName: "key")) var averages:
+    [String] = []
+  @Option(
+    name: .customLong("min"), help: ArgumentHelp("Print the smallest value of this key.", valueName: "key"))
+  var minimums: [String] = []
+  @Option(
+    name: .customLong("max"), help: ArgumentHelp("Print the largest value of this key.", valueName: "key"))
+  var maximums: [String] = []
   @Option(
     name: .customLong("group-by"),
     help: ArgumentHelp(
       "Group the matching records by this key (up to three --group-by): one row per group, with its count and aggregates.",
       valueName: "key"))
   var groupBy: [String] = []
-  @Option(name: .customLong("as-of"), help: ArgumentHelp("Read the log as it was after this commit version (see `history`).", valueName: "version"))
+  @Option(
+    name: .customLong("as-of"),
+    help: ArgumentHelp(
+      "Read the log as it was after this commit version (see `history`).", valueName: "version"))
   var asOf: UInt64?
   @Option(
     name: .customLong("as-of-time"),
-    help: "Read the log as it was at this time (ISO 8601, e.g. 2026-11-23T22:56:48Z): the newest commit at or before it.")
+    help:
+      "Read the log as it was at this time (ISO 8601, e.g. 2026-11-23T22:56:48Z): the newest commit at or before it."
+  )
   var asOfTime: String?
 
   /// The aggregates asked for, in the order count, sum, avg, min, max.
   var aggregates: [RequestAggregate] {
-    sums.map { .sum($0) } + averages.map { .average($0) } + minimums.map { .min($0) } + maximums.map { .max($0) }
+    sums.map { .sum($0) } + averages.map { .average($0) } + minimums.map { .min($0) }
+      + maximums.map { .max($0) }
   }
 
   func validate() throws {
@@ -118,7 +143,9 @@ struct Query: AsyncParsableCommand {
     }
     let aggregating = !aggregates.isEmpty || !groupBy.isEmpty
     if aggregating && (!values.isEmpty || count || explain) {
-      throw ValidationError("--sum, --avg, --min, --max and --group-by print their own rows; leave out --values, --count and --explain.")
+      throw ValidationError(
+        "--sum, --avg, --min, --max and --group-by print their own rows; leave out --values, --count and --explain."
+      )
     }
   }
 
@@ -160,7 +187,8 @@ struct Query: AsyncParsableCommand {
         }
         groups = groups.aggregate(.count)
         for aggregate in aggregates { groups = groups.aggregate(aggregate) }
-        var rows = Rows(keys: groupBy + ["count"] + aggregates.map(\.name), rows: try groups.fetch(), order: order)
+        var rows = Rows(
+          keys: groupBy + ["count"] + aggregates.map(\.name), rows: try groups.fetch(), order: order)
         rows.noun = "group"
         rows.render(format, to: output, width: Terminal.width)
       } else if !aggregates.isEmpty {
@@ -173,14 +201,19 @@ struct Query: AsyncParsableCommand {
         rows.noun = "row"
         rows.render(format, to: output, width: Terminal.width)
       } else if !values.isEmpty {
-        Rows(keys: values, rows: try set.values(values), order: order).render(format, to: output, width: Terminal.width)
+        Rows(keys: values, rows: try set.values(values), order: order).render(
+          format, to: output, width: Terminal.width)
       } else if format == .table {
         Rows(records: try set.fetch(), order: order).render(.table, to: output, width: Terminal.width)
       } else {
         let past = asOf != nil || asOfTime != nil
-        let csv = format == .csv ? try await RecordStream.csvColumns(set, store: store, order: order, past: past) : (columns: [], fromKeyOrder: false)
+        let csv =
+          format == .csv
+          ? try await RecordStream.csvColumns(set, store: store, order: order, past: past)
+          : (columns: [], fromKeyOrder: false)
         try await RecordStream.write(
-          set, format: format, order: order, csvColumns: csv.columns, total: nil, checkColumns: csv.fromKeyOrder, file: file)
+          set, format: format, order: order, csvColumns: csv.columns, total: nil,
+          checkColumns: csv.fromKeyOrder, file: file)
         return
       }
       output.flush()

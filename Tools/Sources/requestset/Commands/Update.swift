@@ -16,7 +16,9 @@ struct Update: ParsableCommand {
 
   @Argument(help: "The log file.") var file: String
   @OptionGroup var query: QueryOptions
-  @Option(name: .customLong("set"), help: ArgumentHelp("Set KEY to VALUE (JSON, or else a string).", valueName: "KEY=VALUE"))
+  @Option(
+    name: .customLong("set"),
+    help: ArgumentHelp("Set KEY to VALUE (JSON, or else a string).", valueName: "KEY=VALUE"))
   var assignments: [String] = []
   @Option(name: .customLong("unset"), help: ArgumentHelp("Remove KEY from the records.", valueName: "KEY"))
   var removals: [String] = []
@@ -33,7 +35,9 @@ struct Update: ParsableCommand {
       guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
         throw ValidationError("--set \(assignment) has no KEY=VALUE; write it as --set age=4.")
       }
-      if assignment[..<eq] == "id" { throw ValidationError("--set cannot change the id; delete the record and import it anew.") }
+      if assignment[..<eq] == "id" {
+        throw ValidationError("--set cannot change the id; delete the record and import it anew.")
+      }
     }
     if removals.contains("id") { throw ValidationError("--unset cannot remove the id.") }
   }
@@ -62,15 +66,19 @@ struct Update: ParsableCommand {
         return .save(DynamicRecord(id: record.id, fields: fields))
       }
       if !saves.isEmpty { try store.apply(saves, ifVersion: nil) }
-      try KeyOrder.noteWrite(to: file, sizeBefore: sizeBefore, sizeAfter: store.fileSize, newKeys: assignments.map {
-        String($0[..<$0.firstIndex(of: "=")!])
-      })
+      try KeyOrder.noteWrite(
+        to: file, sizeBefore: sizeBefore, sizeAfter: store.fileSize,
+        newKeys: assignments.map {
+          String($0[..<$0.firstIndex(of: "=")!])
+        })
       print("updated \(saves.count) record\(saves.count == 1 ? "" : "s") in \(file)")
     }
   }
 
   /// `fields` with the value at a path set (nil removes it); objects on the way are made.
-  static func setting(_ value: FieldValue?, at path: ArraySlice<String>, in fields: [String: FieldValue]) -> [String: FieldValue] {
+  static func setting(_ value: FieldValue?, at path: ArraySlice<String>, in fields: [String: FieldValue])
+    -> [String: FieldValue]
+  {
     var fields = fields
     guard let head = path.first else { return fields }
     if path.count == 1 {
@@ -113,7 +121,9 @@ struct Delete: ParsableCommand {
       let ids = try query.set(store).fetch().map { RecordChange<DynamicRecord>.delete(id: $0.id) }
       if !ids.isEmpty { try store.apply(ids, ifVersion: nil) }
       try KeyOrder.noteWrite(to: file, sizeBefore: sizeBefore, sizeAfter: store.fileSize, newKeys: [])
-      print("deleted \(ids.count) record\(ids.count == 1 ? "" : "s") from \(file) (\(store.count) record\(store.count == 1 ? "" : "s") now)")
+      print(
+        "deleted \(ids.count) record\(ids.count == 1 ? "" : "s") from \(file) (\(store.count) record\(store.count == 1 ? "" : "s") now)"
+      )
     }
   }
 }

@@ -31,7 +31,9 @@ struct Verify: ParsableCommand {
       return out
     }
     for d in r.damage { out += "damaged: offset \(d.offset), \(d.byteCount) bytes: \(d.reason)\n" }
-    if let t = r.tornTail { out += "interrupted write: offset \(t.offset), \(t.byteCount) bytes at the end\n" }
+    if let t = r.tornTail {
+      out += "interrupted write: offset \(t.offset), \(t.byteCount) bytes at the end\n"
+    }
     for offset in r.unreadableRecords {
       out += "unreadable record: offset \(offset) (its frame is intact, its value does not parse)\n"
     }
@@ -43,13 +45,18 @@ struct Verify: ParsableCommand {
         continue
       }
       var parts = ["keeps \(o.recordCount) records"]
-      if let cut = o.cutAt { parts.append("cuts the file at offset \(cut) (the cut bytes are kept in \(r.path).damaged-\(cut))") }
-      if o.rewrites { parts.append("rewrites the file without the damage (the old file is kept in \(r.path).damaged-0)") }
+      if let cut = o.cutAt {
+        parts.append("cuts the file at offset \(cut) (the cut bytes are kept in \(r.path).damaged-\(cut))")
+      }
+      if o.rewrites {
+        parts.append("rewrites the file without the damage (the old file is kept in \(r.path).damaged-0)")
+      }
       if o.droppedRecords > 0 { parts.append("leaves out \(o.droppedRecords) records of damaged batches") }
       out += parts.joined(separator: "; ") + "\n"
     }
     if !r.unreadableRecords.isEmpty {
-      out += "no recovery mode changes an unreadable record: it was written that way (by another program, or a newer RequestSet)\n"
+      out +=
+        "no recovery mode changes an unreadable record: it was written that way (by another program, or a newer RequestSet)\n"
     }
     return out
   }

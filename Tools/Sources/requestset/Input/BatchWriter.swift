@@ -38,7 +38,10 @@ final class BatchWriter: @unchecked Sendable {
   /// How many bad lines are kept to list (the rest are only counted).
   let shownProblems: Int
 
-  init(store: LogStore<DynamicRecord>, original: LogStore<DynamicRecord>?, upsert: Bool, file: String, shownProblems: Int) {
+  init(
+    store: LogStore<DynamicRecord>, original: LogStore<DynamicRecord>?, upsert: Bool, file: String,
+    shownProblems: Int
+  ) {
     self.store = store
     self.original = original
     self.upsert = upsert

@@ -22,7 +22,9 @@ struct CSVReader {
   init(nullText: String?) { self.nullText = nullText.map { Array($0.utf8) } }
 
   /// Feeds the next bytes of the file; `body` gets each complete record, or each bad line.
-  mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Result<InputRecord, InputProblem>) throws -> Void) rethrows {
+  mutating func feed(
+    _ chunk: UnsafeRawBufferPointer, _ body: (Result<InputRecord, InputProblem>) throws -> Void
+  ) rethrows {
     // The splitter is moved out while it runs, so `handle` may change `self`.
     var s = splitter
     defer { splitter = s }
@@ -37,7 +39,9 @@ struct CSVReader {
     if let problem { try body(.failure(problem)) }
   }
 
-  private mutating func handle(_ row: CSVRow, _ body: (Result<InputRecord, InputProblem>) throws -> Void) rethrows {
+  private mutating func handle(_ row: CSVRow, _ body: (Result<InputRecord, InputProblem>) throws -> Void)
+    rethrows
+  {
     if row.count == 1 && row.bytes(0).isEmpty && !row.quoted[0] { return }  // a blank line
     guard let header else {
       let names = (0..<row.count).map { String(decoding: row.bytes($0), as: UTF8.self) }
@@ -52,7 +56,9 @@ struct CSVReader {
     }
     guard row.count == header.count else {
       try body(
-        .failure(InputProblem(line: row.line, reason: "it has \(row.count) cells where the header has \(header.count)")))
+        .failure(
+          InputProblem(
+            line: row.line, reason: "it has \(row.count) cells where the header has \(header.count)")))
       return
     }
     var fields: [String: FieldValue] = [:]
@@ -75,7 +81,9 @@ struct CSVReader {
   private mutating func typed(_ bytes: ArraySlice<UInt8>, quoted: Bool) -> FieldValue? {
     if let nullText, bytes.elementsEqual(nullText) { return nil }
     if quoted {
-      if let first = bytes.first, first == UInt8(ascii: "[") || first == UInt8(ascii: "{"), let v = parseJSON(bytes) {
+      if let first = bytes.first, first == UInt8(ascii: "[") || first == UInt8(ascii: "{"),
+        let v = parseJSON(bytes)
+      {
         return v
       }
       return .string(String(decoding: bytes, as: UTF8.self))
@@ -92,7 +100,8 @@ struct CSVReader {
       }
     } else if first == UInt8(ascii: ".") {
       let text = String(decoding: bytes, as: UTF8.self)
-      if bytes.allSatisfy({ CSVReader.isNumberByte($0) }), bytes.contains(where: { $0 >= 0x30 && $0 <= 0x39 }),
+      if bytes.allSatisfy({ CSVReader.isNumberByte($0) }),
+        bytes.contains(where: { $0 >= 0x30 && $0 <= 0x39 }),
         let d = Double(text), d.isFinite
       {
         return .double(d)

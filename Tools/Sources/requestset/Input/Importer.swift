@@ -91,7 +91,8 @@ final class Importer {
         let seconds = max(Date().timeIntervalSince(started), 0.001)
         let percent = input.size > 0 ? " (\(input.bytesRead * 100 / input.size)%)" : ""
         progress.update(
-          "reading \(self.options.from): \(recordsRead) rows\(percent), \(Int(Double(recordsRead) / seconds)) rows/s")
+          "reading \(self.options.from): \(recordsRead) rows\(percent), \(Int(Double(recordsRead) / seconds)) rows/s"
+        )
       }
     }
     var keyOrder: [String]
@@ -133,7 +134,8 @@ final class Importer {
     // fails rather than replace a log another process created meanwhile.
     if exists {
       guard rename(temp, file) == 0 else {
-        throw ToolError("Cannot rename \(temp) over \(file): \(String(cString: strerror(errno))); \(file) is unchanged.")
+        throw ToolError(
+          "Cannot rename \(temp) over \(file): \(String(cString: strerror(errno))); \(file) is unchanged.")
       }
     } else {
       guard link(temp, file) == 0 else {
@@ -142,19 +144,23 @@ final class Importer {
             + "Import again.")
       }
     }
-    if rename(temp + ".checkpoint", file + ".checkpoint") != 0 { try? FileManager.default.removeItem(atPath: file + ".checkpoint") }
+    if rename(temp + ".checkpoint", file + ".checkpoint") != 0 {
+      try? FileManager.default.removeItem(atPath: file + ".checkpoint")
+    }
 
     // The key order: the log's order first, then the input's new keys.
     if !keyOrder.contains("id") { keyOrder.insert("id", at: 0) }
     let previous = exists ? KeyOrder.load(for: file) : KeyOrder(logSize: 0)
     var order = previous.merged(with: keyOrder)
     let wasComplete = original.map { previous.isComplete(forLogSize: $0.fileSize) } ?? true
-    order.logSize = wasComplete ? (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? nil : nil
+    order.logSize =
+      wasComplete ? (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? nil : nil
     try order.save(for: file)
 
     let s = { (n: Int) in n == 1 ? "" : "s" }
     if upsert {
-      return "inserted \(inserted) record\(s(inserted)) and replaced \(replaced) in \(file) (\(count) record\(s(count)) now)"
+      return
+        "inserted \(inserted) record\(s(inserted)) and replaced \(replaced) in \(file) (\(count) record\(s(count)) now)"
     }
     return "imported \(inserted) record\(s(inserted)) into \(file) (\(count) record\(s(count)) now)"
   }
@@ -178,16 +184,20 @@ final class Importer {
       nextID += 1
     } else {
       guard let value = idKey == "id" ? item.id : fields[idKey] else {
-        return writer.report(InputProblem(line: item.line, reason: "it has no \"\(idKey)\" field (the id key; see --id)"))
+        return writer.report(
+          InputProblem(line: item.line, reason: "it has no \"\(idKey)\" field (the id key; see --id)"))
       }
       if case .null = value {
-        return writer.report(InputProblem(line: item.line, reason: "its \"\(idKey)\" field (the id key) is null"))
+        return writer.report(
+          InputProblem(line: item.line, reason: "its \"\(idKey)\" field (the id key) is null"))
       }
       if idKey != "id", let other = item.id, other != value {
         return writer.report(
           InputProblem(
             line: item.line,
-            reason: "it has an \"id\" field besides the --id key \"\(idKey)\"; the id is stored as the field \"id\""))
+            reason:
+              "it has an \"id\" field besides the --id key \"\(idKey)\"; the id is stored as the field \"id\""
+          ))
       }
       id = value
     }

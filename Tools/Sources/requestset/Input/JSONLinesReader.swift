@@ -21,8 +21,9 @@ struct JSONLinesReader {
   init(nullText: String?) { self.nullText = nullText }
 
   /// Feeds the next bytes of the file; `body` gets each complete record, or each bad line.
-  mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Result<InputRecord, InputProblem>) throws -> Void) rethrows
-  {
+  mutating func feed(
+    _ chunk: UnsafeRawBufferPointer, _ body: (Result<InputRecord, InputProblem>) throws -> Void
+  ) rethrows {
     var start = 0
     let n = chunk.count
     guard let base = chunk.baseAddress else { return }
@@ -50,7 +51,9 @@ struct JSONLinesReader {
     try whole.withUnsafeBytes { try handle($0, body) }
   }
 
-  private mutating func handle(_ bytes: UnsafeRawBufferPointer, _ body: (Result<InputRecord, InputProblem>) throws -> Void)
+  private mutating func handle(
+    _ bytes: UnsafeRawBufferPointer, _ body: (Result<InputRecord, InputProblem>) throws -> Void
+  )
     rethrows
   {
     line += 1
@@ -61,7 +64,10 @@ struct JSONLinesReader {
     do {
       value = try parser.parse(bytes)
     } catch {
-      return try body(.failure(InputProblem(line: line, reason: "it is not valid JSON: \(error.reason) (at byte \(error.offset + 1))")))
+      return try body(
+        .failure(
+          InputProblem(
+            line: line, reason: "it is not valid JSON: \(error.reason) (at byte \(error.offset + 1))")))
     }
     guard case .object(var fields) = value else {
       return try body(.failure(InputProblem(line: line, reason: "it holds \(value), not a JSON object")))

@@ -79,7 +79,9 @@ struct JSONReader {
     func error(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: i) }
   }
 
-  private mutating func value(_ c: inout Cursor, depth: Int, path: String?) throws(JSONSyntaxError) -> FieldValue {
+  private mutating func value(_ c: inout Cursor, depth: Int, path: String?) throws(JSONSyntaxError)
+    -> FieldValue
+  {
     guard !c.atEnd else { throw c.error("the JSON text ends where a value should be") }
     switch c.peek {
     case UInt8(ascii: "{"): return try object(&c, depth: depth + 1, path: path)
@@ -111,7 +113,9 @@ struct JSONReader {
     }
   }
 
-  private mutating func object(_ c: inout Cursor, depth: Int, path: String?) throws(JSONSyntaxError) -> FieldValue {
+  private mutating func object(_ c: inout Cursor, depth: Int, path: String?) throws(JSONSyntaxError)
+    -> FieldValue
+  {
     guard depth <= Self.maxDepth else { throw c.error("it nests deeper than \(Self.maxDepth) levels") }
     c.i += 1
     var fields: [String: FieldValue] = [:]
@@ -125,7 +129,9 @@ struct JSONReader {
     }
     while true {
       c.skipBlanks()
-      guard c.peek == UInt8(ascii: "\"") else { throw c.error("an object's keys must be strings in double quotes") }
+      guard c.peek == UInt8(ascii: "\"") else {
+        throw c.error("an object's keys must be strings in double quotes")
+      }
       let key = try string(&c)
       c.skipBlanks()
       guard c.peek == UInt8(ascii: ":") else { throw c.error("a key must be followed by a colon") }
@@ -134,7 +140,8 @@ struct JSONReader {
       var childPath: String? = nil
       if depth == 1 { topLevelKeys.append(key) }
       if trackKeys && (depth == 1 || path != nil) {
-        let dotted = path.map { $0 + "." + FieldValue.key(forFieldNames: [key]) } ?? FieldValue.key(forFieldNames: [key])
+        let dotted =
+          path.map { $0 + "." + FieldValue.key(forFieldNames: [key]) } ?? FieldValue.key(forFieldNames: [key])
         keyOrder.append(dotted)
         childPath = dotted
       }
@@ -158,7 +165,9 @@ struct JSONReader {
     }
   }
 
-  private func literal(_ c: inout Cursor, _ word: StaticString, _ value: FieldValue) throws(JSONSyntaxError) -> FieldValue {
+  private func literal(_ c: inout Cursor, _ word: StaticString, _ value: FieldValue) throws(JSONSyntaxError)
+    -> FieldValue
+  {
     let n = word.utf8CodeUnitCount
     guard c.i + n <= c.bytes.count else { throw c.error("it is not valid JSON") }
     for k in 0..<n where c.bytes[c.i + k] != word.utf8Start[k] { throw c.error("it is not valid JSON") }
@@ -203,7 +212,9 @@ struct JSONReader {
     }
     if isInteger && !overflow {
       if !negative && magnitude <= UInt64(Int.max) { return .int(Int(magnitude)) }
-      if negative && magnitude <= UInt64(Int.max) + 1 { return .int(magnitude == UInt64(Int.max) + 1 ? .min : -Int(magnitude)) }
+      if negative && magnitude <= UInt64(Int.max) + 1 {
+        return .int(magnitude == UInt64(Int.max) + 1 ? .min : -Int(magnitude))
+      }
       if !negative { return .uint(magnitude) }
     }
     let text = String(decoding: UnsafeRawBufferPointer(rebasing: c.bytes[start..<c.i]), as: UTF8.self)
@@ -224,7 +235,9 @@ struct JSONReader {
         return s
       }
       if b == UInt8(ascii: "\\") { break }
-      if b < 0x20 { throw c.error("a string holds a control character; write it escaped (\\n, \\t, \\u0001)") }
+      if b < 0x20 {
+        throw c.error("a string holds a control character; write it escaped (\\n, \\t, \\u0001)")
+      }
       c.i += 1
     }
     var out = [UInt8](UnsafeRawBufferPointer(rebasing: c.bytes[start..<c.i]))
@@ -251,15 +264,21 @@ struct JSONReader {
           {
             c.i += 2
             let low = try hex4(&c)
-            guard (0xDC00..<0xE000).contains(low) else { throw c.error("a \\u escape holds half a surrogate pair") }
+            guard (0xDC00..<0xE000).contains(low) else {
+              throw c.error("a \\u escape holds half a surrogate pair")
+            }
             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
           }
-          guard let u = Unicode.Scalar(scalar) else { throw c.error("a \\u escape holds half a surrogate pair") }
+          guard let u = Unicode.Scalar(scalar) else {
+            throw c.error("a \\u escape holds half a surrogate pair")
+          }
           out.append(contentsOf: Array(String(Character(u)).utf8))
         default: throw c.error("a string holds an unknown escape \\\(Character(Unicode.Scalar(e)))")
         }
       default:
-        if b < 0x20 { throw c.error("a string holds a control character; write it escaped (\\n, \\t, \\u0001)") }
+        if b < 0x20 {
+          throw c.error("a string holds a control character; write it escaped (\\n, \\t, \\u0001)")
+        }
         out.append(b)
       }
     }

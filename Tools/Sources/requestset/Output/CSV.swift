@@ -46,7 +46,8 @@ enum CSV {
   static func readsBackAsString(_ s: String) -> Bool {
     guard let first = s.utf8.first else { return false }  // an empty cell reads as absent
     switch first {
-    case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "t"), UInt8(ascii: "f"),
+    case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "t"),
+      UInt8(ascii: "f"),
       UInt8(ascii: "["), UInt8(ascii: "{"):
       return CSVReader.infer(s) == .string(s)
     default:
@@ -63,7 +64,9 @@ enum CSV {
   /// `s` as a cell: quoted only when it holds a comma, a quote, a line break, or edge spaces.
   static func appendQuoted(_ s: String, to out: inout [UInt8]) {
     let utf8 = s.utf8
-    if utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D })
+    if utf8.contains(where: {
+      $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D
+    })
       || utf8.first == 0x20 || utf8.last == 0x20
     {
       return appendForceQuoted(s, to: &out)
@@ -149,10 +152,11 @@ struct CSVRecordWriter {
   /// The leaf keys of a complete ``KeyOrder`` (those no other key extends), `id` first.
   static func columns(of order: KeyOrder) -> [String] {
     let keys = order.keys
-    let parents = Set(keys.compactMap { key -> String? in
-      let names = FieldValue.fieldNames(inKey: key)
-      return names.count > 1 ? FieldValue.key(forFieldNames: Array(names.dropLast())) : nil
-    })
+    let parents = Set(
+      keys.compactMap { key -> String? in
+        let names = FieldValue.fieldNames(inKey: key)
+        return names.count > 1 ? FieldValue.key(forFieldNames: Array(names.dropLast())) : nil
+      })
     var builder = KeyOrderBuilder()
     builder.add(["id"])
     builder.add(keys.filter { !parents.contains($0) })

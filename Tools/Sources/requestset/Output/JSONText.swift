@@ -10,7 +10,9 @@ import RequestSet
 enum JSONText {
   /// Appends `value`; `prefix` is the dotted key of `value` itself, for ordering the keys
   /// of nested objects.
-  static func append(_ value: FieldValue, to out: inout [UInt8], order: KeyOrder = KeyOrder(), prefix: String? = nil) {
+  static func append(
+    _ value: FieldValue, to out: inout [UInt8], order: KeyOrder = KeyOrder(), prefix: String? = nil
+  ) {
     switch value {
     case .null: out.append(contentsOf: "null".utf8)
     case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
@@ -33,7 +35,9 @@ enum JSONText {
         if i > 0 { out.append(UInt8(ascii: ",")) }
         appendString(key, to: &out)
         out.append(UInt8(ascii: ":"))
-        let dotted = prefix.map { $0 + "." + FieldValue.key(forFieldNames: [key]) } ?? FieldValue.key(forFieldNames: [key])
+        let dotted =
+          prefix.map { $0 + "." + FieldValue.key(forFieldNames: [key]) }
+          ?? FieldValue.key(forFieldNames: [key])
         append(fields[key]!, to: &out, order: order, prefix: dotted)
       }
       out.append(UInt8(ascii: "}"))
@@ -66,7 +70,9 @@ enum JSONText {
   }
 
   /// A row of named values as one object, in `columns` order (absent values left out).
-  static func appendRow(_ row: [String: FieldValue], columns: [String], to out: inout [UInt8], order: KeyOrder) {
+  static func appendRow(
+    _ row: [String: FieldValue], columns: [String], to out: inout [UInt8], order: KeyOrder
+  ) {
     out.append(UInt8(ascii: "{"))
     var first = true
     for column in columns {

@@ -25,7 +25,8 @@ struct KeyOrder {
     var rank: [String: Int] = [:]
     for (i, key) in keys.enumerated() {
       let names = FieldValue.fieldNames(inKey: key)
-      for n in 1...max(1, names.count) where rank[FieldValue.key(forFieldNames: Array(names.prefix(n)))] == nil {
+      for n in 1...max(1, names.count)
+      where rank[FieldValue.key(forFieldNames: Array(names.prefix(n)))] == nil {
         rank[FieldValue.key(forFieldNames: Array(names.prefix(n)))] = i
       }
     }
@@ -73,7 +74,9 @@ struct KeyOrder {
   /// nil) in this order: listed names first as listed, then the others sorted.
   func ordered(_ names: some Sequence<String>, under prefix: String? = nil) -> [String] {
     names.map { name -> (Int, String) in
-      let key = prefix.map { $0 + "." + FieldValue.key(forFieldNames: [name]) } ?? FieldValue.key(forFieldNames: [name])
+      let key =
+        prefix.map { $0 + "." + FieldValue.key(forFieldNames: [name]) }
+        ?? FieldValue.key(forFieldNames: [name])
       return (rank[key] ?? Int.max, name)
     }
     .sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }

@@ -10,10 +10,14 @@ enum RecordStream {
   /// The CSV columns for `set`: from the log's complete ``KeyOrder`` when it has one (no
   /// extra pass; ``write(_:format:order:csvColumns:total:checkColumns:)`` then checks that
   /// every record's keys have a column), else from a first pass over the records.
-  static func csvColumns(_ set: RequestSet<DynamicRecord>, store: LogStore<DynamicRecord>, order: KeyOrder, past: Bool)
+  static func csvColumns(
+    _ set: RequestSet<DynamicRecord>, store: LogStore<DynamicRecord>, order: KeyOrder, past: Bool
+  )
     async throws -> (columns: [String], fromKeyOrder: Bool)
   {
-    if !past && order.isComplete(forLogSize: store.fileSize) { return (CSVRecordWriter.columns(of: order), true) }
+    if !past && order.isComplete(forLogSize: store.fileSize) {
+      return (CSVRecordWriter.columns(of: order), true)
+    }
     var shapes = ShapeCollector()
     for try await record in set.stream(batchSize: batchSize) { shapes.add(record) }
     return (CSVRecordWriter.columns(of: shapes.records, order: order), false)
@@ -26,7 +30,8 @@ enum RecordStream {
   ///   (the list was out of date), rather than leave a column out silently.
   /// - Throws: ``ToolError`` when `checkColumns` finds a key without a column.
   static func write(
-    _ set: RequestSet<DynamicRecord>, format: OutputFormat, order: KeyOrder, csvColumns: [String], total: Int?,
+    _ set: RequestSet<DynamicRecord>, format: OutputFormat, order: KeyOrder, csvColumns: [String],
+    total: Int?,
     checkColumns: Bool = false, file: String = ""
   ) async throws {
     let topLevel = Set(csvColumns.map { FieldValue.fieldNames(inKey: $0).first ?? $0 })

@@ -34,7 +34,10 @@ enum Table {
     var widths = columns.indices.map { i in max(columns[i].count, cells.map { $0[i].count }.max() ?? 0) }
     // A column's numbers are never cut: it shrinks no narrower than its widest number.
     var floors = columns.indices.map { i in
-      max(minimumWidth, rows.rows.indices.filter { isNumber(rows.rows[$0][columns[i]]) }.map { cells[$0][i].count }.max() ?? 0)
+      max(
+        minimumWidth,
+        rows.rows.indices.filter { isNumber(rows.rows[$0][columns[i]]) }.map { cells[$0][i].count }.max() ?? 0
+      )
     }
     var leftOut: [String] = []
     if let width {
@@ -67,7 +70,8 @@ enum Table {
     if !leftOut.isEmpty, let width {
       out += wrap(
         "\(leftOut.count) more \(leftOut.count == 1 ? "column does" : "columns do") not fit: "
-          + leftOut.joined(separator: ", ") + " (use --values, --format json, or pipe the output)", width: width)
+          + leftOut.joined(separator: ", ") + " (use --values, --format json, or pipe the output)",
+        width: width)
     }
     return out
   }
