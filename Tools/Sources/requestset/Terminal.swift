@@ -8,15 +8,17 @@ import Foundation
 
 /// The terminal the tool writes to: its width, and whether progress may be shown.
 enum Terminal {
-  /// The width a table may take: `COLUMNS` when set to a positive number, else the
-  /// terminal's width (`TIOCGWINSZ`) when standard output is one, else 80.
-  static var width: Int {
+  /// The width a table must fit: `COLUMNS` when set to a positive number, else the
+  /// terminal's width (`TIOCGWINSZ`) when standard output is one (80 if it says none),
+  /// else nil: piped or redirected output is never cut.
+  static var width: Int? {
     if let text = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(text), n > 0 { return n }
     if isatty(1) != 0 {
       var size = winsize()
       if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+      return 80
     }
-    return 80
+    return nil
   }
 
   /// Prints `requestset: <message>` on standard error.

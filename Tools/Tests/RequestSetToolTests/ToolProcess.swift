@@ -21,18 +21,22 @@ struct Tool {
     if let p = ProcessInfo.processInfo.environment["REQUESTSET_TOOL"] { return p }
     var dirs: [URL] = []
     #if os(Linux)
-      dirs.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
+      dirs.append(
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
     #endif
     for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
       dirs.append(URL(fileURLWithPath: bundle.bundlePath).deletingLastPathComponent())
     }
-    for dir in dirs where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("requestset").path) {
+    for dir in dirs
+    where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("requestset").path) {
       return dir.appendingPathComponent("requestset").path
     }
     return "requestset-not-built"
   }()
 
-  static func process(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) -> Process {
+  static func process(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil)
+    -> Process
+  {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable ?? path)
     p.arguments = arguments
@@ -44,7 +48,16 @@ struct Tool {
   }
 
   /// Runs the tool to its end with standard output and error piped (so not terminals).
-  static func run(_ arguments: String..., environment: [String: String] = [:], executable: String? = nil) throws -> Result {
+  static func run(_ arguments: String..., environment: [String: String] = [:], executable: String? = nil)
+    throws -> Result
+  {
+    try run(arguments, environment: environment, executable: executable)
+  }
+
+  /// ``run(_:environment:executable:)`` with the arguments in an array.
+  static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil)
+    throws -> Result
+  {
     let p = process(arguments, environment: environment, executable: executable)
     let out = Pipe()
     let err = Pipe()
@@ -108,7 +121,8 @@ final class RunningTool: @unchecked Sendable {
 
 /// A fresh directory for one test's files.
 func freshDirectory() throws -> String {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent("requestset-tool-tests/\(UUID().uuidString)")
+  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "requestset-tool-tests/\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   return dir.path
 }

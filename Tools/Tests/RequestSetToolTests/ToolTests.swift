@@ -27,12 +27,15 @@ struct Pet: Record, Equatable {
 }
 
 let pets: [Pet] = [
-  Pet(id: 1, name: "Micky", species: "Mouse", age: 3, weight: 0.25, nickname: "Mick", tags: ["small"],
-      owner: .init(name: "Walt", city: "Burbank"), born: Date(timeIntervalSinceReferenceDate: 100), price: 9.5),
-  Pet(id: 2, name: "Daisy", species: "Cow", age: 7, weight: 600.5, tags: ["farm", "big"],
-      owner: .init(name: "Ann", city: "Oslo"), born: Date(timeIntervalSinceReferenceDate: 200), price: 1200),
-  Pet(id: 3, name: "Rex, Jr.", species: "Dog", age: 5, weight: 30.5, nickname: "\"R\"", tags: [],
-      born: Date(timeIntervalSinceReferenceDate: -50), price: Decimal(string: "0.01")!),
+  Pet(
+    id: 1, name: "Micky", species: "Mouse", age: 3, weight: 0.25, nickname: "Mick", tags: ["small"],
+    owner: .init(name: "Walt", city: "Burbank"), born: Date(timeIntervalSinceReferenceDate: 100), price: 9.5),
+  Pet(
+    id: 2, name: "Daisy", species: "Cow", age: 7, weight: 600.5, tags: ["farm", "big"],
+    owner: .init(name: "Ann", city: "Oslo"), born: Date(timeIntervalSinceReferenceDate: 200), price: 1200),
+  Pet(
+    id: 3, name: "Rex, Jr.", species: "Dog", age: 5, weight: 30.5, nickname: "\"R\"", tags: [],
+    born: Date(timeIntervalSinceReferenceDate: -50), price: Decimal(string: "0.01")!),
 ]
 
 /// A log of `pets` written by their own type, with an index on species.
@@ -73,12 +76,14 @@ func flipByte(_ path: String, at offset: Int) throws {
   @Test func queryFiltersSortsAndWindowsWithTheLibrarysGrammar() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
-    let r = try Tool.run("query", log, "age >= 3 AND weight < 1000", "--sort", "age:desc", "--limit", "2", "--format", "jsonl")
+    let r = try Tool.run(
+      "query", log, "age >= 3 AND weight < 1000", "--sort", "age:desc", "--limit", "2", "--format", "jsonl")
     #expect(r.status == 0, "\(r)")
     let ids = r.stdout.split(separator: "\n").map { $0.prefix(8) }
     #expect(ids == [#"{"id":2,"#, #"{"id":3,"#])
-    #expect(try Tool.run("query", log, "--sort", "name:desc", "--offset", "1", "--format", "jsonl").stdout
-      .split(separator: "\n").map { $0.prefix(8) } == [#"{"id":1,"#, #"{"id":2,"#])
+    #expect(
+      try Tool.run("query", log, "--sort", "name:desc", "--offset", "1", "--format", "jsonl").stdout
+        .split(separator: "\n").map { $0.prefix(8) } == [#"{"id":1,"#, #"{"id":2,"#])
     #expect(try Tool.run("query", log, "species IN {'Cow', 'Dog'}", "--count").stdout == "2\n")
     let plan = try Tool.run("query", log, "species == 'Cow'", "--explain")
     #expect(plan.stdout.contains("index lookup on species"), "\(plan)")
@@ -96,7 +101,10 @@ func flipByte(_ path: String, at offset: Int) throws {
 
         """, "\(json)")
     let csv = try Tool.run("query", log, "--values", "name", "owner.city", "nickname", "--format", "csv")
-    #expect(csv.stdout == "name,owner.city,nickname\nMicky,Burbank,Mick\nDaisy,Oslo,\n\"Rex, Jr.\",,\"\"\"R\"\"\"\n", "\(csv)")
+    #expect(
+      csv.stdout
+        == "name,owner.city,nickname\nMicky,Burbank,Mick\nDaisy,Oslo,\n\"Rex, Jr.\",,\"\"\"R\"\"\"\n",
+      "\(csv)")
   }
 
   @Test func theTableFitsTheWidthItIsGiven() throws {
@@ -109,10 +117,11 @@ func flipByte(_ path: String, at offset: Int) throws {
       #expect(lines.allSatisfy { $0.count <= width }, "width \(width):\n\(r.stdout)")
       #expect(lines.contains("(3 records)"))
     }
-    // Piped, with no COLUMNS: 80.
+    // Piped, with no COLUMNS: as wide as the cells, every column shown.
     let piped = try Tool.run("query", log)
-    #expect(piped.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 })
-    #expect(piped.stdout.split(separator: "\n").contains { $0.count > 60 }, "uses the width: \(piped.stdout)")
+    #expect(piped.stdout.split(separator: "\n").contains { $0.count > 80 }, "not cut: \(piped.stdout)")
+    #expect(piped.stdout.hasPrefix("id  age  born   name"), "\(piped.stdout)")
+    #expect(!piped.stdout.contains("…"), "\(piped.stdout)")
   }
 
   @Test func errorsPrintTheLibrarysMessageAndExitNonZero() throws {
@@ -126,8 +135,8 @@ func flipByte(_ path: String, at offset: Int) throws {
     #expect(unknown.status == 1)
     #expect(unknown.stderr.contains("Unknown key \"nmae\""), "\(unknown)")
     let negative = try Tool.run("query", log, "--limit=-1")
-    #expect(negative.status == 1)
-    #expect(negative.stderr.contains("limit(-1)"), "\(negative)")
+    #expect(negative.status == 2)
+    #expect(negative.stderr.contains("--limit is -1; give 0 or more records"), "\(negative)")
   }
 
   @Test func foreignFilesAreRefusedAndLeftAlone() throws {
@@ -137,7 +146,10 @@ func flipByte(_ path: String, at offset: Int) throws {
     for command in ["info", "verify", "query", "dump", "compact"] {
       let r = try Tool.run(command, text)
       #expect(r.status == 1, "\(command): \(r)")
-      #expect(r.stderr.contains("is not a readable RequestSet log: the file does not start with the RequestSet log signature"), "\(command): \(r)")
+      #expect(
+        r.stderr.contains(
+          "is not a readable RequestSet log: the file does not start with the RequestSet log signature"),
+        "\(command): \(r)")
     }
     #expect(try bytes(text) == Data("id,name\n1,Rex\n".utf8))
     #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["notes.txt"])
@@ -155,12 +167,18 @@ func flipByte(_ path: String, at offset: Int) throws {
     let jsonl = try Tool.run("dump", log)
     #expect(jsonl.status == 0)
     #expect(jsonl.stderr.isEmpty)
-    #expect(jsonl.stdout.split(separator: "\n").first
-      == #"{"id":1,"age":3,"born":100.0,"name":"Micky","nickname":"Mick","owner":{"city":"Burbank","name":"Walt"},"price":9.5,"species":"Mouse","tags":["small"],"weight":0.25}"#)
+    #expect(
+      jsonl.stdout.split(separator: "\n").first
+        == #"{"id":1,"age":3,"born":100.0,"name":"Micky","nickname":"Mick","owner":{"city":"Burbank","name":"Walt"},"price":9.5,"species":"Mouse","tags":["small"],"weight":0.25}"#
+    )
     #expect(jsonl.stdout.split(separator: "\n").count == 3)
     let csv = try Tool.run("dump", log, "--format", "csv")
-    #expect(csv.stdout.split(separator: "\n").first == "id,age,born,name,nickname,owner.city,owner.name,price,species,tags,weight")
-    #expect(csv.stdout.split(separator: "\n")[1] == #"1,3,100.0,Micky,Mick,Burbank,Walt,9.5,Mouse,"[""small""]",0.25"#)
+    #expect(
+      csv.stdout.split(separator: "\n").first
+        == "id,age,born,name,nickname,owner.city,owner.name,price,species,tags,weight")
+    #expect(
+      csv.stdout.split(separator: "\n")[1]
+        == #"1,3,100.0,Micky,Mick,Burbank,Walt,9.5,Mouse,"[""small""]",0.25"#)
   }
 }
 
@@ -205,11 +223,11 @@ func flipByte(_ path: String, at offset: Int) throws {
     #expect(
       r.stderr == """
         requestset: \(data) has 5 bad lines; nothing was written:
-          line 2: it is not valid JSON
+          line 2: it is not valid JSON: an object's fields must be separated by commas and end with } (at byte 23)
           line 5: its id 10 is also the id on line 1
-          line 6: it has no "id" field (the --id key)
+          line 6: it has no "id" field (the id key; see --id)
           line 7: it holds [1, 2], not a JSON object
-          line 8: its id 1 is already stored in \(log)
+          line 8: its id 1 is already stored in \(log) (use --upsert to replace stored records)
         Fix the lines and import again.
 
         """, "\(r)")
@@ -222,16 +240,19 @@ func flipByte(_ path: String, at offset: Int) throws {
   @Test func csvImportReadsTypesQuotesAndNestedColumns() throws {
     let dir = try freshDirectory()
     let data = dir + "/in.csv"
-    try Data("sku,name,owner.city,count,ok,tags\n7,\"Rex, Jr.\",Oslo,3,true,\"[\"\"a\"\"]\"\n8,\"0042\",,2.5,false,\n".utf8)
-      .write(to: URL(fileURLWithPath: data))
+    try Data(
+      "sku,name,owner.city,count,ok,tags\n7,\"Rex, Jr.\",Oslo,3,true,\"[\"\"a\"\"]\"\n8,\"0042\",,2.5,false,\n"
+        .utf8
+    )
+    .write(to: URL(fileURLWithPath: data))
     let log = dir + "/in.rslog"
     let r = try Tool.run("import", log, "--from", data, "--id", "sku")
     #expect(r.status == 0, "\(r)")
     let dumped = try Tool.run("dump", log)
     #expect(
       dumped.stdout == """
-        {"id":7,"count":3,"name":"Rex, Jr.","ok":true,"owner":{"city":"Oslo"},"sku":7,"tags":["a"]}
-        {"id":8,"count":2.5,"name":"0042","ok":false,"sku":8}
+        {"id":7,"sku":7,"name":"Rex, Jr.","owner":{"city":"Oslo"},"count":3,"ok":true,"tags":["a"]}
+        {"id":8,"sku":8,"name":"0042","count":2.5,"ok":false}
 
         """, "\(dumped)")
     let ragged = dir + "/ragged.csv"
@@ -252,7 +273,7 @@ func flipByte(_ path: String, at offset: Int) throws {
       "-q", "-e", "-c", "'\(Tool.path)' import '\(dir)/a.rslog' --from '\(data)'", "/dev/null",
       executable: "/usr/bin/script")
     #expect(onTerminal.status == 0, "\(onTerminal)")
-    #expect(onTerminal.stdout.contains("\r\u{1B}[Kreading \(data)…"), "\(onTerminal)")
+    #expect(onTerminal.stdout.contains("\r\u{1B}[Kreading \(data): 0 rows (0%)"), "\(onTerminal)")
     let piped = try Tool.run("import", dir + "/b.rslog", "--from", data)
     #expect(piped.status == 0)
     #expect(piped.stderr.isEmpty, "\(piped)")
@@ -319,7 +340,9 @@ func flipByte(_ path: String, at offset: Int) throws {
     #expect(r.status == 0, "\(r)")
     let after = try bytes(log).count
     #expect(after < before)
-    #expect(r.stdout == "compacted \(log): \(before) → \(after) bytes, 3 records\n")
+    #expect(
+      r.stdout.hasPrefix("compacted \(log): \(before) → \(after) bytes, 3 records\nhistory: discarded "),
+      "\(r)")
     #expect(try Tool.run("info", log).stdout.contains("format      version 1, generation 2"))
     #expect(try LogStore<Pet>(path: log).fetch(id: 1)?.age == 19)
   }
@@ -327,9 +350,11 @@ func flipByte(_ path: String, at offset: Int) throws {
   @Test func indexesAreWrittenToTheLogForEveryReader() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
-    #expect(try Tool.run("index", log, "create", "name", "--unique").stdout == "created unique index on name\n")
+    #expect(
+      try Tool.run("index", log, "create", "name", "--unique").stdout == "created unique index on name\n")
     #expect(try Tool.run("index", log, "list").stdout == "species\nname (unique)\n")
-    #expect(try LogStore<Pet>(path: log, options: .init(readOnly: true)).indexes.map(\.key) == ["species", "name"])
+    #expect(
+      try LogStore<Pet>(path: log, options: .init(readOnly: true)).indexes.map(\.key) == ["species", "name"])
     #expect(try Tool.run("index", log, "drop", "species").status == 0)
     #expect(try Tool.run("index", log, "list").stdout == "name (unique)\n")
     let dup = try Tool.run("index", log, "create", "tags", "--unique")
@@ -370,7 +395,9 @@ func flipByte(_ path: String, at offset: Int) throws {
     writer.close()
     var lines = follow.waitForLines(2)
     let deadline = Date().addingTimeInterval(30)
-    while !lines.joined().contains(#""deleted":[2]"#) && Date() < deadline { lines = follow.waitForLines(lines.count + 1, seconds: 1) }
+    while !lines.joined().contains(#""deleted":[2]"#) && Date() < deadline {
+      lines = follow.waitForLines(lines.count + 1, seconds: 1)
+    }
     #expect(lines.dropFirst().contains { $0.contains(#""name":"Calf""#) }, "\(lines)")
     #expect(lines.dropFirst().allSatisfy { !$0.contains(#""id":5"#) }, "\(lines)")
     #expect(lines.joined().contains(#""deleted":[2]"#), "\(lines)")
@@ -378,7 +405,7 @@ func flipByte(_ path: String, at offset: Int) throws {
     kill(follow.process.processIdentifier, SIGINT)
     follow.process.waitUntilExit()
     #expect(follow.process.terminationReason == .exit)
-    #expect(follow.process.terminationStatus == 0)
+    #expect(follow.process.terminationStatus == 130)
   }
 }
 

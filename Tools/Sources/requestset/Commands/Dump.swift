@@ -2,54 +2,41 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset dump FILE [--format jsonl|json|csv]`: every record, streamed in store order.
 struct Dump: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Write every record, in store order, as JSON Lines or CSV.",
+    abstract: "Write every record, in store order, as JSON Lines, a JSON array or CSV.",
     discussion: """
-      JSON Lines: one object per record, `id` first, then the other keys sorted. CSV: a header of
-      every key any record holds (nested values as dotted columns), then a line per record.
-      `requestset import` reads both back.
+      JSON Lines (the default): one object per record, `id` first, then the other keys in \
+      the order the imported data gave them (FILE.keys; keys it does not list come after, \
+      sorted). JSON: the same objects in one array. CSV: a header of every key any record \
+      holds (nested values as dotted columns), then a line per record. `requestset import` \
+      reads JSON Lines and CSV back. Records are read and written a batch at a time, so a \
+      dump of any size runs in bounded memory.
       """)
 
-  enum Format: String, ExpressibleByArgument, CaseIterable { case jsonl, csv }
-
   @Argument(help: "The log file.") var file: String
-  @Option(help: "jsonl or csv.") var format: Format = .jsonl
+  @Option(name: [.customLong("format"), .customShort("f")], help: "jsonl, json or csv.") var format: Format =
+    .jsonl
+
+  /// The formats `dump` writes.
+  enum Format: String, ExpressibleByArgument, CaseIterable { case jsonl, json, csv }
 
   func run() async throws {
     try await reportingErrors {
       let store = try openReader(file)
       defer { store.close() }
-      let output = Output()
-      let progress = Progress()
-      let total = store.count
-      var columns: [String] = []
-      if format == .csv {
-        columns = try LogStore<DynamicRecord>.inspect(path: file).keys.filter { !$0.kinds.allSatisfy { $0 == "object" } }
-          .map(\.key)
-        columns = (columns.contains("id") ? ["id"] : []) + columns.filter { $0 != "id" }
-        output.write(CSV.line(columns.map { CSV.quoted($0) }))
-      }
-      var writer = RecordWriter()
-      var line: [UInt8] = []
-      line.reserveCapacity(1 << 10)
-      var written = 0
-      for try await record in RequestSet(store).stream(batchSize: 4_096) {
-        line.removeAll(keepingCapacity: true)
-        switch format {
-        case .jsonl:
-          writer.append(record, to: &line)
-          line.append(0x0A)
-        case .csv:
-          let value = record.value
-          line.append(contentsOf: CSV.line(columns.map { CSV.cell(CSV.value(at: $0, in: value)) }).utf8)
-        }
-        output.write(bytes: line)
-        written += 1
-        if written & 0xFFF == 0 { progress.update("dumped \(written) of \(total) records") }
-      }
-      output.flush()
-      progress.finish()
+      let order = KeyOrder.load(for: file)
+      let set = RequestSet(store)
+      let output = OutputFormat(rawValue: format.rawValue)!
+      let csv =
+        output == .csv
+        ? try await RecordStream.csvColumns(set, store: store, order: order, past: false)
+        : (columns: [], fromKeyOrder: false)
+      try await RecordStream.write(
+        set, format: output, order: order, csvColumns: csv.columns, total: store.count,
+        checkColumns: csv.fromKeyOrder,
+        file: file)
     }
   }
 }

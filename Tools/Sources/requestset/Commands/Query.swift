@@ -2,18 +2,48 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
-/// The query options `query` and `follow` share.
+/// The query options `query`, `follow`, `update` and `delete` share.
 struct QueryOptions: ParsableArguments {
-  @Argument(help: "A format string, as RequestSet's filter(_:) takes it: \"age > 3 AND species == 'Cow'\".")
-  var format: String?
+  @Argument(
+    help: ArgumentHelp(
+      "A filter, as RequestSet's filter(_:) takes it: \"age > 3 AND species == 'Cow'\".",
+      valueName: "filter"))
+  var filter: String?
 
   @Option(
     parsing: .upToNextOption,
-    help: "Sort keys, most significant first; KEY:desc sorts descending (KEY:asc, the default, ascending).")
+    help: ArgumentHelp(
+      """
+      Sort keys, most significant first, separated by commas or spaces or given with several \
+      --sort options: --sort arr_delay:desc,id. KEY:desc sorts descending, KEY:asc (the \
+      default) ascending.
+      """, valueName: "key"))
   var sort: [String] = []
 
-  @Option(help: "Skip this many records (after sorting).") var offset: Int?
-  @Option(help: "Return at most this many records.") var limit: Int?
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Skip this many records (after sorting); 0 or more.", valueName: "n"))
+  var offset: Int?
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Return at most this many records; 0 or more.", valueName: "n"))
+  var limit: Int?
+
+  func validate() throws {
+    if let offset, offset < 0 {
+      throw ValidationError("--offset is \(offset); give 0 or more records to skip.")
+    }
+    if let limit, limit < 0 {
+      throw ValidationError("--limit is \(limit); give 0 or more records to return (leave it out for all).")
+    }
+  }
+
+  /// The sort keys, each `--sort` value split at its commas.
+  var sortKeys: [String] {
+    sort.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter {
+      !$0.isEmpty
+    }
+  }
 
   /// The request set these options describe, over `store`.
   func set(_ store: LogStore<DynamicRecord>) -> RequestSet<DynamicRecord> {
@@ -24,8 +54,8 @@ struct QueryOptions: ParsableArguments {
   /// past commit).
   func set(over base: RequestSet<DynamicRecord>) -> RequestSet<DynamicRecord> {
     var set = base
-    if let format { set = set.filter(format) }
-    if !sort.isEmpty { set = set.sortBy(sort.map(QueryOptions.sortKey)) }
+    if let filter { set = set.filter(filter) }
+    if !sortKeys.isEmpty { set = set.sortBy(sortKeys.map(QueryOptions.sortKey)) }
     if let offset { set = set.offset(offset) }
     if let limit { set = set.limit(limit) }
     return set
@@ -39,31 +69,83 @@ struct QueryOptions: ParsableArguments {
   }
 }
 
-struct Query: ParsableCommand {
+/// `requestset query FILE [FILTER]`: records, values, counts, plans or aggregates of a query.
+struct Query: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Query a log with RequestSet's format strings, sorts, windows and indexes.",
+    abstract: "Query a log with RequestSet's filters, sorts, windows, aggregates and indexes.",
     discussion: """
-      The log is read with the library's own planner, so indexes the log defines are used
-      (see --explain). The table fits the terminal: COLUMNS, else the terminal's width, else 80.
+      The log is read with the library's own planner, so indexes the log defines are used \
+      (see --explain). Columns come in the order the imported data gave them (FILE.keys). \
+      On a terminal the table fits its width (or COLUMNS): long strings are cut with …, \
+      numbers never are. Piped, the table is as wide as its cells. JSON, JSON Lines and CSV \
+      are written a batch of records at a time.
+
+      Aggregates: --sum, --avg, --min and --max take a key (each may be repeated) and print \
+      one row with the count of matching records and each aggregate (named like sum:KEY); \
+      with --group-by KEY, one row per distinct value of KEY, with its count.
       """)
 
   @Argument(help: "The log file.") var file: String
   @OptionGroup var query: QueryOptions
-  @Option(parsing: .upToNextOption, help: "Print only these keys (dotted paths reach nested values).")
+  @Option(
+    parsing: .upToNextOption,
+    help: ArgumentHelp("Print only these keys (dotted paths reach nested values).", valueName: "key"))
   var values: [String] = []
   @Flag(help: "Print the number of matching records.") var count = false
   @Flag(help: "Print the plan instead of the records.") var explain = false
-  @Option(help: "Output format: table, json, jsonl or csv.") var format: OutputFormat = .table
-  @Option(name: .customLong("as-of"), help: "Read the log as it was after this commit version (see `history`).")
+  @Option(
+    name: [.customLong("format"), .customShort("f")], help: "Output format: table, json, jsonl or csv.")
+  var format: OutputFormat = .table
+  @Option(
+    name: .customLong("sum"),
+    help: ArgumentHelp("Print the sum of this numeric key's values.", valueName: "key")) var sums: [String] =
+      []
+  @Option(
+    name: .customLong("avg"),
+    help: ArgumentHelp("Print the mean of this numeric key's values.", valueName: "key")) var averages:
+    [String] = []
+  @Option(
+    name: .customLong("min"), help: ArgumentHelp("Print the smallest value of this key.", valueName: "key"))
+  var minimums: [String] = []
+  @Option(
+    name: .customLong("max"), help: ArgumentHelp("Print the largest value of this key.", valueName: "key"))
+  var maximums: [String] = []
+  @Option(
+    name: .customLong("group-by"),
+    help: ArgumentHelp(
+      "Group the matching records by this key (up to three --group-by): one row per group, with its count and aggregates.",
+      valueName: "key"))
+  var groupBy: [String] = []
+  @Option(
+    name: .customLong("as-of"),
+    help: ArgumentHelp(
+      "Read the log as it was after this commit version (see `history`).", valueName: "version"))
   var asOf: UInt64?
   @Option(
     name: .customLong("as-of-time"),
-    help: "Read the log as it was at this time (ISO 8601, e.g. 2026-11-23T22:56:48Z): the newest commit at or before it.")
+    help:
+      "Read the log as it was at this time (ISO 8601, e.g. 2026-11-23T22:56:48Z): the newest commit at or before it."
+  )
   var asOfTime: String?
+
+  /// The aggregates asked for, in the order count, sum, avg, min, max.
+  var aggregates: [RequestAggregate] {
+    sums.map { .sum($0) } + averages.map { .average($0) } + minimums.map { .min($0) }
+      + maximums.map { .max($0) }
+  }
 
   func validate() throws {
     if asOf != nil && asOfTime != nil {
       throw ValidationError("Give --as-of or --as-of-time, not both.")
+    }
+    if groupBy.count > 3 {
+      throw ValidationError("Give at most three --group-by keys; \(groupBy.count) were given.")
+    }
+    let aggregating = !aggregates.isEmpty || !groupBy.isEmpty
+    if aggregating && (!values.isEmpty || count || explain) {
+      throw ValidationError(
+        "--sum, --avg, --min, --max and --group-by print their own rows; leave out --values, --count and --explain."
+      )
     }
   }
 
@@ -81,10 +163,11 @@ struct Query: ParsableCommand {
     return RequestSet(store)
   }
 
-  func run() throws {
-    try reportingErrors {
+  func run() async throws {
+    try await reportingErrors {
       let store = try openReader(file)
       defer { store.close() }
+      let order = KeyOrder.load(for: file)
       let set = query.set(over: try base(store))
       if explain {
         print(try set.validated().explain())
@@ -94,14 +177,45 @@ struct Query: ParsableCommand {
         print(try set.fetchCount())
         return
       }
-      let rows: Rows
-      if values.isEmpty {
-        rows = Rows(records: try set.fetch())
-      } else {
-        rows = Rows(keys: values, rows: try set.values(values))
-      }
       let output = Output()
-      rows.render(format, to: output, width: Terminal.width)
+      if !groupBy.isEmpty {
+        var groups: RequestGroups<DynamicRecord>
+        switch groupBy.count {
+        case 1: groups = set.groupBy(groupBy[0])
+        case 2: groups = set.groupBy(groupBy[0], groupBy[1])
+        default: groups = set.groupBy(groupBy[0], groupBy[1], groupBy[2])
+        }
+        groups = groups.aggregate(.count)
+        for aggregate in aggregates { groups = groups.aggregate(aggregate) }
+        var rows = Rows(
+          keys: groupBy + ["count"] + aggregates.map(\.name), rows: try groups.fetch(), order: order)
+        rows.noun = "group"
+        rows.render(format, to: output, width: Terminal.width)
+      } else if !aggregates.isEmpty {
+        var row: [String: FieldValue] = ["count": .int(try set.fetchCount())]
+        for key in sums { row["sum:" + key] = try set.sum(key) }
+        for key in averages { row["avg:" + key] = try set.average(key).map { .double($0) } ?? .null }
+        for key in minimums { row["min:" + key] = try set.min(key) }
+        for key in maximums { row["max:" + key] = try set.max(key) }
+        var rows = Rows(keys: ["count"] + aggregates.map(\.name), rows: [row], order: order)
+        rows.noun = "row"
+        rows.render(format, to: output, width: Terminal.width)
+      } else if !values.isEmpty {
+        Rows(keys: values, rows: try set.values(values), order: order).render(
+          format, to: output, width: Terminal.width)
+      } else if format == .table {
+        Rows(records: try set.fetch(), order: order).render(.table, to: output, width: Terminal.width)
+      } else {
+        let past = asOf != nil || asOfTime != nil
+        let csv =
+          format == .csv
+          ? try await RecordStream.csvColumns(set, store: store, order: order, past: past)
+          : (columns: [], fromKeyOrder: false)
+        try await RecordStream.write(
+          set, format: format, order: order, csvColumns: csv.columns, total: nil,
+          checkColumns: csv.fromKeyOrder, file: file)
+        return
+      }
       output.flush()
     }
   }

@@ -2,12 +2,13 @@ import ArgumentParser
 import Foundation
 import RequestSet
 
+/// `requestset verify FILE`: every frame and checksum; exit status 1 unless the log is clean.
 struct Verify: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Read every frame, check every checksum, and report each damaged range.",
     discussion: """
-      Prints each damaged range with its offset and what each recovery mode would do about it.
-      Exits with status 0 only when the log is clean; 1 when it is damaged or is no log.
+      Prints each damaged range with its offset and what each recovery mode would do about \
+      it. Exits with status 0 only when the log is clean; 1 when it is damaged or is no log.
       """)
 
   @Argument(help: "The log file.") var file: String
@@ -30,7 +31,9 @@ struct Verify: ParsableCommand {
       return out
     }
     for d in r.damage { out += "damaged: offset \(d.offset), \(d.byteCount) bytes: \(d.reason)\n" }
-    if let t = r.tornTail { out += "interrupted write: offset \(t.offset), \(t.byteCount) bytes at the end\n" }
+    if let t = r.tornTail {
+      out += "interrupted write: offset \(t.offset), \(t.byteCount) bytes at the end\n"
+    }
     for offset in r.unreadableRecords {
       out += "unreadable record: offset \(offset) (its frame is intact, its value does not parse)\n"
     }
@@ -42,13 +45,18 @@ struct Verify: ParsableCommand {
         continue
       }
       var parts = ["keeps \(o.recordCount) records"]
-      if let cut = o.cutAt { parts.append("cuts the file at offset \(cut) (the cut bytes are kept in \(r.path).damaged-\(cut))") }
-      if o.rewrites { parts.append("rewrites the file without the damage (the old file is kept in \(r.path).damaged-0)") }
+      if let cut = o.cutAt {
+        parts.append("cuts the file at offset \(cut) (the cut bytes are kept in \(r.path).damaged-\(cut))")
+      }
+      if o.rewrites {
+        parts.append("rewrites the file without the damage (the old file is kept in \(r.path).damaged-0)")
+      }
       if o.droppedRecords > 0 { parts.append("leaves out \(o.droppedRecords) records of damaged batches") }
       out += parts.joined(separator: "; ") + "\n"
     }
     if !r.unreadableRecords.isEmpty {
-      out += "no recovery mode changes an unreadable record: it was written that way (by another program, or a newer RequestSet)\n"
+      out +=
+        "no recovery mode changes an unreadable record: it was written that way (by another program, or a newer RequestSet)\n"
     }
     return out
   }

@@ -1,0 +1,94 @@
+import RequestSet
+
+/// A table of rows for people to read.
+///
+/// Piped or redirected (no terminal, no `COLUMNS`), it is as wide as its widest cells:
+/// nothing is cut. On a terminal (or with `COLUMNS`) it fits the width: string columns
+/// shrink (longest first, cells cut with `…`) down to a minimum, numbers are never cut,
+/// and columns that still do not fit are left out and named below the table.
+enum Table {
+  static let minimumWidth = 4
+
+  static func text(_ value: FieldValue?, order: KeyOrder, column: String) -> String {
+    switch value {
+    case nil: return ""
+    case .string(let s)?: return s
+    case let v?: return JSONText.text(v, order: order, prefix: column)
+    }
+  }
+
+  static func isNumber(_ value: FieldValue?) -> Bool {
+    switch value {
+    case .int?, .uint?, .double?, .decimal?: return true
+    default: return false
+    }
+  }
+
+  static func clean(_ s: String) -> String {
+    String(s.map { $0.isNewline || $0 == "\t" ? " " : $0 })
+  }
+
+  static func render(_ rows: Rows, width: Int?) -> String {
+    var columns = rows.columns
+    var cells = rows.rows.map { row in columns.map { clean(text(row[$0], order: rows.order, column: $0)) } }
+    var widths = columns.indices.map { i in max(columns[i].count, cells.map { $0[i].count }.max() ?? 0) }
+    // A column's numbers are never cut: it shrinks no narrower than its widest number.
+    var floors = columns.indices.map { i in
+      max(
+        minimumWidth,
+        rows.rows.indices.filter { isNumber(rows.rows[$0][columns[i]]) }.map { cells[$0][i].count }.max() ?? 0
+      )
+    }
+    var leftOut: [String] = []
+    if let width {
+      func total(_ w: [Int]) -> Int { w.reduce(0, +) + 2 * max(0, w.count - 1) }
+      // Shrink the widest column that may shrink, one character at a time, until the table fits.
+      while total(widths) > width,
+        let i = widths.indices.filter({ widths[$0] > floors[$0] }).max(by: { widths[$0] < widths[$1] })
+      {
+        widths[i] -= 1
+      }
+      while total(widths) > width, columns.count > 1 {
+        leftOut.insert(columns.removeLast(), at: 0)
+        widths.removeLast()
+        floors.removeLast()
+        cells = cells.map { Array($0.dropLast()) }
+      }
+    }
+    func fit(_ s: String, _ w: Int) -> String {
+      s.count <= w ? s + String(repeating: " ", count: w - s.count) : String(s.prefix(w - 1)) + "…"
+    }
+    func line(_ parts: [String]) -> String {
+      var text = zip(parts, widths).map { fit($0, $1) }.joined(separator: "  ")
+      while text.last == " " { text.removeLast() }
+      return text + "\n"
+    }
+    var out = line(columns)
+    out += line(widths.map { String(repeating: "-", count: $0) })
+    for row in cells { out += line(row) }
+    out += "(\(rows.rows.count) \(rows.noun)\(rows.rows.count == 1 ? "" : "s"))\n"
+    if !leftOut.isEmpty, let width {
+      out += wrap(
+        "\(leftOut.count) more \(leftOut.count == 1 ? "column does" : "columns do") not fit: "
+          + leftOut.joined(separator: ", ") + " (use --values, --format json, or pipe the output)",
+        width: width)
+    }
+    return out
+  }
+
+  /// Words wrapped into lines of at most `width` characters (a longer word is cut).
+  static func wrap(_ text: String, width: Int) -> String {
+    var out = ""
+    var line = ""
+    for word in text.split(separator: " ") {
+      var word = String(word)
+      if word.count > width { word = String(word.prefix(max(1, width - 1))) + "…" }
+      if !line.isEmpty && line.count + 1 + word.count > width {
+        out += line + "\n"
+        line = ""
+      }
+      line += line.isEmpty ? word : " " + word
+    }
+    return out + line + "\n"
+  }
+}
