@@ -158,8 +158,8 @@ private struct OddSort: CustomStringConvertible, Sendable {
 /// key, on every backend, against plain Swift.
 @Suite struct AwkwardDifferentialTests {
   static let data = Oddity.random(count: 120, seed: 0x0DD1_7E5)
-  /// 150 seeded queries per store (300 with `REQUESTSET_SOAK=1`).
-  static let queryCount = TestScale.pick(quick: 150, soak: 300)
+  /// 100 seeded queries per store (300 with `REQUESTSET_SOAK=1`).
+  static let queryCount = TestScale.pick(quick: 100, soak: 300)
 
   @Test(arguments: StoreKind.allCases)
   func randomQueriesOnAwkwardTypesMatchPlainSwift(kind: StoreKind) throws {

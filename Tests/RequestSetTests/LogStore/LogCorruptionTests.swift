@@ -77,10 +77,10 @@ import Testing
     let seed = testSeed("randomBitFlipsInALargerLog")
     var rng = SeededRandom(seed: seed)
     let dir = try LogTempDir()
-    let script = try ScriptedLog.make(in: dir, count: TestScale.pick(quick: 500, soak: 1_500), seed: seed)
+    let script = try ScriptedLog.make(in: dir, count: TestScale.pick(quick: 300, soak: 1_500), seed: seed)
     let path = dir.file("flip.rslog")
     let lastFrame = script.frameStarts[script.frameStarts.count - 2]
-    for _ in 0..<TestScale.pick(quick: 30, soak: 60) {
+    for _ in 0..<TestScale.pick(quick: 20, soak: 60) {
       var damaged = script.bytes
       let p = _LogFormat.headerSize + Int(rng.next() % UInt64(damaged.count - _LogFormat.headerSize))
       damaged[p] ^= 1 << UInt8(rng.next() % 8)
