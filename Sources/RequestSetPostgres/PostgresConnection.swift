@@ -27,7 +27,7 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Connects.
   ///
-  /// - Throws: ``RequestSetError`` `.invalidFormat` for a connection string libpq cannot
+  /// - Throws: `RequestSetError` `.invalidFormat` for a connection string libpq cannot
   ///   parse or whose password it would misread (the message quotes only the redacted
   ///   string), `.connectionFailed` when the server cannot be reached.
   init(_ connection: _ConnectionString) throws {
@@ -86,7 +86,7 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Runs one statement with its values bound as text (nil is SQL NULL).
   ///
-  /// - Throws: ``RequestSetError`` `.connectionFailed` when the server is gone, and the
+  /// - Throws: `RequestSetError` `.connectionFailed` when the server is gone, and the
   ///   code that fits the server's SQLSTATE otherwise (see ``_PGConnection/error(_:_:)``).
   @discardableResult
   func execute(_ sql: String, _ parameters: [String?] = []) throws -> _PGResult {

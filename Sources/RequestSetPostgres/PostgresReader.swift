@@ -345,7 +345,7 @@ extension PostgresStore {
   /// let reader = try store.queryReader()
   /// try reader.count(StoreQuery())   // SELECT count(*) … in a REPEATABLE READ transaction
   /// ```
-  /// - Throws: ``RequestSetError`` `.closed`, `.connectionFailed`.
+  /// - Throws: `RequestSetError` `.closed`, `.connectionFailed`.
   public func queryReader() throws -> any StoreQueryReader<Element> {
     try _PostgresReader(self)
   }
@@ -377,10 +377,10 @@ extension PostgresStore {
   /// try animals.filter("species", value: "dog").update("age", value: 4)   // one UPDATE
   /// ```
   /// - Returns: How many records changed, or nil.
-  /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.connectionFailed`.
+  /// - Throws: `RequestSetError` `.decodingFailed` (nothing written), `.connectionFailed`.
   public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
     // The engine has checked each assignment's key and value against the table's keys and
-    // kinds (``StoreFieldKinds``) before calling this.
+    // kinds (`StoreFieldKinds`) before calling this.
     var values: [(name: String, json: String)] = []
     for (key, value) in assignments {
       let names = FieldValue.fieldNames(inKey: key)

@@ -10,7 +10,7 @@ import _RequestSetSQL
 /// the columns `seq` (store order), `id`, `body` (the record's fields as `jsonb`) and
 /// `plain`; the table `requestset_tables` says which type each table holds and counts its
 /// writes, and `requestset_kinds` keeps the keys and kinds its records have held
-/// (``StoreFieldKinds``). Values are always bound parameters, and keys reach SQL only as bound `text[]`
+/// (`StoreFieldKinds`). Values are always bound parameters, and keys reach SQL only as bound `text[]`
 /// paths or quoted through a tested function. The store holds a small pool of connections
 /// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
 /// one more for its read transaction. The store outlives a server restart: what is in
@@ -32,7 +32,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   let _table: String
   /// The table's name as a quoted SQL identifier.
   let _quoted: String
-  /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
+  /// The table's summary of keys and kinds, as last read (see `StoreFieldKinds`).
   let _fieldKinds = SQLFieldKinds()
   private let _indexes = Mutex<Set<String>>([])
   /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
@@ -54,7 +54,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   - connections: The most connections writes and single reads hold at once (at
   ///     least 1); a call waits while all are busy. Each evaluation in progress (a
   ///     counted set not yet iterated, say) holds one more for its read transaction.
-  /// - Throws: ``RequestSetError`` `.connectionFailed` when the server cannot be reached,
+  /// - Throws: `RequestSetError` `.connectionFailed` when the server cannot be reached,
   ///   `.schemaMismatch` when the table exists but is not RequestSet's or holds another
   ///   type (a `PostgresStore<DynamicRecord>` opens any type's table), `.invalidFormat` for a table name PostgreSQL cannot keep (empty, NUL, longer
   ///   than 63 bytes), and for a connection string libpq cannot parse or whose URI user
@@ -159,7 +159,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     }
   }
 
-  /// Writes the table's summary of keys and kinds (see ``StoreFieldKinds``).
+  /// Writes the table's summary of keys and kinds (see `StoreFieldKinds`).
   func _writeKinds(_ c: _PGConnection, _ text: String) throws {
     try c.execute(
       "INSERT INTO requestset_kinds (name, kinds) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET kinds = EXCLUDED.kinds",
@@ -363,7 +363,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// ```swift
   /// try store.insert(Animal(id: 1, name: "Micky", age: 3))
   /// ```
-  /// - Throws: ``RequestSetError`` `.duplicateID` when the id is stored,
+  /// - Throws: `RequestSetError` `.duplicateID` when the id is stored,
   ///   `.connectionFailed` when the server is gone (nothing is written then).
   public func insert(_ record: Element) throws {
     try apply([.insert(record)], ifVersion: nil)
@@ -375,7 +375,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// ```swift
   /// try store.insert(contentsOf: animals)
   /// ```
-  /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored or occurs twice;
+  /// - Throws: `RequestSetError` `.duplicateID` when an id is stored or occurs twice;
   ///   nothing is inserted then.
   public func insert(contentsOf records: some Sequence<Element>) throws {
     let records = Array(records)
@@ -448,7 +448,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// ```swift
   /// try store.apply([.insert(rex), .delete(id: 3)], ifVersion: snapshot.version)
   /// ```
-  /// - Throws: ``RequestSetError`` `.duplicateID`, `.conflict` for a stale version,
+  /// - Throws: `RequestSetError` `.duplicateID`, `.conflict` for a stale version,
   ///   `.connectionFailed`; nothing is applied then.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     guard !changes.isEmpty else { return try _pool.checkOpen() }
@@ -522,7 +522,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// ```swift
   /// try PostgresStore<Animal>.dropTable(url: url, table: "animals")
   /// ```
-  /// - Throws: ``RequestSetError`` `.connectionFailed` when the server cannot be reached.
+  /// - Throws: `RequestSetError` `.connectionFailed` when the server cannot be reached.
   public static func dropTable(url: String, table: String) throws {
     let connection = try _PGConnection(_ConnectionString(url))
     let quoted = try SQLJSON.quoteIdentifier(table)
@@ -558,7 +558,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// - Parameters:
   ///   - key: A string key, dotted for nested fields.
   ///   - unique: Whether two records may not share a (non-nil) value.
-  /// - Throws: ``RequestSetError`` `.uniqueViolation` when `unique` and stored records
+  /// - Throws: `RequestSetError` `.uniqueViolation` when `unique` and stored records
   ///   share a value; `.invalidFormat` for a key holding U+0000.
   public func createIndex(_ key: String, unique: Bool = false) throws {
     let path = try _PGSQL.literalPath(FieldValue.fieldNames(inKey: key))

@@ -1,7 +1,7 @@
 import RequestSet
 import _RequestSetSQL
 
-/// How a ``StoreQuery`` becomes PostgreSQL: a condition's field is `body #> $n::text[]`
+/// How a `StoreQuery` becomes PostgreSQL: a condition's field is `body #> $n::text[]`
 /// (the key's field names bound as a `text[]` parameter), every value is bound, and each
 /// condition's SQL is two-valued (never NULL), so NOT, ALL and NONE mean what they mean in
 /// memory. A condition the translation cannot run exactly is declined with a reason.
@@ -31,7 +31,7 @@ struct _PGTranslation {
   /// let (sql, t) = try _PGTranslation.building { t in "SELECT … WHERE " + t.filter(filter) }
   /// try c.execute(sql, t.parameters)
   /// ```
-  /// - Throws: ``RequestSetError`` `.tooComplex` when the statement would bind more values
+  /// - Throws: `RequestSetError` `.tooComplex` when the statement would bind more values
   ///   than PostgreSQL takes (65,535), which only a filter of that many conditions that
   ///   are not lists does.
   static func building<T>(_ build: (inout _PGTranslation) throws -> T) throws -> (T, _PGTranslation) {
@@ -407,7 +407,7 @@ enum _PGSQL {
   /// array quoting (backslash before `"` and `\`), then SQL quoting (doubled `'`); the
   /// server's `standard_conforming_strings` (on since 9.1) keeps backslashes literal.
   ///
-  /// - Throws: ``RequestSetError`` `.invalidFormat` for a name holding U+0000.
+  /// - Throws: `RequestSetError` `.invalidFormat` for a name holding U+0000.
   static func literalPath(_ fieldNames: [String]) throws -> String {
     try SQLJSON.quoteLiteral(_arrayLiteral(fieldNames)) + "::text[]"
   }

@@ -96,7 +96,7 @@ final class _SQLiteConnection: @unchecked Sendable {
   /// ```
   /// - Returns: The prepared statement and the translation it was prepared from (bind its
   ///   bindings).
-  /// - Throws: ``RequestSetError`` for a statement SQLite refuses either way.
+  /// - Throws: `RequestSetError` for a statement SQLite refuses either way.
   func prepare(_ build: Build) throws -> (statement: _SQLiteStatement, translation: _SQLiteTranslation) {
     let translated = try build(false)
     var pointer: OpaquePointer?
@@ -325,7 +325,7 @@ nonisolated(unsafe) let _keyPointerType: UnsafeMutablePointer<CChar> = strdup("r
 nonisolated(unsafe) let _conditionPointerType: UnsafeMutablePointer<CChar> = strdup("requestset_condition")!
 
 /// The collations `rs_binary`, `rs_caseInsensitive`, …: they order the JSON text of two
-/// values as ``StoreSortKey/compare(_:_:)`` does, so an ORDER BY through them is the
+/// values as `StoreSortKey/compare(_:_:)` does, so an ORDER BY through them is the
 /// engine's order by construction.
 let _collations: [RequestCollation] = RequestCollation.allCases
 

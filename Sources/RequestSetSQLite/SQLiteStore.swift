@@ -15,7 +15,7 @@ import _RequestSetSQL
 /// one table (named by `table:`, by default the record type's name) with the columns
 /// `seq` (store order), `id`, `body` (the record as JSON) and `plain`, and a row in
 /// `requestset_tables` naming the record type and the store's version, and one in
-/// `requestset_kinds` with the keys and kinds its records have held (``StoreFieldKinds``).
+/// `requestset_kinds` with the keys and kinds its records have held (`StoreFieldKinds`).
 ///
 /// ```swift
 /// import RequestSet
@@ -34,7 +34,7 @@ import _RequestSetSQL
 /// depend on the `RequestSetSQLite` product.
 ///
 /// ## Semantics
-/// Queries answer as ``MemoryStore`` answers, always: comparisons that SQL runs exactly
+/// Queries answer as `MemoryStore` answers, always: comparisons that SQL runs exactly
 /// (equality, ordering of numbers and binary strings, with the engine's rules for nil and
 /// for values of different kinds) run natively; text operators, collations other than
 /// binary, LIKE, MATCHES, IN, BETWEEN, `@count` and ANY/ALL/NONE run through `rs_cond`,
@@ -62,7 +62,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   let _ownVersions = _SQLiteOwnVersions()
   /// How many versions of `requestset_changes` rows a write keeps.
   let _changesKept: Int64
-  /// The table's summary of keys and kinds, as last read (see ``StoreFieldKinds``).
+  /// The table's summary of keys and kinds, as last read (see `StoreFieldKinds`).
   let _kinds = SQLFieldKinds()
   /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
   /// commits twice (they are published as they are made).
@@ -78,7 +78,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// - Parameters:
   ///   - path: The database file.
   ///   - table: The table's name; by default the record type's name.
-  /// - Throws: ``RequestSetError`` `.schemaMismatch` when the file is not a SQLite database,
+  /// - Throws: `RequestSetError` `.schemaMismatch` when the file is not a SQLite database,
   ///   when the table exists but is not RequestSet's, or holds another record type;
   ///   `.readOnly`, `.locked` or `.ioFailure` when the file cannot be written. Nothing is
   ///   written to the file then.
@@ -152,7 +152,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     }
   }
 
-  /// Writes the table's summary of keys and kinds (see ``StoreFieldKinds``).
+  /// Writes the table's summary of keys and kinds (see `StoreFieldKinds`).
   private static func _writeKinds(_ c: _SQLiteConnection, table: String, text: String) throws {
     let statement = try c.cached(
       "INSERT INTO requestset_kinds(name, kinds) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET kinds = excluded.kinds")
@@ -188,7 +188,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// try store.insert(Animal(id: 1, name: "Rex", species: "dog", age: 3))
   /// ```
   /// - Parameter record: The record; its id must not be stored yet.
-  /// - Throws: ``RequestSetError`` `.duplicateID` when the id is stored; `.closed`,
+  /// - Throws: `RequestSetError` `.duplicateID` when the id is stored; `.closed`,
   ///   `.locked`, `.ioFailure`.
   public func insert(_ record: Element) throws {
     try apply([.insert(record)], ifVersion: nil)
@@ -200,7 +200,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// try store.insert(contentsOf: herd)
   /// ```
   /// - Parameter records: The records, in the order they take in the store.
-  /// - Throws: ``RequestSetError`` `.duplicateID` when an id is stored or repeats; nothing
+  /// - Throws: `RequestSetError` `.duplicateID` when an id is stored or repeats; nothing
   ///   is inserted then.
   public func insert(contentsOf records: some Sequence<Element>) throws {
     try apply(records.map { .insert($0) }, ifVersion: nil)
@@ -213,7 +213,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// try store.save(rex)
   /// ```
   /// - Parameter record: The record.
-  /// - Throws: ``RequestSetError`` `.closed`, `.locked`, `.uniqueViolation`.
+  /// - Throws: `RequestSetError` `.closed`, `.locked`, `.uniqueViolation`.
   public func save(_ record: Element) throws {
     try apply([.save(record)], ifVersion: nil)
   }
@@ -225,7 +225,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// ```
   /// - Parameter id: The id.
   /// - Returns: Whether a record was deleted.
-  /// - Throws: ``RequestSetError`` `.closed`, `.locked`.
+  /// - Throws: `RequestSetError` `.closed`, `.locked`.
   @discardableResult
   public func delete(id: Element.ID) throws -> Bool {
     let key = try _idText(id)
@@ -255,7 +255,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   ///   - changes: Inserts, saves and deletes.
   ///   - expectedVersion: The version the changes were computed from, or nil to write
   ///     unconditionally.
-  /// - Throws: ``RequestSetError`` `.conflict` when another write came first,
+  /// - Throws: `RequestSetError` `.conflict` when another write came first,
   ///   `.duplicateID`, `.uniqueViolation`, `.closed`, `.locked`.
   public func apply(_ changes: [RecordChange<Element>], ifVersion expectedVersion: UInt64?) throws {
     // Encode outside the lock: it is the expensive part, and it can fail.
@@ -422,7 +422,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// ```
   /// - Parameter id: The id.
   /// - Returns: The record, or nil when none has that id.
-  /// - Throws: ``RequestSetError`` `.closed`, `.decodingFailed`.
+  /// - Throws: `RequestSetError` `.closed`, `.decodingFailed`.
   public func fetch(id: Element.ID) throws -> Element? {
     let key = try _idText(id)
     let body: String? = try _writer.withLock { connection in
@@ -440,7 +440,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// let all = try store.snapshot()   // all.count, all.version
   /// ```
   /// - Returns: The snapshot.
-  /// - Throws: ``RequestSetError`` `.closed`, `.decodingFailed`.
+  /// - Throws: `RequestSetError` `.closed`, `.decodingFailed`.
   public func snapshot() throws -> StoreSnapshot<Element> {
     let reader = try _openReader()
     var records: [Element] = []
@@ -455,7 +455,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// let n = try reader.count(StoreQuery())
   /// ```
   /// - Returns: The reader; its transaction ends when it is released.
-  /// - Throws: ``RequestSetError`` `.closed`, `.locked`.
+  /// - Throws: `RequestSetError` `.closed`, `.locked`.
   public func queryReader() throws -> any StoreQueryReader<Element> {
     try _openReader()
   }
@@ -481,7 +481,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// - Parameters:
   ///   - key: A string key, dotted for nested fields.
   ///   - unique: Whether two records may not share a (non-nil) value.
-  /// - Throws: ``RequestSetError`` `.uniqueViolation` when `unique` and stored records
+  /// - Throws: `RequestSetError` `.uniqueViolation` when `unique` and stored records
   ///   repeat a value; `.invalidIndex` when the key holds a quote, a backslash or U+0000,
   ///   which SQLite's JSON paths cannot spell; `.closed`.
   public func createIndex(_ key: String, unique: Bool = false) throws {
@@ -506,7 +506,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// try store.dropIndex("owner.city")
   /// ```
   /// - Parameter key: The key the index was created on.
-  /// - Throws: ``RequestSetError`` `.invalidIndex` for a key no index can have; `.closed`.
+  /// - Throws: `RequestSetError` `.invalidIndex` for a key no index can have; `.closed`.
   public func dropIndex(_ key: String) throws {
     let (name, _) = try _index(key)
     try _write { c in try c.execute("DROP INDEX IF EXISTS \(name)", doing: "drop the index on \(key)") }
@@ -535,7 +535,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// ```
   /// - Parameter query: The records to delete; a window makes it return nil.
   /// - Returns: How many records were deleted, or nil.
-  /// - Throws: ``RequestSetError`` `.closed`, `.locked`.
+  /// - Throws: `RequestSetError` `.closed`, `.locked`.
   public func delete(matching query: StoreQuery) throws -> Int? {
     guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil else { return nil }
     let outcome: (UInt64, [String])? = try _write { c in
@@ -580,7 +580,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// try animals.filter("species", value: "Cow").update("species", value: "Bovine")   // one UPDATE
   /// ```
   /// - Returns: How many records changed, or nil.
-  /// - Throws: ``RequestSetError`` `.decodingFailed` (nothing written), `.closed`, `.locked`.
+  /// - Throws: `RequestSetError` `.decodingFailed` (nothing written), `.closed`, `.locked`.
   public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
     guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil, !assignments.isEmpty
     else { return nil }

@@ -2,7 +2,7 @@ import Foundation
 import RequestSet
 import _RequestSetSQL
 
-/// A ``StoreQuery`` as SQLite SQL over RequestSet's row layout (`seq`, `id`, `body`,
+/// A `StoreQuery` as SQLite SQL over RequestSet's row layout (`seq`, `id`, `body`,
 /// `plain`): values are bound parameters; a key reaches the SQL text only as a JSON path
 /// quoted by `SQLJSON.quoteLiteral`, word for word the path an index on that key uses,
 /// so SQLite's planner matches the two.

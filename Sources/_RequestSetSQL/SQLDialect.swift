@@ -1,6 +1,6 @@
 import RequestSet
 
-/// What the SQL stores share: how a ``StoreQuery`` becomes SQL text with bound values, and
+/// What the SQL stores share: how a `StoreQuery` becomes SQL text with bound values, and
 /// how a record becomes the JSON document a row keeps. `SQLiteStore` and `PostgresStore`
 /// differ only in their ``SQLDialect``.
 public protocol SQLDialect: Sendable {

@@ -1,7 +1,7 @@
 import RequestSet
 import Synchronization
 
-/// The summary of keys and kinds (``StoreFieldKinds``) a SQL store keeps per table, in
+/// The summary of keys and kinds (`StoreFieldKinds`) a SQL store keeps per table, in
 /// the row `requestset_kinds(name, kinds)`: written in the same transaction as the records
 /// that add to it, read by each reader inside its read transaction, so the engine checks a
 /// query against exactly the records that reader sees.
@@ -28,7 +28,7 @@ public final class SQLFieldKinds: Sendable {
 
   /// The summary `text` holds, parsed once per distinct text.
   ///
-  /// - Throws: ``RequestSetError`` `.schemaMismatch` when the text is not a summary.
+  /// - Throws: `RequestSetError` `.schemaMismatch` when the text is not a summary.
   public func kinds(fromText text: String) throws -> StoreFieldKinds {
     if let known = last.withLock({ $0 }), known.text == text { return known.kinds }
     let kinds = try StoreFieldKinds(encodedText: text)

@@ -4,7 +4,7 @@ import RequestSet
 /// The JSON a SQL store's row keeps for a record, and the quoting of names that reach SQL
 /// text.
 ///
-/// A record's fields (its ``FieldValue``) are written as JSON that SQLite's JSON functions
+/// A record's fields (its `FieldValue`) are written as JSON that SQLite's JSON functions
 /// and PostgreSQL's `jsonb` read with the same meaning the in-memory engine gives them:
 /// integers as integers (64-bit, exact), doubles always with a decimal point and never an
 /// exponent (so `jsonb`, which keeps numbers as exact decimals, gives them back as doubles,
@@ -227,12 +227,12 @@ public enum SQLJSON {
   // MARK: - Decoding
 
   /// Reads JSON text that ``encode(_:)`` wrote (or that a database gave back for it, with
-  /// whitespace or reordered keys, as `jsonb` does) as the ``FieldValue`` it encoded.
+  /// whitespace or reordered keys, as `jsonb` does) as the `FieldValue` it encoded.
   ///
   /// ```swift
   /// try SQLJSON.decode(#"{"age": 3, "weight": 4.5}"#)   // .object(["age": .int(3), "weight": .double(4.5)])
   /// ```
-  /// - Throws: ``RequestSetError`` `.decodingFailed` when the text is not such JSON.
+  /// - Throws: `RequestSetError` `.decodingFailed` when the text is not such JSON.
   public static func decode(_ text: String) throws -> FieldValue {
     var text = text
     return try text.withUTF8 { try decode(utf8: UnsafeRawBufferPointer($0)) }
@@ -243,7 +243,7 @@ public enum SQLJSON {
   /// ```swift
   /// try bytes.withUnsafeBytes { try SQLJSON.decode(utf8: $0) }
   /// ```
-  /// - Throws: ``RequestSetError`` `.decodingFailed` when the bytes are not such JSON.
+  /// - Throws: `RequestSetError` `.decodingFailed` when the bytes are not such JSON.
   public static func decode(utf8 bytes: UnsafeRawBufferPointer) throws -> FieldValue {
     var parser = _Parser(bytes: bytes)
     do {
@@ -267,7 +267,7 @@ public enum SQLJSON {
   /// ```swift
   /// try SQLJSON.quoteIdentifier(#"odd"name"#)   // "\"odd\"\"name\""
   /// ```
-  /// - Throws: ``RequestSetError`` `.invalidFormat` for an empty name or one holding U+0000.
+  /// - Throws: `RequestSetError` `.invalidFormat` for an empty name or one holding U+0000.
   public static func quoteIdentifier(_ name: String) throws -> String {
     guard !name.isEmpty, !name.utf8.contains(0) else {
       throw RequestSetError(
@@ -283,7 +283,7 @@ public enum SQLJSON {
   /// ```swift
   /// try SQLJSON.quoteLiteral("it's")   // "'it''s'"
   /// ```
-  /// - Throws: ``RequestSetError`` `.invalidFormat` for text holding U+0000.
+  /// - Throws: `RequestSetError` `.invalidFormat` for text holding U+0000.
   public static func quoteLiteral(_ text: String) throws -> String {
     guard !text.utf8.contains(0) else {
       throw RequestSetError(
@@ -316,7 +316,7 @@ private struct _ParseError: Error {
   let reason: String
 }
 
-/// A JSON reader into ``FieldValue``s, with tagged values untagged.
+/// A JSON reader into `FieldValue`s, with tagged values untagged.
 private struct _Parser {
   let bytes: UnsafeRawBufferPointer
   var at = 0
