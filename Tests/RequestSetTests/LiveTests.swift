@@ -81,6 +81,11 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 /// loaded machine a test's tasks can wait many minutes for a thread, so a wall-clock limit
 /// here is only a backstop against a hang in the tests that read `changes` directly, far
 /// past any wait a loaded run has shown.
+///
+/// More than 20 s (about 25 s on a 2-core machine): every live test runs on each of eight
+/// writable stores, the SQL ones following commits through a poller, and the suite runs
+/// its tests one at a time (`.serialized`). The stalled consumer's 3,000 commits (10,000
+/// with `REQUESTSET_SOAK=1`) are the longest part.
 @Suite(.serialized, .timeLimit(.minutes(60))) struct LiveTests {
   @Test(arguments: StoreKind.writable)
   func theFirstStateIsTheCurrentResultThenEachChange(kind: StoreKind) async throws {
