@@ -1,7 +1,7 @@
-// The DocC articles' Swift examples, verbatim and in order (DocumentationTests keeps them
-// so, and runs this twice in one folder). The articles after GettingStarted use its
-// `Animal`; each article's statements run in a `do` scope of their own, so that their
-// names (`store`, `before`) do not clash. Checks follow each example.
+// The DocC articles' Swift examples, verbatim and in order, pasted one after another as a
+// reader would after GettingStarted's record type (DocumentationTests keeps them so, checks
+// that no two declare the same name, and runs this twice in one folder). Checks follow
+// each example.
 // BEGIN ARTICLE: GettingStarted, the record type
 import Foundation   // for #Predicate
 import RequestSet
@@ -23,7 +23,6 @@ struct Animal: Record {
 }
 // END ARTICLE
 
-do {
 // BEGIN ARTICLE: GettingStarted, a store and filters
 let store = MemoryStore<Animal>()
 try store.insert(contentsOf: [                          // all or nothing
@@ -45,6 +44,9 @@ let bees = all.filter { $0.name.hasPrefix("B") }                 // a closure
 print(inOslo.map(\.name), named.map(\.name), older.map(\.name), bees.map(\.name))
 // ["Daisy", "Bella"] ["Rex"] ["Daisy", "Rex"] ["Bella"]
 // END ARTICLE
+precondition(inOslo.map(\.name) == ["Daisy", "Bella"] && named.map(\.name) == ["Rex"])
+precondition(older.map(\.name) == ["Daisy", "Rex"] && bees.map(\.name) == ["Bella"])
+
 // BEGIN ARTICLE: GettingStarted, laziness
 let dogs = all.filter("species", value: "Dog")
 print(dogs.count)                  // evaluates: 1
@@ -52,6 +54,8 @@ try store.insert(Animal(id: 5, name: "Fido", species: "Dog", age: 1, weight: 12,
 print(dogs.count)                  // still 1
 print(dogs.refreshed().count)      // 2
 // END ARTICLE
+precondition(dogs.count == 1 && dogs.refreshed().count == 2)
+
 // BEGIN ARTICLE: GettingStarted, errors
 let userText = "species == 'Dog' AND age > 2"     // say, typed into a search field
 let requestOffset = 0                              // say, from a request's query string
@@ -60,36 +64,30 @@ let filter = try RequestFilter<Animal>(format: userText, arguments: [])
 let page = try all.filter(filter).offset(requestOffset).limit(requestLimit).validated()
 for animal in page { print(animal.name) }          // Rex
 // END ARTICLE
-precondition(inOslo.map(\.name) == ["Daisy", "Bella"] && named.map(\.name) == ["Rex"])
-precondition(older.map(\.name) == ["Daisy", "Rex"] && bees.map(\.name) == ["Bella"])
-precondition(dogs.count == 1 && dogs.refreshed().count == 2 && page.map(\.name) == ["Rex"])
-}
+precondition(page.map(\.name) == ["Rex"])
 
-do {
 // BEGIN ARTICLE: ChoosingAStore, reading the past
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
-try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-let journal = try LogStore<Animal>(path: folder.appendingPathComponent("journal.rslog").path)
+let journalFolder = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID())")
+try FileManager.default.createDirectory(at: journalFolder, withIntermediateDirectories: true)
+let journal = try LogStore<Animal>(path: journalFolder.appendingPathComponent("journal.rslog").path)
 try journal.insert(Animal(id: 1, name: "Daisy", species: "Cow", age: 7, weight: 600, tags: []))   // version 1
 try journal.delete(id: 1)                                                                        // version 2
 let before = try RequestSet(journal, asOf: 1)         // or asOf: someDate
 print(before.filter("species", value: "Cow").count)   // 1 (and 0 in RequestSet(journal))
 journal.close()
-try FileManager.default.removeItem(at: folder)        // the log and its lock file
+try FileManager.default.removeItem(at: journalFolder)   // the log and its lock file
 // END ARTICLE
-precondition(before.count == 1 && !FileManager.default.fileExists(atPath: folder.path))
-}
+precondition(before.count == 1 && !FileManager.default.fileExists(atPath: journalFolder.path))
 
-do {
 // BEGIN ARTICLE: RequestSet, the overview
-let store = MemoryStore<Animal>()                 // Animal: see <doc:GettingStarted>
-try store.insert(contentsOf: [
+let herd = MemoryStore<Animal>()                  // Animal: see <doc:GettingStarted>
+try herd.insert(contentsOf: [
   Animal(id: 1, name: "Daisy", species: "Cow", age: 7, weight: 600, tags: []),
   Animal(id: 2, name: "Bella", species: "Cow", age: 2, weight: 450, tags: []),
   Animal(id: 3, name: "Clara", species: "Cow", age: 9, weight: 550, tags: []),
 ])
 
-let animals = RequestSet(store)
+let animals = RequestSet(herd)
 let oldCows = animals
   .filter("species", value: "Cow")
   .filter(\.age > 5)
@@ -99,23 +97,22 @@ let oldCows = animals
 for cow in oldCows { print(cow.name) }         // Clara, then Daisy
 // END ARTICLE
 precondition(oldCows.map(\.name) == ["Clara", "Daisy"])
-}
 
 // BEGIN ARTICLE: SQLEngines, a SQLite store
 import Foundation
 import RequestSet
 import RequestSetSQLite
 
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
-try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-let store = try SQLiteStore<Animal>(path: folder.appendingPathComponent("zoo.sqlite").path)
-try store.createIndex("species")
-let cows = RequestSet(store).filter("species", value: "Cow").sortBy("-age").limit(10)
+let zooFolder = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
+try FileManager.default.createDirectory(at: zooFolder, withIntermediateDirectories: true)
+let zoo = try SQLiteStore<Animal>(path: zooFolder.appendingPathComponent("zoo.sqlite").path)
+try zoo.createIndex("species")
+let cows = RequestSet(zoo).filter("species", value: "Cow").sortBy("-age").limit(10)
 print(cows.explain())   // the SELECT, its bindings, SQLite's EXPLAIN QUERY PLAN
-store.close()
-try FileManager.default.removeItem(at: folder)   // the database and its -wal and -shm files
+zoo.close()
+try FileManager.default.removeItem(at: zooFolder)   // the database and its -wal and -shm files
 // END ARTICLE
-precondition(!FileManager.default.fileExists(atPath: folder.path))
+precondition(!FileManager.default.fileExists(atPath: zooFolder.path))
 
 // BEGIN ARTICLE: WritingABackend, a store
 import RequestSet

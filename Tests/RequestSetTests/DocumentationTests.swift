@@ -122,6 +122,24 @@ import Testing
     #expect(total >= 9)
   }
 
+  /// The articles' blocks also run pasted one after another after GettingStarted's: no two
+  /// declare the same name.
+  @Test func theArticlesBlocksDeclareEachNameOnce() throws {
+    let articles = ["GettingStarted.md", "ChoosingAStore.md", "RequestSet.md", "SQLEngines.md", "WritingABackend.md"]
+    let blocks = try articles.flatMap { try Self.articleBlocks($0) }
+    var declared: [String: Int] = [:]
+    for line in blocks.joined(separator: "\n").split(separator: "\n") where line.first != " " {
+      let words = line.split(separator: " ", maxSplits: 3)
+      let start = words.first == "final" ? 1 : 0
+      guard words.count >= start + 2, ["let", "var", "func", "struct", "enum", "class"].contains(words[start]) else {
+        continue
+      }
+      declared[String(words[start + 1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }), default: 0] += 1
+    }
+    #expect(declared["store"] == 1 && declared["ArchiveStore"] == 1)
+    #expect(declared.filter { $0.value > 1 }.isEmpty, "declared more than once: \(declared.filter { $0.value > 1 })")
+  }
+
   /// Each playground (the README's examples and the articles') runs as a reader runs it:
   /// twice in a row in the same folder, which it leaves as it found it. Files an example
   /// writes go to a temporary directory (here a folder of the test's own, through
