@@ -5,11 +5,11 @@ import Testing
 @Suite struct ConcurrencyTests {
   /// Writers and readers at once: every snapshot a reader sees is internally consistent
   /// (count, iteration and fetch agree), and the final state holds every write. Four
-  /// writers of 100 records each (250 with `REQUESTSET_SOAK=1`).
+  /// writers of 60 records each (250 with `REQUESTSET_SOAK=1`).
   @Test(arguments: StoreKind.writable)
   func concurrentReadersAndWriters(kind: StoreKind) async throws {
     let store = try kind.makeStore()
-    let writers = 4, perWriter = TestScale.pick(quick: 100, soak: 250)
+    let writers = 4, perWriter = TestScale.pick(quick: 60, soak: 250)
     await withThrowingTaskGroup(of: Void.self) { group in
       for w in 0..<writers {
         group.addTask {

@@ -84,7 +84,7 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 ///
 /// More than 20 s (about 25 s on a 2-core machine): every live test runs on each of eight
 /// writable stores, the SQL ones following commits through a poller, and the suite runs
-/// its tests one at a time (`.serialized`). The stalled consumer's 3,000 commits (10,000
+/// its tests one at a time (`.serialized`). The stalled consumer's 2,100 commits (10,000
 /// with `REQUESTSET_SOAK=1`) are the longest part.
 @Suite(.serialized, .timeLimit(.minutes(60))) struct LiveTests {
   @Test(arguments: StoreKind.writable)
@@ -244,7 +244,8 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
     let store = try kind.makeStore()
     try store.insert(contentsOf: (0..<n).map { Animal(id: $0, name: "a\($0)", species: "Cow", age: 0, weight: 100) })
     let total = Double(n) * 100
-    let deadline = ContinuousClock.now + .milliseconds(800)
+    // Writers run for 0.4 s in the quick form, 0.8 s with `REQUESTSET_SOAK=1`.
+    let deadline = ContinuousClock.now + .milliseconds(TestScale.pick(quick: 400, soak: 800))
     let observers = 4
     let finalVersion = VersionBox()
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -397,12 +398,12 @@ extension LiveTests {
     }
   }
 
-  /// Thousands of commits to a consumer that reads nothing (3,000, three times the bound;
+  /// Thousands of commits to a consumer that reads nothing (2,100, twice the bound;
   /// 10,000 with `REQUESTSET_SOAK=1`): the set holds a bounded number of changes, and one
   /// read then returns the final state.
   @Test(arguments: StoreKind.writable)
   func aStalledConsumerHoldsABoundedBacklog(kind: StoreKind) async throws {
-    let commits = TestScale.pick(quick: 3_000, soak: 10_000)
+    let commits = TestScale.pick(quick: 2_100, soak: 10_000)
     #expect(commits > 2 * _CommitInbox<Animal>.capacity)
     let store = try kind.makeStore()
     try store.insert(contentsOf: Animal.zoo)
