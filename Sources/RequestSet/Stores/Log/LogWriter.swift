@@ -91,11 +91,11 @@ struct _LogState<Element: Record> {
       index.end >= options.checkpointMinimumBytes
     else { return }
     if let done = checkpointed, done.end == index.end, done.generation == header.generation { return }
-    // Read only bytes the file still holds: a mapped page past its end would fault.
-    guard (try? file.checkCovers(index.end)) != nil, let m = try? currentMapping(), m.length >= index.end else {
+    // Read through a small buffer, not the mapping, which would make the whole log
+    // resident (see `_CRC32C.laneChecksum(count:read:)`).
+    guard (try? file.checkCovers(index.end)) != nil, let crc = _Checkpoint.logChecksum(file, end: index.end) else {
       return
     }
-    let crc = _Checkpoint.logChecksum(m.bytes(0, index.end))
     var kinds = openKinds.knownValue()
     kinds?.formUnion(writtenKinds)
     // Frames are numbered from 1 without gaps in a log a writer holds (replay cuts or
