@@ -38,7 +38,7 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   var live = _Bitset()
   var liveCount = 0
   /// id → slot; empty while ``slotsPending`` (see ``slots``).
-  private var _slots: [ID: Int] = [:]
+  private var _slots = _IDMap<ID>()
   /// True for an index restored from a checkpoint, which holds no ids: the id map is read
   /// from the records' bytes by ``loadSlots(from:path:)`` when a write or an id lookup
   /// first needs it, so that opening costs no pass over every record.
@@ -59,7 +59,7 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
 
   /// id → slot. Only read once the map is loaded (`_LogState.loadSlots()`); every path
   /// that needs it loads it first, so a pending map here is a bug in the store.
-  var slots: [ID: Int] {
+  var slots: _IDMap<ID> {
     get {
       precondition(!slotsPending, "the id map is read before it was loaded")
       return _slots
@@ -93,7 +93,7 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   ///   read as `ID` (the log changed under the store).
   mutating func loadSlots(from mapping: _Mapping?, path: String) throws where ID: Decodable {
     guard slotsPending else { return }
-    var slots: [ID: Int] = [:]
+    var slots = _IDMap<ID>()
     slots.reserveCapacity(liveCount)
     let names = keys.names
     for slot in 0..<locations.count where live[slot] {
@@ -122,11 +122,13 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   /// Inserts, or replaces in place (keeping the slot).
   @inline(__always)
   mutating func put(_ id: ID, _ location: _RecordLocation) {
-    if let slot = slots[id] {
+    // One lookup for a new id (the common case: imports, replays of fresh logs); a
+    // replaced id puts its slot back.
+    if let slot = slots.updateValue(locations.count, forKey: id) {
+      slots[id] = slot
       liveBytes -= Int(locations[slot].frameLength)
       locations[slot] = location
     } else {
-      slots[id] = locations.count
       locations.append(location)
       live.append(true)
       liveCount += 1

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable import RequestSet
+
+@Suite struct IDMapTests {
+  /// Ids that are equal across cases (3 as int, uint, double, decimal), and some that are not.
+  static let pool: [FieldValue] = [
+    .int(3), .uint(3), .double(3), .decimal(3), .double(-0.0), .int(0), .int(-1), .decimal(Decimal(string: "-1.0")!),
+    .double(2.5), .decimal(Decimal(string: "2.5")!), .string("3"), .null, .bool(true), .uint(UInt64.max),
+    .int(Int.max), .double(1e300), .array([.int(1)]), .object(["a": .int(1)]),
+  ]
+
+  @Test func anIDMapAgreesWithADictionaryOfFieldValues() {
+    var rng = SeededRandom(seed: 99)
+    var map = _IDMap<FieldValue>()
+    var reference: [FieldValue: Int] = [:]
+    for step in 0..<3_000 {
+      let id = Self.pool[Int(rng.next() % UInt64(Self.pool.count))]
+      switch rng.next() % 4 {
+      case 0:
+        #expect(map.updateValue(step, forKey: id) == reference.updateValue(step, forKey: id), "\(id)")
+      case 1:
+        #expect(map.removeValue(forKey: id) == reference.removeValue(forKey: id), "\(id)")
+      case 2:
+        map[id] = step
+        reference[id] = step
+      default:
+        map.reserveCapacity(map.count + 10)
+      }
+      for probe in Self.pool { #expect(map[probe] == reference[probe], "\(probe) after step \(step)") }
+      #expect(map.count == reference.count)
+    }
+    // Iteration gives every entry once, each id equal to one the reference holds.
+    var seen = 0
+    for (id, slot) in map {
+      #expect(reference[id] == slot)
+      seen += 1
+    }
+    #expect(seen == reference.count)
+    let doubled = map.mapValues { $0 * 2 }
+    for probe in Self.pool { #expect(doubled[probe] == reference[probe].map { $0 * 2 }) }
+  }
+
+  @Test func aNaNIDIsNeverFoundAgainAsInADictionary() {
+    var map = _IDMap<FieldValue>()
+    map[.double(.nan)] = 1
+    #expect(map[.double(.nan)] == nil)
+    #expect(map.count == 1)
+  }
+
+  @Test func otherIDTypesUseOneDictionary() {
+    var map = _IDMap<String>()
+    map["a"] = 1
+    #expect(map.updateValue(2, forKey: "a") == 1)
+    #expect(map["a"] == 2)
+    #expect(map.removeValue(forKey: "a") == 2)
+    #expect(map.count == 0)
+  }
+}
