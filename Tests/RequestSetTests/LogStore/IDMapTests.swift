@@ -42,6 +42,50 @@ import Testing
     for probe in Self.pool { #expect(doubled[probe] == reference[probe].map { $0 * 2 }) }
   }
 
+  /// Sequential integer ids (a run) and then every kind of change, including changes to
+  /// ids of the run, its last id, ids next to it, and ids equal to them in other cases.
+  @Test func aRunOfSequentialIDsAgreesWithADictionaryThroughEveryChange() {
+    for seed: UInt64 in 1...20 {
+      var rng = SeededRandom(seed: seed)
+      var map = _IDMap<FieldValue>()
+      var reference: [FieldValue: Int] = [:]
+      let base = Int(rng.next() % 5) - 2
+      var slot = 0
+      func insert(_ id: FieldValue) {
+        let expected = reference[id]
+        if expected == nil { reference[id] = slot }
+        #expect(map.insertIfAbsent(slot, forKey: id) == expected, "\(id), seed \(seed)")
+        slot += 1
+      }
+      for i in 0..<Int(rng.next() % 50) { insert(.int(base + i)) }
+      let probes: [FieldValue] =
+        (-4..<60).flatMap { [FieldValue.int($0), .double(Double($0))] } + [.string("1"), .int(Int.max), .int(Int.min)]
+      for step in 0..<400 {
+        let id = probes[Int(rng.next() % UInt64(probes.count))]
+        switch rng.next() % 6 {
+        case 0, 1: insert(id)
+        case 2: #expect(map.removeValue(forKey: id) == reference.removeValue(forKey: id), "\(id), seed \(seed)")
+        case 3: #expect(map.updateValue(step, forKey: id) == reference.updateValue(step, forKey: id))
+        case 4:
+          map.reserveCapacity(map.count + 5)
+        default:
+          map[id] = nil
+          reference[id] = nil
+        }
+        #expect(map.count == reference.count, "seed \(seed), step \(step)")
+        for probe in probes { #expect(map[probe] == reference[probe], "\(probe), seed \(seed), step \(step)") }
+      }
+      var seen = 0
+      for (id, s) in map {
+        #expect(reference[id] == s)
+        seen += 1
+      }
+      #expect(seen == reference.count)
+      let shifted = map.mapValues { $0 + 1 }
+      for probe in probes { #expect(shifted[probe] == reference[probe].map { $0 + 1 }) }
+    }
+  }
+
   @Test func aNaNIDIsNeverFoundAgainAsInADictionary() {
     var map = _IDMap<FieldValue>()
     map[.double(.nan)] = 1

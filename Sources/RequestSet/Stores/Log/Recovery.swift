@@ -108,7 +108,7 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
           "The record id at offset \(location.offset) of \(path) does not read as \(ID.self): \(error). Open the log "
             + "with the record type that wrote it.", underlying: error)
       }
-      guard slots.updateValue(slot, forKey: id) == nil else {
+      guard slots.insertIfAbsent(slot, forKey: id) == nil else {
         throw RequestSetError(
           .corruptLog,
           "The log \(path) holds two live records with the id \(id) (at offset \(location.offset)), which its "
@@ -122,10 +122,8 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
   /// Inserts, or replaces in place (keeping the slot).
   @inline(__always)
   mutating func put(_ id: ID, _ location: _RecordLocation) {
-    // One lookup for a new id (the common case: imports, replays of fresh logs); a
-    // replaced id puts its slot back.
-    if let slot = slots.updateValue(locations.count, forKey: id) {
-      slots[id] = slot
+    // One lookup at most for a new id (the common case: imports, replays of fresh logs).
+    if let slot = slots.insertIfAbsent(locations.count, forKey: id) {
       liveBytes -= Int(locations[slot].frameLength)
       locations[slot] = location
     } else {
