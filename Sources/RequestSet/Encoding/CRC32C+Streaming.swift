@@ -47,7 +47,8 @@ extension _CRC32C {
       if usesHardware {
         withUnsafeMutableBytes(of: &states) { s in
           _requestset_crc32c_update3(
-            s.baseAddress!.assumingMemoryBound(to: UInt32.self), pa.baseAddress!, pb.baseAddress!, pc.baseAddress!, n)
+            s.baseAddress!.assumingMemoryBound(to: UInt32.self), pa.baseAddress!, pb.baseAddress!,
+            pc.baseAddress!, n)
         }
       } else {
         states.0 = softwareUpdate(states.0, UnsafeRawBufferPointer(pa))

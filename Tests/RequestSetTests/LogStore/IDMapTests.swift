@@ -6,7 +6,8 @@ import Testing
 @Suite struct IDMapTests {
   /// Ids that are equal across cases (3 as int, uint, double, decimal), and some that are not.
   static let pool: [FieldValue] = [
-    .int(3), .uint(3), .double(3), .decimal(3), .double(-0.0), .int(0), .int(-1), .decimal(Decimal(string: "-1.0")!),
+    .int(3), .uint(3), .double(3), .decimal(3), .double(-0.0), .int(0), .int(-1),
+    .decimal(Decimal(string: "-1.0")!),
     .double(2.5), .decimal(Decimal(string: "2.5")!), .string("3"), .null, .bool(true), .uint(UInt64.max),
     .int(Int.max), .double(1e300), .array([.int(1)]), .object(["a": .int(1)]),
   ]
@@ -59,12 +60,15 @@ import Testing
       }
       for i in 0..<Int(rng.next() % 50) { insert(.int(base + i)) }
       let probes: [FieldValue] =
-        (-4..<60).flatMap { [FieldValue.int($0), .double(Double($0))] } + [.string("1"), .int(Int.max), .int(Int.min)]
+        (-4..<60).flatMap { [FieldValue.int($0), .double(Double($0))] } + [
+          .string("1"), .int(Int.max), .int(Int.min),
+        ]
       for step in 0..<400 {
         let id = probes[Int(rng.next() % UInt64(probes.count))]
         switch rng.next() % 6 {
         case 0, 1: insert(id)
-        case 2: #expect(map.removeValue(forKey: id) == reference.removeValue(forKey: id), "\(id), seed \(seed)")
+        case 2:
+          #expect(map.removeValue(forKey: id) == reference.removeValue(forKey: id), "\(id), seed \(seed)")
         case 3: #expect(map.updateValue(step, forKey: id) == reference.updateValue(step, forKey: id))
         case 4:
           map.reserveCapacity(map.count + 5)
@@ -73,7 +77,9 @@ import Testing
           reference[id] = nil
         }
         #expect(map.count == reference.count, "seed \(seed), step \(step)")
-        for probe in probes { #expect(map[probe] == reference[probe], "\(probe), seed \(seed), step \(step)") }
+        for probe in probes {
+          #expect(map[probe] == reference[probe], "\(probe), seed \(seed), step \(step)")
+        }
       }
       var seen = 0
       for (id, s) in map {

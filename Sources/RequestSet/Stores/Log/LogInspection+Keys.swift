@@ -18,7 +18,9 @@
 /// report is the same as before in every case.
 struct _KeyCensus {
   /// The kinds of value a report names, in the order of their bits.
-  private static let kindNames = ["null", "bool", "int", "uint", "double", "decimal", "string", "array", "object"]
+  private static let kindNames = [
+    "null", "bool", "int", "uint", "double", "decimal", "string", "array", "object",
+  ]
   private static let null: UInt16 = 1 << 0
   private static let bool: UInt16 = 1 << 1
   private static let int: UInt16 = 1 << 2
