@@ -37,9 +37,12 @@ final class _BinaryEncoder {
   /// cannot mislead them.
   @exclusivity(unchecked) var keyIDs: [UInt32] = []
   @exclusivity(unchecked) var keyIDsOwner: AnyObject?
-  /// Whether records may be written by reflection once their type is confirmed; tests turn
-  /// it off to compare with the bytes `Codable` alone writes.
+  /// Whether records may be written by reflection once their type is confirmed, and
+  /// dynamic records from their storage (see `encodeDynamicRecord`); tests turn it off to
+  /// compare with the bytes `Codable` alone writes.
   var allowsReflection = true
+  /// A dynamic record's fields in key order, kept from one record to the next.
+  @exclusivity(unchecked) var dynamicOrder: [(key: String, position: Dictionary<String, FieldValue>.Index)] = []
 
   init(out: _ByteBuffer) {
     self.out = out
@@ -60,6 +63,14 @@ final class _BinaryEncoder {
   @inline(__always)
   func encodeID<ID: Encodable>(_ id: ID) throws {
     if ID.self == Int.self { return writeInt(Int64(unsafeBitCast(id, to: Int.self))) }
+    if ID.self == FieldValue.self {
+      // A dynamic record's id: the usual ones without a container.
+      switch id as! FieldValue {
+      case .int(let i): return writeInt(Int64(i))
+      case .string(let s): return writeString(s)
+      default: break
+      }
+    }
     let saved = keyPosition
     try encodeCodable(id)
     keyPosition = saved
@@ -69,6 +80,7 @@ final class _BinaryEncoder {
   /// trusted, else through its `encode(to:)` (checking the writer against it while the
   /// type's first records are encoded). The bytes are the same either way.
   func encodeRoot<T: Encodable>(_ value: T) throws {
+    if T.self == DynamicRecord.self && allowsReflection { return try encodeDynamicRecord(value as! DynamicRecord) }
     guard allowsReflection, let writer = reflectedWriter(T.self), !writer.isRefused else {
       return try encodeCodable(value)
     }

@@ -261,6 +261,27 @@ import Testing
   /// the software tables agree at every length and alignment (lanes of 0 bytes, tails of
   /// 0 to 23 bytes), it is the documented combination of three plain CRC-32Cs, and a
   /// change of any one byte changes it.
+  /// The checkpoint's checksum read a window at a time (so a log need not be resident to
+  /// be checksummed) is the checksum of the bytes in memory, for windows smaller and
+  /// larger than a lane, and nil when a read fails.
+  @Test func laneChecksumsReadAWindowAtATimeAgreeWithTheChecksumInMemory() {
+    var rng = SeededRandom(seed: 0x5EED)
+    let data = (0..<400).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+    data.withUnsafeBytes { all in
+      for window in [8, 16, 24, 64, 1024] {
+        for length in 0...400 {
+          let streamed = _CRC32C.laneChecksum(count: length, window: window) { buffer, offset in
+            guard offset >= 0, offset + buffer.count <= length else { return false }
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: all[offset..<(offset + buffer.count)]))
+            return true
+          }
+          #expect(streamed == _CRC32C.laneChecksum(UnsafeRawBufferPointer(rebasing: all[0..<length])), "\(length)")
+        }
+      }
+    }
+    #expect(_CRC32C.laneChecksum(count: 100, window: 8) { _, _ in false } == nil)
+  }
+
   @Test func laneChecksumsAgreeAndSeeEveryByte() {
     var rng = SeededRandom(seed: 0x1A4E)
     let data = (0..<420).map { _ in UInt8(truncatingIfNeeded: rng.next()) }

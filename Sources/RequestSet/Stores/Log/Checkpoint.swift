@@ -71,6 +71,14 @@ enum _Checkpoint {
   /// The checksum the checkpoint keeps of the log's bytes.
   static func logChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { _CRC32C.laneChecksum(bytes) }
 
+  /// The checksum the checkpoint keeps of the first `end` bytes of an open log, read
+  /// with `pread` a window at a time; nil when they cannot be read.
+  static func logChecksum(_ file: _FileDescriptor, end: Int) -> UInt32? {
+    _CRC32C.laneChecksum(count: end) { buffer, offset in
+      _FileIO.preadAll(file.fd, buffer.baseAddress!, buffer.count, at: offset) == 0
+    }
+  }
+
   // MARK: Writing
 
   /// The checkpoint's bytes for a log whose first `end` bytes have CRC-32C `logCRC`.

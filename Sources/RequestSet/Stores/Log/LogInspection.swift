@@ -111,8 +111,15 @@ extension LogStore {
   /// - Throws: ``RequestSetError`` `.invalidPath` for a path that is empty or names no
   ///   regular file; `.ioFailure` when the file is missing or cannot be read; `.corruptLog`
   ///   when it is not a RequestSet log (its header is missing or damaged).
-  /// - Complexity: O(*n*) in the file's size; a damaged file is replayed once per recovery mode.
+  /// - Complexity: O(*n*) in the file's size: one replay, and one walk over the live records'
+  ///   bytes; a damaged file is replayed once more per recovery mode.
   public static func inspect(path: String) throws -> LogInspection {
+    try _inspect(path: path, replayEveryMode: false)
+  }
+
+  /// ``inspect(path:)``, optionally replaying a clean file once per recovery mode as a
+  /// damaged one is (tests check that this gives the same report).
+  static func _inspect(path: String, replayEveryMode: Bool) throws -> LogInspection {
     try _FileIO.checkPath(path)
     try _FileIO.checkNotSpecial(path)
     guard _FileIO.exists(path) else {
@@ -128,31 +135,53 @@ extension LogStore {
     let outcome: _Recovery.Outcome<FieldValue> = try _Recovery.replay(
       bytes, header: header, mode: .skipDamagedFrames, path: path)
     let index = outcome.index
-    let names = index.keys.names
 
-    var kinds: [String: Set<String>] = [:]
-    var counts: [String: Int] = [:]
+    var census = _KeyCensus(names: index.keys.names)
     var unreadable: [Int] = []
     for location in index.liveLocations {
-      var r = _ByteReader(UnsafeRawBufferPointer(rebasing: bytes[location.offset..<(location.offset + Int(location.length))]))
-      do throws(_CodecError) {
-        try _BinaryValue.skip(&r)
-        let value = try _BinaryValue.read(&r, names: names)
-        var held = Set<String>()
-        _forEachField(value, prefix: nil) { key, v in
-          kinds[key, default: []].insert(_kindName(v))
-          held.insert(key)
-        }
-        for key in held { counts[key, default: 0] += 1 }
-      } catch {
-        unreadable.append(location.offset)
-      }
+      let payload = UnsafeRawBufferPointer(rebasing: bytes[location.offset..<(location.offset + Int(location.length))])
+      if !census.count(payload) { unreadable.append(location.offset) }
     }
     unreadable.sort()
 
     let skipped = outcome.report
+    let recovery = try _recoveryOutcomes(
+      bytes, header: header, path: path, skipping: outcome, replayEveryMode: replayEveryMode)
+
+    return LogInspection(
+      path: path, fileSize: size, formatVersion: Int(_LogFormat.version), generation: header.generation,
+      frameCount: skipped.frameCount, recordCount: index.liveCount, committedEnd: index.end,
+      liveBytes: index.liveBytes, indexes: index.indexDefinitions, keys: census.keys,
+      tornTail: skipped.tornTail, damage: skipped.damage, unreadableRecords: unreadable, recovery: recovery)
+  }
+
+  /// What each recovery mode would do with the file, given what `.skipDamagedFrames` did.
+  ///
+  /// When that replay met nothing wrong (no damage, no torn tail, no dropped batch, and
+  /// frames numbered 1, 2, 3, … without a gap, which only `.skipDamagedFrames` forgives),
+  /// no mode has anything to decide: each keeps every record, cuts and rewrites nothing.
+  /// Only then is the answer given without replaying the file once per mode.
+  ///
+  /// - Parameter replayEveryMode: Replays the file once per mode even when it is clean
+  ///   (tests compare the two answers).
+  static func _recoveryOutcomes(
+    _ bytes: UnsafeRawBufferPointer, header: _LogFormat.Header, path: String,
+    skipping outcome: _Recovery.Outcome<FieldValue>, replayEveryMode: Bool
+  ) throws -> [LogInspection.RecoveryOutcome] {
+    let modes: [LogRecoveryMode] = [.truncateTornTail, .failOnAnyDamage, .stopAtFirstDamage, .skipDamagedFrames]
+    let report = outcome.report
+    let clean =
+      report.damage.isEmpty && report.tornTail == nil && report.droppedRecords == 0 && outcome.cutAt == nil
+      && outcome.index.sequence == UInt64(report.frameCount)
+    if clean && !replayEveryMode {
+      return modes.map {
+        .init(
+          mode: $0, opens: true, recordCount: report.recordCount, cutAt: nil, rewrites: false, droppedRecords: 0,
+          refusal: nil)
+      }
+    }
     var recovery: [LogInspection.RecoveryOutcome] = []
-    for mode in [LogRecoveryMode.truncateTornTail, .failOnAnyDamage, .stopAtFirstDamage, .skipDamagedFrames] {
+    for mode in modes {
       do {
         let o: _Recovery.Outcome<FieldValue> =
           mode == .skipDamagedFrames ? outcome : try _Recovery.replay(bytes, header: header, mode: mode, path: path)
@@ -168,13 +197,7 @@ extension LogStore {
             refusal: error.message))
       }
     }
-
-    return LogInspection(
-      path: path, fileSize: size, formatVersion: Int(_LogFormat.version), generation: header.generation,
-      frameCount: skipped.frameCount, recordCount: index.liveCount, committedEnd: index.end,
-      liveBytes: index.liveBytes, indexes: index.indexDefinitions,
-      keys: counts.keys.sorted().map { .init(key: $0, kinds: kinds[$0, default: []].sorted(), recordCount: counts[$0]!) },
-      tornTail: skipped.tornTail, damage: skipped.damage, unreadableRecords: unreadable, recovery: recovery)
+    return recovery
   }
 }
 
@@ -196,31 +219,6 @@ extension _LogFormat {
         "\(path) is not a readable RequestSet log: \(reason.reason). Check the path; LogStore never "
           + "overwrites a file it does not recognise.")
     }
-  }
-}
-
-/// Every dotted key of an object value, nested keys included, with its value.
-private func _forEachField(_ value: FieldValue, prefix: String?, _ body: (String, FieldValue) -> Void) {
-  guard case .object(let fields) = value else { return }
-  for (name, v) in fields {
-    let key = _DottedKey.join(prefix, name)
-    body(key, v)
-    _forEachField(v, prefix: key, body)
-  }
-}
-
-/// The name of a value's kind in an inspection report.
-private func _kindName(_ value: FieldValue) -> String {
-  switch value {
-  case .null: return "null"
-  case .bool: return "bool"
-  case .int: return "int"
-  case .uint: return "uint"
-  case .double: return "double"
-  case .decimal: return "decimal"
-  case .string: return "string"
-  case .array: return "array"
-  case .object: return "object"
   }
 }
 

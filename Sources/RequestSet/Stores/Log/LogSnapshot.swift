@@ -23,6 +23,8 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
   let probedKinds: [String: _KindSet]
   let writtenKinds: _KindAccumulator
   let openKinds: _OpenKinds
+  /// The shapes of the dynamic records decoded so far (see `_DynamicRecordTemplate`).
+  let dynamicTemplates = _DynamicRecordTemplates()
 
   /// The record value's bytes in a slot (the payload after its id).
   ///
@@ -44,6 +46,9 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
     try mapping?.check(covers: location.offset + Int(location.length))
     let r = try recordReader(slot)
     let bytes = UnsafeRawBufferPointer(start: r.base + r.position, count: r.end - r.position)
+    if Element.self == DynamicRecord.self, let record = dynamicTemplates.decode(bytes, names: names) {
+      return unsafeBitCast(record, to: Element.self)
+    }
     do {
       return try _BinaryDecoder.decode(Element.self, from: bytes, names: names)
     } catch let DecodingError.dataCorrupted(context) where context.underlyingError is _CodecError {

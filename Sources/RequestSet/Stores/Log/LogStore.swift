@@ -259,8 +259,12 @@ public final class LogStore<Element: Record>: RecordStore {
   public func insert(contentsOf records: some Sequence<Element>) throws {
     let batch = Array(records)
     guard !batch.isEmpty else { return }
-    var seen = Set<Element.ID>(minimumCapacity: batch.count)
-    for r in batch where !seen.insert(r.id).inserted { throw _duplicate(r.id, inBatch: true) }
+    // An id map, not a Set: integer ids of dynamic records hash as integers there.
+    var seen = _IDMap<Element.ID>()
+    seen.reserveCapacity(batch.count)
+    for (i, r) in batch.enumerated() where seen.updateValue(i, forKey: r.id) != nil {
+      throw _duplicate(r.id, inBatch: true)
+    }
     let changes: [RecordChange<Element>] = batch.map { .insert($0) }
     let version = try _state.withLock { state in
       try state.checkWritable()
