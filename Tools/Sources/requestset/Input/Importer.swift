@@ -21,7 +21,7 @@ final class Importer {
   let options: ImportOptions
   let upsert: Bool
   /// Records per write: each batch is one commit of the log.
-  static let batchSize = 20_000
+  static let batchSize = 10_000
   /// How many bad lines are listed before the rest are only counted.
   static let shownProblems = 20
 
