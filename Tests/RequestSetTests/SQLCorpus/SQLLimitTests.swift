@@ -87,15 +87,18 @@ import Testing
   @Test(arguments: kinds)
   func aHundredThousandOrsAndAnInOfAHundredThousandValues(kind: StoreKind) throws {
     let set = try Self.set(kind)
-    let values = Array(Self.picked(300_000).prefix(100_000))
+    // 40,000 in the quick form (past SQLite's 32,766 bound values and its expression
+    // depth either way), the README's 100,000 with `REQUESTSET_SOAK=1`.
+    let n = TestScale.pick(quick: 40_000, soak: 100_000)
+    let values = Array(Self.picked(3 * n).prefix(n))
     let valueSet = Set(values)
     let expected = (0..<300).filter(valueSet.contains)
     var filter = RequestFilter<DynamicRecord>("n", value: -1)
     for i in values { filter = filter || RequestFilter("n", value: i) }
-    Self.check("100,000 ORs", set.filter(filter), expected)
-    Self.check("IN of 100,000 values", set.filter("n IN %@", values), expected)
+    Self.check("\(n) ORs", set.filter(filter), expected)
+    Self.check("IN of \(n) values", set.filter("n IN %@", values), expected)
     Self.check(
-      "NOT IN of 100,000 strings", set.exclude("s IN %@", values.map { "name\($0)" }),
+      "NOT IN of \(n) strings", set.exclude("s IN %@", values.map { "name\($0)" }),
       (0..<300).filter { !valueSet.contains($0) })
   }
 
