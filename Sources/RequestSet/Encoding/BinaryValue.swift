@@ -111,12 +111,8 @@ enum _BinaryValue {
       // Records hold a handful of fields: room for them up front saves regrowing.
       var fields = [String: FieldValue](minimumCapacity: depth == 0 ? 8 : 0)
       while true {
-        let keyAt = r.position
-        let k = try r.readVarint()
-        if k == 0 { break }
-        guard k <= UInt64(names.count), let name = names[Int(k - 1)] else {
-          throw r.error("undefined key id \(k - 1)", at: keyAt)
-        }
+        guard let entry = try r.readKey(names: names) else { break }
+        let name = entry.name
         fields[name] = try read(&r, names: names, depth: depth + 1)
       }
       return .object(fields)
@@ -163,13 +159,8 @@ enum _BinaryValue {
   static func collectKinds(_ r: inout _ByteReader, names: [String?], into kinds: inout _KindAccumulator) throws(_CodecError) {
     guard try r.readByte() == _Tag.object else { return }
     while true {
-      let keyAt = r.position
-      let k = try r.readVarint()
-      if k == 0 { return }
-      guard k <= UInt64(names.count), let name = names[Int(k - 1)] else {
-        throw r.error("undefined key id \(k - 1)", at: keyAt)
-      }
-      let id = Int(k - 1)
+      guard let entry = try r.readKey(names: names) else { return }
+      let id = entry.id, name = entry.name
       let tag = try r.peekByte()
       guard let kind = kind(ofTag: tag) else { throw r.error("unknown value tag 0x\(String(tag, radix: 16))") }
       kinds.insert(id: id, kind)
@@ -187,12 +178,8 @@ enum _BinaryValue {
     guard depth < _Tag.maxDepth else { throw r.error("values nest deeper than \(_Tag.maxDepth) levels") }
     r.position += 1  // the object tag, peeked by the caller
     while true {
-      let keyAt = r.position
-      let k = try r.readVarint()
-      if k == 0 { return }
-      guard k <= UInt64(names.count), let name = names[Int(k - 1)] else {
-        throw r.error("undefined key id \(k - 1)", at: keyAt)
-      }
+      guard let entry = try r.readKey(names: names) else { return }
+      let name = entry.name
       let tag = try r.peekByte()
       guard let kind = kind(ofTag: tag) else { throw r.error("unknown value tag 0x\(String(tag, radix: 16))") }
       let key = _DottedKey.join(prefix, name)

@@ -167,6 +167,19 @@ struct _ByteReader {
     }
   }
 
+  /// The next key of an object: its key id and name from the log's key table, or nil at
+  /// the object's end (key id + 1 is written, and 0 ends the object).
+  @inline(__always)
+  mutating func readKey(names: [String?]) throws(_CodecError) -> (id: Int, name: String)? {
+    let keyAt = position
+    let k = try readVarint()
+    if k == 0 { return nil }
+    guard k <= UInt64(names.count), let name = names[Int(k - 1)] else {
+      throw error("undefined key id \(k - 1)", at: keyAt)
+    }
+    return (Int(k - 1), name)
+  }
+
   /// A varint that must fit `limit` (a length or a count).
   @inline(__always)
   mutating func readLength(max limit: Int) throws(_CodecError) -> Int {

@@ -146,13 +146,8 @@ struct _KeyCensus {
       objectNumber += 1
       let number = objectNumber
       while true {
-        let keyAt = r.position
-        let k = try r.readVarint()
-        if k == 0 { break }
-        guard k <= UInt64(names.count), let name = names[Int(k - 1)] else {
-          throw r.error("undefined key id \(k - 1)", at: keyAt)
-        }
-        let id = Int(k - 1)
+        guard let entry = try r.readKey(names: names) else { break }
+        let id = entry.id, name = entry.name
         if listed {
           if lastObject[id] == number { duplicate = true }
           lastObject[id] = number
