@@ -62,12 +62,7 @@ import Testing
   @Test func theReadmeBlocksDeclareEachNameOnce() throws {
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
     let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-    var declared: [String: Int] = [:]
-    for line in blocks.joined(separator: "\n").split(separator: "\n") where line.first != " " {
-      let words = line.split(separator: " ", maxSplits: 2)
-      guard words.count >= 2, ["let", "var", "func", "struct", "enum", "class"].contains(words[0]) else { continue }
-      declared[String(words[1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }), default: 0] += 1
-    }
+    let declared = Self.declaredNames(blocks)
     #expect(declared["animals"] == 1)
     #expect(declared.filter { $0.value > 1 }.isEmpty, "declared more than once: \(declared.filter { $0.value > 1 })")
   }
@@ -92,6 +87,21 @@ import Testing
           "\(document) points to \(path), which is not in the repository")
       }
     }
+  }
+
+  /// How often each name is declared at the top level of `blocks` pasted one after another
+  /// (`let`, `var`, `func`, `struct`, `enum`, `class`, `final class`).
+  static func declaredNames(_ blocks: [String]) -> [String: Int] {
+    var declared: [String: Int] = [:]
+    for line in blocks.joined(separator: "\n").split(separator: "\n") where line.first != " " {
+      let words = line.split(separator: " ", maxSplits: 3)
+      let start = words.first == "final" ? 1 : 0
+      guard words.count >= start + 2, ["let", "var", "func", "struct", "enum", "class"].contains(words[start]) else {
+        continue
+      }
+      declared[String(words[start + 1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }), default: 0] += 1
+    }
+    return declared
   }
 
   /// The Swift blocks of a DocC article, in order.
@@ -127,15 +137,7 @@ import Testing
   @Test func theArticlesBlocksDeclareEachNameOnce() throws {
     let articles = ["GettingStarted.md", "ChoosingAStore.md", "RequestSet.md", "SQLEngines.md", "WritingABackend.md"]
     let blocks = try articles.flatMap { try Self.articleBlocks($0) }
-    var declared: [String: Int] = [:]
-    for line in blocks.joined(separator: "\n").split(separator: "\n") where line.first != " " {
-      let words = line.split(separator: " ", maxSplits: 3)
-      let start = words.first == "final" ? 1 : 0
-      guard words.count >= start + 2, ["let", "var", "func", "struct", "enum", "class"].contains(words[start]) else {
-        continue
-      }
-      declared[String(words[start + 1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }), default: 0] += 1
-    }
+    let declared = Self.declaredNames(blocks)
     #expect(declared["store"] == 1 && declared["ArchiveStore"] == 1)
     #expect(declared.filter { $0.value > 1 }.isEmpty, "declared more than once: \(declared.filter { $0.value > 1 })")
   }
