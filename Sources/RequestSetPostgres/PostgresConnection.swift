@@ -19,6 +19,9 @@ import Synchronization
 final class _PGConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let connection: _ConnectionString
+  /// What `PQcancel` needs to stop this connection's statement from another thread
+  /// (made once: `PQgetCancel` must not run while the connection is in use).
+  private let _cancel: OpaquePointer?
   /// The transaction open on the connection, as its `BEGIN` said: what a connection
   /// error's words say was lost.
   private var _transaction: _Transaction?
@@ -51,6 +54,7 @@ final class _PGConnection: @unchecked Sendable {
         "Could not connect to PostgreSQL at \(connection.redacted): \(message.trimmed) "
           + "Check that the server runs and the connection string's host, port, user and settings are right.")
     }
+    _cancel = PQgetCancel(handle)
     // Quiet NOTICEs (CREATE TABLE IF NOT EXISTS prints one), and a UTF-8 session.
     PQsetNoticeProcessor(handle, { _, _ in }, nil)
     _ = PQsetClientEncoding(handle, "UTF8")
@@ -60,7 +64,10 @@ final class _PGConnection: @unchecked Sendable {
     _ = try execute("SET cursor_tuple_fraction = 1")
   }
 
-  deinit { PQfinish(handle) }
+  deinit {
+    if let _cancel { PQfreeCancel(_cancel) }
+    PQfinish(handle)
+  }
 
   /// Whether the connection still works, or libpq found it lost.
   var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
@@ -94,10 +101,12 @@ final class _PGConnection: @unchecked Sendable {
       throw RequestSetError(
         .invalidFormat, "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
     }
-    let result: OpaquePointer? = _withCStrings(parameters) { values in
-      PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
-    }
     let verb = Self._verb(sql)
+    let result: OpaquePointer? = try _cancellable(verb) {
+      _withCStrings(parameters) { values in
+        PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+      }
+    }
     defer {
       if verb == "BEGIN" {
         _transaction = !inTransaction ? nil : sql.contains("READ ONLY") ? .read : .write
@@ -115,6 +124,24 @@ final class _PGConnection: @unchecked Sendable {
       throw error(result, sql)
     }
   }
+
+  /// Runs a statement that a cancelled async call stops: the server is sent a cancel
+  /// request, and the statement fails (SQLSTATE 57014), which the call reports as
+  /// `CancellationError`. Only reads outside a write transaction: a write runs to its
+  /// commit or rollback.
+  private func _cancellable<T>(_ verb: String, _ body: () -> T) throws -> T {
+    guard _transaction != .write, Self._reads.contains(verb), let cancel = _cancel else { return body() }
+    // PQcancel may be called from any thread (libpq documents it thread-safe); it is never
+    // called once `body` returned (see `StoreThreads.whenCancelled`).
+    nonisolated(unsafe) let request = cancel
+    return try StoreThreads.whenCancelled({
+      var message = [CChar](repeating: 0, count: 256)
+      _ = PQcancel(request, &message, Int32(message.count))
+    }) { body() }
+  }
+
+  /// The statements a cancelled async call stops.
+  private static let _reads: Set<String> = ["SELECT", "WITH", "FETCH", "DECLARE", "MOVE"]
 
   /// The first word of a statement, upper-cased.
   private static func _verb(_ sql: String) -> String {

@@ -28,6 +28,13 @@ import _RequestSetSQL
 /// show it with the password replaced by `***`.
 public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStringConvertible {
   let _pool: _PGPool
+  /// The store's own threads for its async calls, as many as its connections: libpq's
+  /// calls block, so they wait here, never on Swift's cooperative pool.
+  ///
+  /// ```swift
+  /// let n = try await RequestSet(store).filter(\.age > 3).async.fetchCount()
+  /// ```
+  public let asyncThreads: StoreThreads?
   /// The table's name, as given.
   let _table: String
   /// The table's name as a quoted SQL identifier.
@@ -70,6 +77,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     _table = name
     _quoted = try SQLJSON.quoteIdentifier(name)
     _pool = _PGPool(_ConnectionString(url), limit: connections)
+    asyncThreads = StoreThreads(name: "PostgresStore", count: Swift.max(2, connections))
     try _pool.with { try _createSchema($0) }
   }
 

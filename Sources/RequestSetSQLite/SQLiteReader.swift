@@ -203,9 +203,14 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   func withConnection<T>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
-    try connection.withLock { c in
-      guard let c else { throw RequestSetError(.closed, "The reader of \(table) was released. Open another.") }
-      return try body(c)
+    // A cancelled async call interrupts the statement (sqlite3_interrupt may be called
+    // from any thread; it is never called once `body` returned, see `whenCancelled`).
+    nonisolated(unsafe) let handle = connection.withLock { $0?.handle }
+    return try StoreThreads.whenCancelled({ if let handle { sqlite3_interrupt(handle) } }) {
+      try connection.withLock { c in
+        guard let c else { throw RequestSetError(.closed, "The reader of \(table) was released. Open another.") }
+        return try body(c)
+      }
     }
   }
 

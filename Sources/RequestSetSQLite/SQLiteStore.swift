@@ -56,6 +56,14 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   let _quotedTable: String
   let _writer: Mutex<_SQLiteConnection?>
   let _pool: _SQLitePool
+
+  /// The store's own threads for its async calls, one per pooled reader connection:
+  /// SQLite's calls block, so they wait here, never on Swift's cooperative pool.
+  ///
+  /// ```swift
+  /// let n = try await RequestSet(store).filter(\.age > 3).async.fetchCount()
+  /// ```
+  public let asyncThreads: StoreThreads? = StoreThreads(name: "SQLiteStore", count: 4)
   let _feed = _SQLiteFeed<Element>()
   /// The versions this store committed lately, so its pollers skip them even when their
   /// rows in `requestset_changes` were pruned before a poll read them.

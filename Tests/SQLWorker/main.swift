@@ -12,6 +12,7 @@
 //                           then "seen <id>" when a record with that id appears
 //   batches <size> <count>  commits <count> batches of <size> inserts, one `apply` each,
 //                           printing "committed <b>" after each (the parent kills it midway)
+// the heartbeat scenario of Heartbeat.swift,
 // and the reliability scenarios of Reliability.swift (bump, transactions, cycles, soak),
 // which also run on `memory` and `log` stores (the location is a log's path, or ignored).
 import Foundation
@@ -118,6 +119,11 @@ do {
 
   case "cycles":
     try await cyclesScenario(kind: kind, location: location, table: table, rest)
+
+  case "heartbeat":
+    let store = try openStore()
+    try await heartbeatScenario(store, kind: kind, location: location, table: table, rest)
+    store.close()
 
   case "soak":
     let store = try openStore()

@@ -45,7 +45,26 @@ struct _FilterCompiler<Element: Sendable> {
     return fields.reader(for: key)
   }
 
+  /// The matcher for `node`. Inside an async call (see `StoreThreads`) it stops
+  /// matching once the call is cancelled: a typed test answers false from then on and a
+  /// general one throws `CancellationError`, and the call throws `CancellationError` in
+  /// the end, so a stopped scan is never taken for a result (writes check first, see
+  /// `_CancelToken.checkBeforeWriting()`).
   mutating func compile(_ node: _FilterNode<Element>?) throws -> _Matcher<Element> {
+    let matcher = try _compileMatcher(node)
+    guard let token = _CancelToken.current else { return matcher }
+    switch matcher {
+    case .constant: return matcher
+    case .typed(let t): return .typed { !token.isCancelled && t($0) }
+    case .general(let g):
+      return .general { slot in
+        if token.isCancelled { throw CancellationError() }
+        return try g(slot)
+      }
+    }
+  }
+
+  private mutating func _compileMatcher(_ node: _FilterNode<Element>?) throws -> _Matcher<Element> {
     guard let node = node.map(Self._mergingEqualities) else { return .constant(true) }
     switch node {
     case .constant(let b): return .constant(b)

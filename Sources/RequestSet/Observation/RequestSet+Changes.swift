@@ -61,20 +61,29 @@ extension RequestSet where Element: Record {
 public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
   let set: RequestSet<Element>
 
+  /// A state of the set: what the iterator yields.
+  public typealias Snapshot = RequestSetSnapshot<Element>
+  // The iterator names the record type only through these: inside it, `Element` is the
+  // iterator's own (the snapshot), as `AsyncIteratorProtocol` infers it.
+  typealias _Set = RequestSet<Element>
+  typealias _Store = any RecordStore<Element>
+  typealias _Subscription = _LiveSubscription<Element>
+  typealias _Live = _LiveResult<Element>
+
   /// Reads the states; cancelling the task ends the iteration.
   ///
   /// The iterator subscribes to the store on its first ``next()`` and works only when it
   /// is read: between reads it keeps what it was told of commits, up to a fixed bound, and
   /// nothing else.
   public struct AsyncIterator: AsyncIteratorProtocol {
-    let set: RequestSet<Element>
+    let set: _Set
     /// The store and the state last returned, from the first read on.
     var _following:
-      (store: any RecordStore<Element>, subscription: _LiveSubscription<Element>, live: _LiveResult<Element>)?
+      (store: _Store, subscription: _Subscription, live: _Live)?
     var _wakeups: AsyncStream<Void>.Iterator?
     var _ended = false
 
-    init(set: RequestSet<Element>) { self.set = set }
+    init(set: _Set) { self.set = set }
 
     /// The next state: at first the current result, then, once a commit changes the
     /// result, the newest result the store has reported, with its differences from the
@@ -82,7 +91,7 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
     ///
     /// - Throws: ``RequestSetError`` for a bad query, for a set over an array
     ///   (`.readOnly`), or when the store cannot be read.
-    public mutating func next() async throws -> RequestSetSnapshot<Element>? {
+    public mutating func next() async throws -> Snapshot? {
       if _ended { return nil }
       do {
         guard var following = _following else {

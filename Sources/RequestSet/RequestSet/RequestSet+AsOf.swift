@@ -40,7 +40,8 @@ extension RequestSet where Element: Record {
     let version = snapshot.version
     self.init(
       _source: _Source(
-        describe: { "\(type(of: store)) as of version \(version)" }, snapshot: { snapshot }, pastVersion: version),
+        describe: { "\(type(of: store)) as of version \(version)" }, snapshot: { snapshot }, pastVersion: version,
+        threads: store.asyncThreads),
       _query: _Query())
   }
 

@@ -55,6 +55,7 @@ extension RequestSet where Element: Record {
       let slots = try _Executor.slots(_query, in: snapshot)
       let changes = try makeChanges(snapshot, slots)
       if changes.isEmpty { return 0 }
+      try _CancelToken.checkBeforeWriting()
       do {
         try store.apply(changes, ifVersion: snapshot.version)
         return changes.count
@@ -219,6 +220,7 @@ extension RequestSet where Element: Record {
           "firstOrInsert built a record the query would not find (the conditions \(stage.filter?.summary ?? "") "
             + "contradict each other or the record's other fields). Adjust the conditions.")
       }
+      try _CancelToken.checkBeforeWriting()
       do {
         try store.apply([.insert(record)], ifVersion: snapshot.version)
         return record

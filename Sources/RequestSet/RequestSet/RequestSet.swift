@@ -49,7 +49,7 @@ public struct RequestSet<Element: Sendable>: Sendable {
     self.init(
       _source: _Source(
         describe: { "\(type(of: store))" }, snapshot: { try store.snapshot() }, store: store,
-        pushdown: _PushdownRunner(store)),
+        pushdown: _PushdownRunner(store), threads: store.asyncThreads),
       _query: _Query())
   }
 
@@ -114,6 +114,9 @@ struct _Source<Element: Sendable>: Sendable {
   /// The version a read of a store's past reads (see `RequestSet(_:asOf:)`): such a set
   /// cannot write.
   var pastVersion: UInt64? = nil
+  /// Where the async API runs the set's reads (``RecordStore/asyncThreads``); nil: on the
+  /// calling task.
+  var threads: StoreThreads? = nil
 }
 
 /// The evaluated result: the snapshot and the slots of the result in order.

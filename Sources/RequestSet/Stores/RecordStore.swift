@@ -91,6 +91,24 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
   /// defer { store.close() }   // releases the write lock at once, whoever still holds the store
   /// ```
   func close()
+
+  /// The threads the async API (``AsyncRecordStore``, ``AsyncRequestSet``) runs this
+  /// store's blocking work on, or nil for a store that never waits, whose async calls run
+  /// on the calling task.
+  ///
+  /// The default is ``StoreThreads/shared``: a backend written outside RequestSet may
+  /// block. ``MemoryStore`` answers nil; ``LogStore`` and the SQL stores own threads.
+  ///
+  /// ```swift
+  /// let cows = try await RequestSet(store).filter("species", value: "Cow").async.fetch()
+  /// // runs on store.asyncThreads, not on the task's thread
+  /// ```
+  var asyncThreads: StoreThreads? { get }
+}
+
+extension RecordStore {
+  /// ``StoreThreads/shared``: a store that declares no threads of its own may block.
+  public var asyncThreads: StoreThreads? { StoreThreads.shared }
 }
 
 extension RecordStore {

@@ -3,6 +3,7 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
+import Foundation
 import Synchronization
 
 /// A file-backed store: records live in an append-only binary log that survives crashes,
@@ -66,6 +67,16 @@ public final class LogStore<Element: Record>: RecordStore {
 
   private let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
+
+  /// The store's own threads for its async calls: a write's `fsync` and a read that
+  /// decodes records from the file wait on them, never on Swift's cooperative pool.
+  /// As many as the machine has cores (at least two); they start on the first async call.
+  ///
+  /// ```swift
+  /// try await log.async.insert(calf)   // appends and syncs on the log's thread
+  /// ```
+  public let asyncThreads: StoreThreads? = StoreThreads(
+    name: "LogStore", count: Swift.max(2, ProcessInfo.processInfo.activeProcessorCount))
 
   /// The log file's path.
   public let path: String

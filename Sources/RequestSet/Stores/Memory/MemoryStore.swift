@@ -29,6 +29,14 @@ public final class MemoryStore<Element: Record>: RecordStore {
   private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
 
+  /// Nil: a memory store never waits (a lock held for a copy, and the work of a query),
+  /// so its async calls run on the calling task, with no hop to another thread.
+  ///
+  /// ```swift
+  /// let cows = try await RequestSet(store).filter("species", value: "Cow").async.fetch()
+  /// ```
+  public var asyncThreads: StoreThreads? { nil }
+
   /// Creates an empty store.
   public init() {
     _state = _Lock(_MemoryState())

@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+
+/// Threads a store owns for the blocking part of the async API (``AsyncRequestSet``,
+/// ``AsyncRecordStore``): SQLite's and libpq's calls, a log's `fsync`, a decode of many
+/// records. An `await` hands the work to one of these threads and suspends, so the task's
+/// thread of Swift's cooperative pool is free for other tasks while the store works.
+///
+/// A store makes its own (``RecordStore/asyncThreads``). The threads start when the first
+/// async call needs one, up to `count` at once, and end after some seconds with nothing
+/// to do; calls beyond `count` wait in order, off the cooperative pool.
+///
+/// ```swift
+/// final class MyStore: RecordStore {
+///   let asyncThreads: StoreThreads? = StoreThreads(name: "MyStore", count: 4)
+///   // …
+/// }
+/// ```
+public final class StoreThreads: Sendable {
+  /// The threads of stores that declare none: a backend written outside RequestSet may
+  /// block, so its async calls run here.
+  ///
+  /// ```swift
+  /// let count = try await StoreThreads.shared.run { try legacyBackend.count() }
+  /// ```
+  public static let shared = StoreThreads(name: "RequestSet", count: 8)
+
+  /// The name the threads carry (a debugger shows it).
+  public let name: String
+  /// The most threads that run work at once.
+  public let count: Int
+  /// How long an idle thread waits for work before it ends.
+  let idleTime: Double
+
+  private struct State {
+    var jobs: [@Sendable () -> Void] = []
+    var head = 0
+    var live = 0
+    var idle = 0
+  }
+  private let state = Mutex(State())
+  private let wakeups = DispatchSemaphore(value: 0)
+
+  /// Threads for a store.
+  ///
+  /// ```swift
+  /// let threads = StoreThreads(name: "Reports", count: 2)
+  /// ```
+  /// - Parameters:
+  ///   - name: What the threads are called.
+  ///   - count: The most threads at once; values below 1 count as 1.
+  public convenience init(name: String, count: Int) {
+    self.init(name: name, count: count, idleTime: 10)
+  }
+
+  init(name: String, count: Int, idleTime: Double) {
+    self.name = name
+    self.count = Swift.max(1, count)
+    self.idleTime = idleTime
+  }
+
+  /// Runs `body` on one of the threads and returns what it returns, without holding the
+  /// calling task's thread meanwhile.
+  ///
+  /// Cancelling the calling task before `body` starts throws `CancellationError` and
+  /// `body` never runs. Once it runs, a store's query sees the cancellation through
+  /// ``whenCancelled(_:run:)`` and ``isCancelled`` (SQLite interrupts the statement,
+  /// PostgreSQL sends a cancel request, the in-process engine stops its scan), and the
+  /// call throws `CancellationError`. A write that has begun commits or rolls back whole.
+  ///
+  /// ```swift
+  /// let rows = try await StoreThreads.shared.run { try legacyBackend.readAll() }
+  /// ```
+  /// - Throws: What `body` throws, or `CancellationError`.
+  public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await Self.run(on: self, reading: false, body)
+  }
+
+  /// Runs `body` on `threads`, or on the calling task when `threads` is nil, with the
+  /// calling task's cancellation passed to the work (`reading`: see
+  /// `_CancelToken.running(reading:_:)`).
+  static func run<T: Sendable>(
+    on threads: StoreThreads?, reading: Bool, _ body: @escaping @Sendable () throws -> T
+  ) async throws -> T {
+    try Task.checkCancellation()
+    let token = _CancelToken()
+    guard let threads else {
+      return try await withTaskCancellationHandler {
+        try token.running(reading: reading, body)
+      } onCancel: {
+        token.cancel()
+      }
+    }
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        threads.enqueue {
+          continuation.resume(with: Result { try token.running(reading: reading, body) })
+        }
+      }
+    } onCancel: {
+      token.cancel()
+    }
+  }
+
+  /// Queues a job; wakes an idle thread for it, or starts one while fewer than `count` run.
+  func enqueue(_ job: @escaping @Sendable () -> Void) {
+    enum Action { case wake, start, none }
+    let action = state.withLock { s -> Action in
+      s.jobs.append(job)
+      if s.idle > 0 {
+        s.idle -= 1
+        return .wake
+      }
+      if s.live < count {
+        s.live += 1
+        return .start
+      }
+      return .none  // every thread is busy; one takes the job when it finishes its own
+    }
+    switch action {
+    case .wake: wakeups.signal()
+    case .start: _startThread()
+    case .none: break
+    }
+  }
+
+  /// Threads running now (tests check that idle ones end).
+  var _liveThreads: Int { state.withLock { $0.live } }
+
+  private func _startThread() {
+    let thread = Thread { [self] in self._work() }
+    thread.name = name
+    // As deep as a main thread's: a query's filter tree is walked recursively.
+    thread.stackSize = 8 << 20
+    thread.start()
+  }
+
+  private func _work() {
+    while true {
+      // Take a job, or count this thread idle, in one step: a job queued after the look
+      // finds the thread counted and wakes it.
+      let job = state.withLock { s -> (@Sendable () -> Void)? in
+        if s.head < s.jobs.count {
+          let job = s.jobs[s.head]
+          s.head += 1
+          if s.head > 64 && s.head * 2 > s.jobs.count {
+            s.jobs.removeFirst(s.head)
+            s.head = 0
+          }
+          return job
+        }
+        s.idle += 1
+        return nil
+      }
+      if let job {
+        job()
+        continue
+      }
+      if wakeups.wait(timeout: .now() + idleTime) == .success { continue }
+      // Timed out. A job queued meanwhile may have claimed this thread (taking one from
+      // `idle`) and signalled; then the signal is waiting, and the thread must stay.
+      let leave = state.withLock { s -> Bool in
+        guard s.idle > 0 else { return false }
+        s.idle -= 1
+        s.live -= 1
+        return true
+      }
+      if leave { return }
+      wakeups.wait()
+    }
+  }
+}
