@@ -31,7 +31,10 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     do {
       version = try store._version(c)
       let statement = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE NOT plain)")
-      nonPlain = try statement.step(doing: "check for rows SQL cannot compare") && statement.int(0) != 0
+      nonisolated(unsafe) let handle = c.handle  // see `withConnection`
+      nonPlain = try StoreThreads.whenCancelled({ sqlite3_interrupt(handle) }) {
+        try statement.step(doing: "check for rows SQL cannot compare") && statement.int(0) != 0
+      }
     } catch {
       _ = sqlite3_exec(c.handle, "ROLLBACK", nil, nil, nil)
       throw error

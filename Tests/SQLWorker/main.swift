@@ -121,7 +121,9 @@ do {
     try await cyclesScenario(kind: kind, location: location, table: table, rest)
 
   case "heartbeat":
-    let store = try openStore()
+    // Eight connections (and so eight store threads): the queries wait on the server.
+    let store: any RecordStore<DynamicRecord> =
+      kind == "postgres" ? try PostgresStore<DynamicRecord>(url: location, table: table, connections: 8) : try openStore()
     try await heartbeatScenario(store, kind: kind, location: location, table: table, rest)
     store.close()
 

@@ -136,7 +136,7 @@ public struct AsyncRequestGroups<Element: Encodable & Sendable>: Sendable {
   /// - Throws: ``RequestSetError`` for a bad key or aggregate; `CancellationError`.
   public func fetch() async throws -> [[String: FieldValue]] {
     let groups = groups
-    return try await StoreThreads.run(on: groups.base._source.threads, reading: true) { try groups.fetch() }
+    return try await StoreThreads.run(on: groups.base._source.asyncThreads, reading: true) { try groups.fetch() }
   }
 }
 

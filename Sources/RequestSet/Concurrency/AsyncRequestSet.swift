@@ -2,9 +2,8 @@
 /// thread while the store works: ``RequestSet/async``.
 ///
 /// Each call runs the request set's synchronous member of the same name on the store's
-/// threads (``RecordStore/asyncThreads``: SQLite, PostgreSQL and the log own some; a
-/// ``MemoryStore``, which never waits, runs it on the calling task) and resumes the
-/// caller with its result. The set is the same value: a read evaluates it as the
+/// threads (``RecordStore/asyncThreads``: every built-in store owns some; a set over an
+/// array uses ``StoreThreads/shared``) and resumes the caller with its result. The set is the same value: a read evaluates it as the
 /// synchronous read would, so `count` or iteration afterwards sees the same snapshot.
 ///
 /// ```swift
@@ -44,7 +43,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
     -> T
   {
     let set = set
-    return try await StoreThreads.run(on: set._source.threads, reading: reading) { try body(set) }
+    return try await StoreThreads.run(on: set._source.asyncThreads, reading: reading) { try body(set) }
   }
 
   /// The records, in order: ``RequestSet/fetch()`` off the calling thread.

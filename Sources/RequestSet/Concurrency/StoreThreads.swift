@@ -135,7 +135,13 @@ public final class StoreThreads: Sendable {
     thread.start()
   }
 
+  /// The name of the store threads the caller runs on, or nil off them (tests check
+  /// where work ran: `Thread.name` does not name a thread on Linux).
+  static var _currentName: String? { Thread.current.threadDictionary[_threadKey] as? String }
+  private static let _threadKey = "RequestSet.StoreThreads"
+
   private func _work() {
+    Thread.current.threadDictionary[Self._threadKey] = name
     while true {
       // Take a job, or count this thread idle, in one step: a job queued after the look
       // finds the thread counted and wakes it.

@@ -114,9 +114,12 @@ struct _Source<Element: Sendable>: Sendable {
   /// The version a read of a store's past reads (see `RequestSet(_:asOf:)`): such a set
   /// cannot write.
   var pastVersion: UInt64? = nil
-  /// Where the async API runs the set's reads (``RecordStore/asyncThreads``); nil: on the
-  /// calling task.
+  /// The store's ``RecordStore/asyncThreads``.
   var threads: StoreThreads? = nil
+
+  /// Where the async API runs the set's reads: the store's threads (nil: on the calling
+  /// task, as the store asks), or the shared ones for a set over an array.
+  var asyncThreads: StoreThreads? { store == nil && pastVersion == nil ? StoreThreads.shared : threads }
 }
 
 /// The evaluated result: the snapshot and the slots of the result in order.

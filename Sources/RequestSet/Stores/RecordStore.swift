@@ -93,11 +93,11 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
   func close()
 
   /// The threads the async API (``AsyncRecordStore``, ``AsyncRequestSet``) runs this
-  /// store's blocking work on, or nil for a store that never waits, whose async calls run
-  /// on the calling task.
+  /// store's work on, or nil to run it on the calling task (for a store whose every call
+  /// is quick: it then holds a thread of Swift's cooperative pool while it runs).
   ///
   /// The default is ``StoreThreads/shared``: a backend written outside RequestSet may
-  /// block. ``MemoryStore`` answers nil; ``LogStore`` and the SQL stores own threads.
+  /// block. ``MemoryStore``, ``LogStore`` and the SQL stores own threads.
   ///
   /// ```swift
   /// let cows = try await RequestSet(store).filter("species", value: "Cow").async.fetch()

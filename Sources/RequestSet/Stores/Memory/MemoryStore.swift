@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// An embedded, in-memory store: the fastest backend, and the one to use in tests.
@@ -29,13 +30,16 @@ public final class MemoryStore<Element: Record>: RecordStore {
   private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
 
-  /// Nil: a memory store never waits (a lock held for a copy, and the work of a query),
-  /// so its async calls run on the calling task, with no hop to another thread.
+  /// The store's own threads for its async calls. A memory store never waits on a disk
+  /// or a server, but a query over many records (or a slow closure filter) is work that
+  /// would hold a thread of Swift's cooperative pool for its whole run: it runs here, so
+  /// the pool stays free and a cancelled task stops it between records.
   ///
   /// ```swift
   /// let cows = try await RequestSet(store).filter("species", value: "Cow").async.fetch()
   /// ```
-  public var asyncThreads: StoreThreads? { nil }
+  public let asyncThreads: StoreThreads? = StoreThreads(
+    name: "MemoryStore", count: Swift.max(2, ProcessInfo.processInfo.activeProcessorCount))
 
   /// Creates an empty store.
   public init() {
