@@ -81,7 +81,7 @@ public final class LiveResults<Element: Record>: Observable, Sendable {
   /// for cow in cows.records { print(cow.name) }
   /// ```
   public var records: [Element] {
-    _registrar.access(self, keyPath: \.records)
+    _registrar.access(self, keyPath: \._observedState)
     return _state.withLock { $0.records }
   }
 
@@ -91,7 +91,7 @@ public final class LiveResults<Element: Record>: Observable, Sendable {
   /// Text("\(cows.count) cows")
   /// ```
   public var count: Int {
-    _registrar.access(self, keyPath: \.count)
+    _registrar.access(self, keyPath: \._observedState)
     return _state.withLock { $0.records.count }
   }
 
@@ -101,7 +101,7 @@ public final class LiveResults<Element: Record>: Observable, Sendable {
   /// if cows.version >= committed { … }     // the object has caught up with a write
   /// ```
   public var version: UInt64 {
-    _registrar.access(self, keyPath: \.version)
+    _registrar.access(self, keyPath: \._observedState)
     return _state.withLock { $0.version }
   }
 
@@ -111,7 +111,7 @@ public final class LiveResults<Element: Record>: Observable, Sendable {
   /// if !cows.isLoaded { ProgressView() }
   /// ```
   public var isLoaded: Bool {
-    _registrar.access(self, keyPath: \.isLoaded)
+    _registrar.access(self, keyPath: \._observedState)
     return _state.withLock { $0.isLoaded }
   }
 
@@ -122,7 +122,7 @@ public final class LiveResults<Element: Record>: Observable, Sendable {
   /// if let error = cows.error { print(error) }
   /// ```
   public var error: (any Error)? {
-    _registrar.access(self, keyPath: \.error)
+    _registrar.access(self, keyPath: \._observedState)
     return _state.withLock { $0.error }
   }
 
@@ -190,23 +190,29 @@ public final class LiveResults<Element: Record>: Observable, Sendable {
     }
   }
 
-  /// Applies a change of state on `isolation`, unless the query changed since it was read.
+  /// What observers of records, count, version, isLoaded and error track: one key path
+  /// for the state they share, so a new state is one change, however many of them an
+  /// observer reads.
+  private var _observedState: Int { 0 }
+
+  /// Applies a change of state on `actor` (here when nil), unless the query changed since
+  /// it was read.
   private func _apply(
-    _ generation: Int, isolation: isolated (any Actor)?, _ change: @Sendable (inout State) -> Void
+    _ generation: Int, isolation actor: (any Actor)?, _ change: @escaping @Sendable (inout State) -> Void
   ) async {
-    guard _state.withLock({ $0.generation == generation }) else { return }
-    _registrar.withMutation(of: self, keyPath: \.records) {
-      _registrar.withMutation(of: self, keyPath: \.count) {
-        _registrar.withMutation(of: self, keyPath: \.version) {
-          _registrar.withMutation(of: self, keyPath: \.isLoaded) {
-            _registrar.withMutation(of: self, keyPath: \.error) {
-              _state.withLock { state in
-                if state.generation == generation { change(&state) }
-              }
-            }
-          }
+    let apply: @Sendable () -> Void = { [self] in
+      guard _state.withLock({ $0.generation == generation }) else { return }
+      _registrar.withMutation(of: self, keyPath: \._observedState) {
+        _state.withLock { state in
+          if state.generation == generation { change(&state) }
         }
       }
     }
+    if let actor { await actor._runIsolated(apply) } else { apply() }
   }
+}
+
+extension Actor {
+  /// Runs `body` on the actor.
+  fileprivate func _runIsolated(_ body: @Sendable () -> Void) { body() }
 }
