@@ -177,3 +177,20 @@ for try await animal in animals.stream(batchSize: 500) { print(animal.name) }   
 // END README
 precondition(animals.filter("name", value: "Moo").count == 1)
 for try await animal in animals.filter("species", value: "Cat").stream(batchSize: 500) { print("stream:", animal.name) }
+
+// BEGIN README: apps and servers
+let asyncCows = try await animals.filter("species", value: "Cow").async.fetch()   // on the store's threads
+let asyncCount = try await animals.async.fetchCount()
+try await store.async.insert(Animal(id: 21, name: "Calf", species: "Cow", age: 0, weight: 30, tags: []))
+
+let liveCows = LiveResults(animals.filter("species", value: "Cow").sortBy(\.name), updatingOn: nil)
+while liveCows.count != asyncCows.count + 1 { try await Task.sleep(for: .milliseconds(10)) }
+print(liveCows.records.map(\.name), asyncCount)   // an Observable object: SwiftUI redraws what reads it
+liveCows.query = animals.filter(\.age < 3)      // retarget: the new query runs, observers see its state
+
+for try await state in animals.sortBy("species", "name").sectioned(by: "species") {
+  print(state.sections.map(\.key), state.insertedSections)   // then section and row changes per commit
+  break
+}
+// END README
+precondition(asyncCows.allSatisfy { $0.species == "Cow" } && asyncCount >= 6)
