@@ -101,7 +101,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
     try await run { try $0.validated().last }
   }
 
-  /// The values at a key path, in order: ``RequestSet/values(_:)-(KeyPath<Element,Value>&Sendable)``
+  /// The values at a key path, in order: `values(_:)`
   /// off the calling thread.
   ///
   /// ```swift
@@ -112,7 +112,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
     try await run { try $0.values(keyPath) }
   }
 
-  /// The sum at a key path: ``RequestSet/sum(_:)-(KeyPath<Element,Value>&Sendable)`` off
+  /// The sum at a key path: `sum(_:)` off
   /// the calling thread.
   ///
   /// ```swift
@@ -234,7 +234,7 @@ extension AsyncRequestSet where Element: Record {
   public func ids() async throws -> [Element.ID] { try await run { try $0.ids() } }
 
   /// Changes every matching record with `transform` and saves them together:
-  /// ``RequestSet/update(_:)-(((inout Element) throws -> Void))`` off the calling thread.
+  /// `update(_:)` off the calling thread.
   ///
   /// ```swift
   /// let n = try await animals.filter(\.species == "Cow").async.update { $0.age += 1 }

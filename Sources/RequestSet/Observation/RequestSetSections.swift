@@ -1,5 +1,5 @@
 /// The states of a live request set grouped into sections by a key, with the section and
-/// row changes a table or collection view applies: ``RequestSet/sectioned(by:)-(String)``.
+/// row changes a table or collection view applies: `sectioned(by:)`.
 ///
 /// ```swift
 /// for try await state in animals.sortBy("species", "name").sectioned(by: "species") {
@@ -177,7 +177,7 @@ extension RequestSet where Element: Record {
   }
 
   /// The live set grouped into sections by the value at a key path; see
-  /// ``sectioned(by:)-(String)``.
+  /// `sectioned(by:)` with a string key.
   ///
   /// ```swift
   /// for try await state in animals.sortBy(\.species).sectioned(by: \.species) {
