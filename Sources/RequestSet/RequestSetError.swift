@@ -111,6 +111,19 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// message never shows a password) and retry.
     public static let connectionFailed = Code("connectionFailed")
 
+    /// A schema migration could not run: one of its steps threw, met a record it cannot
+    /// change (a rename onto a key the record already holds, a value a conversion refuses),
+    /// or the ``Migrator`` is malformed (two migrations with one name, a step on `id`).
+    /// The message names the migration and, where one caused it, the record and the key;
+    /// the store is exactly as it was before the migration started.
+    public static let migrationFailed = Code("migrationFailed")
+
+    /// A store holds data that registered migrations have not brought up to date yet, and
+    /// this open or call cannot run them (the store is read-only, or its migrations run
+    /// only when asked). The message names the first pending migration and how to run it:
+    /// open the store for writing, call `migrate()`, or run `requestset migrate`.
+    public static let migrationPending = Code("migrationPending")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

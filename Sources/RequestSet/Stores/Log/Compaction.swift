@@ -16,11 +16,17 @@ extension _LogState {
   /// With `options.keepHistory` (and `keepingHistory`), the records written are those of
   /// the oldest commit kept, and the commits after it follow frame by frame (see
   /// Compaction+History.swift); a salvage after damage keeps none.
-  mutating func compact(keepingHistory: Bool = true) throws {
+  ///
+  /// With `migrating`, every record is decoded, changed by the run's migrations and
+  /// encoded again, the run's names are recorded in the new file's key table (see
+  /// `_MigrationMarker`), index definitions follow renamed keys, and no history is kept
+  /// (the records of older commits have the old shape). The rewrite is one new commit.
+  /// A migration that throws leaves the log as it was.
+  mutating func compact(keepingHistory: Bool = true, migrating run: _MigrationRun? = nil) throws {
     try checkWritable()
     try loadSlots()
     let source = try currentMapping()
-    let kept = keepingHistory ? try keptHistory(source) : nil
+    let kept = keepingHistory && run == nil ? try keptHistory(source) : nil
     let base = kept?.base ?? index
     let tmp = path + ".compacting"
     _FileIO.remove(tmp)
@@ -52,7 +58,13 @@ extension _LogState {
       buffer.count = 0
     }
 
-    // Every key name, so record bytes copy over unchanged.
+    // Every key name, so record bytes copy over unchanged; a migration's records may
+    // define more (written just before the first record that uses them).
+    let migrated = run.map { _ in _BinaryEncoder(out: _ByteBuffer(capacity: 1 << 12)) }
+    var keyTable = index.keys
+    if let run {
+      for name in run.names { _ = try keyTable.intern(_MigrationMarker.prefix + name) }
+    }
     let defs = _ByteBuffer(capacity: 1 << 12)
     func flushKeys() {
       guard defs.count > 0 else { return }
@@ -60,17 +72,30 @@ extension _LogState {
       _LogFormat.appendFrame(.keys, sequence: sequence, payload: defs.bytes, saltState: salt, to: buffer)
       defs.count = 0
     }
-    for id in 0..<index.keys.count {
-      guard let name = index.keys.name(id) else { continue }
-      if defs.count + name.utf8.count + 20 > _LogFormat.maxPayload { flushKeys() }
-      defs.appendVarint(UInt64(id))
-      defs.appendVarint(UInt64(name.utf8.count))
-      defs.append(name)
+    func defineKeys(_ range: Range<Int>, of table: _KeyTable) {
+      for id in range {
+        guard let name = table.name(id) else { continue }
+        if defs.count + name.utf8.count + 20 > _LogFormat.maxPayload { flushKeys() }
+        defs.appendVarint(UInt64(id))
+        defs.appendVarint(UInt64(name.utf8.count))
+        defs.append(name)
+      }
+      flushKeys()
     }
-    flushKeys()
-    if !index.indexDefinitions.isEmpty {
+    defineKeys(0..<keyTable.count, of: keyTable)
+    var definedKeys = keyTable.count
+    migrated?.keys = keyTable
+    var definitions = index.indexDefinitions
+    if let run {
+      var seen = Set<String>()
+      definitions = definitions.compactMap { d in
+        guard let key = run.indexKey(after: d.key), seen.insert(key).inserted else { return nil }
+        return RequestIndex(key: key, unique: d.unique)
+      }
+    }
+    if !definitions.isEmpty {
       sequence += 1
-      let payload = _LogFormat.indexDefinitionsPayload(index.indexDefinitions)
+      let payload = _LogFormat.indexDefinitionsPayload(definitions)
       withExtendedLifetime(payload) {
         _ = _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: salt, to: buffer)
       }
@@ -81,14 +106,23 @@ extension _LogState {
     var slotMap = [Int](repeating: -1, count: index.locations.count)
     var liveBytes = 0
     if let source {
+      let names = index.keys.names
       for slot in 0..<base.locations.count where base.live[slot] {
         let old = base.locations[slot]
+        var payload = source.bytes(old.offset, Int(old.length))
+        if let run, let migrated {
+          payload = try Self.migrate(payload, names: names, run: run, encoder: migrated, path: path, at: old.offset)
+          if migrated.keys.count > definedKeys {
+            defineKeys(definedKeys..<migrated.keys.count, of: migrated.keys)
+            definedKeys = migrated.keys.count
+          }
+        }
         sequence += 1
         let frameStart = buffer.count
-        let at = _LogFormat.appendFrame(
-          .put, sequence: sequence, payload: source.bytes(old.offset, Int(old.length)), saltState: salt, to: buffer)
+        let at = _LogFormat.appendFrame(.put, sequence: sequence, payload: payload, saltState: salt, to: buffer)
         let frameLength = buffer.count - frameStart
-        locations.append(_RecordLocation(offset: flushed + at, length: old.length, frameLength: UInt32(frameLength)))
+        locations.append(
+          _RecordLocation(offset: flushed + at, length: UInt32(payload.count), frameLength: UInt32(frameLength)))
         liveBytes += frameLength
         slotMap[slot] = locations.count - 1
         if buffer.count >= 4 << 20 { try flush() }
@@ -98,7 +132,11 @@ extension _LogState {
     // otherwise look like an interrupted write and be cut off on the next open. It folds
     // the puts before it into one commit, stamped with the version and time they stand for.
     sequence += 1
-    let closing = _LogFormat.commitPayload(count: 0, stamp: kept?.stamp ?? .init(time: index.time, version: index.version))
+    let stamp =
+      run != nil
+      ? _LogFormat.CommitStamp(time: _LogFormat.commitTime(after: index.time), version: index.version + 1)
+      : kept?.stamp ?? .init(time: index.time, version: index.version)
+    let closing = _LogFormat.commitPayload(count: 0, stamp: stamp)
     withExtendedLifetime(closing) {
       _ = _LogFormat.appendFrame(.commit, sequence: sequence, payload: closing.bytes, saltState: salt, to: buffer)
     }
@@ -130,6 +168,19 @@ extension _LogState {
     header = newHeader
     saltState = salt
     mapping = nil
+    if let migrated {
+      // New shapes: the keys, kinds and index entries are those of the rewritten records.
+      index.keys = migrated.keys
+      index.indexDefinitions = definitions
+      index.version = stamp.version
+      index.time = stamp.time
+      version = stamp.version
+      writtenKinds = _KindAccumulator()
+      probedKinds = [:]
+      toObserve = _SchemaProbe.witnessLimit
+      openKinds = _OpenKinds(path: path, mapping: try currentMapping(), locations: index.liveLocations, names: index.keys.names)
+      try rebuildIndexes()
+    }
     // The version is not bumped: the contents are the same, and a write through a query
     // that read before the compaction must not see a conflict.
     do {

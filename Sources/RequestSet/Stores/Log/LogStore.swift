@@ -65,7 +65,7 @@ public final class LogStore<Element: Record>: RecordStore {
   /// What opening the store found and did.
   public typealias RecoveryReport = LogRecoveryReport
 
-  private let _state: _Lock<_LogState<Element>>
+  let _state: _Lock<_LogState<Element>>
   let _feed = _CommitFeed<Element>()
 
   /// The store's own threads for its async calls: a write's `fsync` and a read that
@@ -210,7 +210,25 @@ public final class LogStore<Element: Record>: RecordStore {
     } else {
       try state.rebuildIndexes()
     }
+    if !options.migrations.migrations.isEmpty {
+      try options.migrations.validate()
+      if let next = state.pendingMigrations.first {
+        if options.readOnly {
+          throw RequestSetError(
+            .migrationPending,
+            "The log \(path) has not run the migration \(next.name.debugDescription) (and maybe later ones), and a "
+              + "read-only store cannot run it. Open the log for writing once (which runs it), or run "
+              + "`requestset migrate \(path) --plan FILE`; nothing was changed.")
+        }
+        if options.migratesOnOpen {
+          _ = try state.migrate()
+        } else {
+          state.migrationHold = next.name
+        }
+      }
+    }
     try state.showProbe()
+    if state.migrationHold == nil { try state.checkOpenDecoding() }
     opened = true
     _state = _Lock(state)
   }

@@ -128,6 +128,20 @@ public struct LogStoreOptions: Sendable, Equatable {
   /// default; 0 checkpoints every log. A negative value makes
   /// ``LogStore/init(path:options:)`` throw `.invalidOptions`.
   public var checkpointMinimumBytes: Int
+  /// The app's schema migrations (see ``Migrator``); none by default. A writable store
+  /// runs the ones the log has not run when it opens (unless ``migratesOnOpen`` is off);
+  /// a read-only store with migrations pending fails to open with `.migrationPending`.
+  ///
+  /// ```swift
+  /// var options = LogStoreOptions()
+  /// options.migrations.register("v2: legs", .add("legs", default: .int(4)))
+  /// let store = try LogStore<AnimalV2>(path: "animals.rslog", options: options)
+  /// ```
+  public var migrations: Migrator
+  /// Whether a writable store runs pending ``migrations`` as it opens; true by default.
+  /// Off, the store opens with them pending: reads see the records as stored, writes
+  /// throw `.migrationPending` until ``LogStore/migrate()`` runs them.
+  public var migratesOnOpen: Bool
 
   /// Options with the given values; every argument has the default described on its
   /// property.
@@ -137,8 +151,11 @@ public struct LogStoreOptions: Sendable, Equatable {
   public init(
     durability: LogDurability = .flush, recovery: LogRecoveryMode = .truncateTornTail, readOnly: Bool = false,
     autoCompactDeadRatio: Double? = 0.5, autoCompactMinimumBytes: Int = 1 << 20,
-    keepHistory: LogHistoryRetention = .none, checkpointMinimumBytes: Int = 1 << 20
+    keepHistory: LogHistoryRetention = .none, checkpointMinimumBytes: Int = 1 << 20,
+    migrations: Migrator = Migrator(), migratesOnOpen: Bool = true
   ) {
+    self.migrations = migrations
+    self.migratesOnOpen = migratesOnOpen
     self.durability = durability
     self.recovery = recovery
     self.readOnly = readOnly

@@ -37,6 +37,10 @@ struct _LogState<Element: Record> {
   /// Secondary indexes, kept current by every write (see LogIndexes.swift).
   var indexes = _IndexCatalog()
 
+  /// The first pending migration of a store opened with `migratesOnOpen` off: writes
+  /// throw `.migrationPending` until `migrate()` runs it.
+  var migrationHold: String?
+
   /// Set by `close()`: every call throws `.closed`.
   var closed = false
   /// The log end and generation the checkpoint on disk describes, when the store knows it
@@ -64,6 +68,7 @@ struct _LogState<Element: Record> {
         "The LogStore at \(path) was opened read-only and cannot write. Open it with readOnly: false "
           + "(only one writer may hold a log at a time).")
     }
+    if let migrationHold { throw migrationPendingError(migrationHold) }
   }
 
   /// Releases the write locks and the store's mapping; snapshots keep their own mapping.
