@@ -42,6 +42,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// The table's summary of keys and kinds, as last read (see `StoreFieldKinds`).
   let _fieldKinds = SQLFieldKinds()
   private let _indexes = Mutex<Set<String>>([])
+  /// The store's migrations, the names the table has run, and the first pending one while
+  /// writes wait for `migrate()`.
+  let _migrationState: Mutex<(migrator: Migrator, applied: [String], hold: String?)>
   /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
   let _collectionKeys = _PGCollectionKeys()
 
@@ -67,7 +70,18 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   than 63 bytes), and for a connection string libpq cannot parse or whose URI user
   ///   info holds an unencoded `@` or `/` (percent-encode them as `%40` and `%2F`). No
   ///   error shows the password.
-  public init(url: String, table: String? = nil, connections: Int = 4) throws {
+  ///   - migrations: The app's schema migrations (see `Migrator`); those the table has not
+  ///     run (listed in `requestset_migrations`) run in one transaction as the store opens.
+  ///     A migration whose steps are top-level renames, adds and removes runs as `UPDATE`
+  ///     statements on the `jsonb` bodies; any other record by record. Indexes on renamed
+  ///     keys move with them. A table of another record type opens while migrations are
+  ///     pending, and becomes `Element`'s. Throws `.migrationFailed` (nothing changed).
+  ///   - migratesOnOpen: When false, pending migrations wait for `migrate()`, and writes
+  ///     throw `.migrationPending` until then.
+  public init(
+    url: String, table: String? = nil, connections: Int = 4, migrations: Migrator = Migrator(),
+    migratesOnOpen: Bool = true
+  ) throws {
     let name = table ?? String(describing: Element.self)
     guard name.utf8.count <= 63 else {
       throw RequestSetError(
@@ -78,13 +92,28 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     _quoted = try SQLJSON.quoteIdentifier(name)
     _pool = _PGPool(_ConnectionString(url), limit: connections)
     asyncThreads = StoreThreads(name: "PostgresStore", count: Swift.max(2, connections))
-    try _pool.with { try _createSchema($0) }
+    _migrationState = Mutex((migrations, [], nil))
+    try migrations.validate()
+    try _pool.with { c in
+      try _createSchema(c, migrations: migrations)
+      var applied = try _applied(c)
+      var hold: String?
+      if let next = migrations.pending(after: applied).first {
+        if migratesOnOpen {
+          applied += try _runMigrations(c, migrator: migrations)
+        } else {
+          hold = next.name
+        }
+      }
+      if hold == nil { try _checkOpenDecoding(c) }
+      _migrationState.withLock { $0 = (migrations, applied, hold) }
+    }
   }
 
   /// Creates the metadata tables and this store's table when missing, and checks an
   /// existing one holds this type, under an advisory lock so two processes opening one
   /// database at once do not race.
-  private func _createSchema(_ c: _PGConnection) throws {
+  private func _createSchema(_ c: _PGConnection, migrations: Migrator) throws {
     try _transaction(c) {
       try c.execute("SELECT pg_advisory_xact_lock(7256102)")
       try c.execute(
@@ -98,6 +127,12 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           name text NOT NULL, version bigint NOT NULL, changes text, PRIMARY KEY (name, version))
         """)
       try c.execute(SQLFieldKinds.createTable)
+      try c.execute(
+        """
+        CREATE TABLE IF NOT EXISTS requestset_migrations (
+          tbl text NOT NULL, name text NOT NULL, position bigint GENERATED ALWAYS AS IDENTITY,
+          applied timestamptz NOT NULL, PRIMARY KEY (tbl, name))
+        """)
       let type = String(describing: Element.self)
       let known: _PGResult
       do {
@@ -111,11 +146,21 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       if known.count == 1 {
         let stored = known.string(0, 0) ?? ""
         // A DynamicRecord reads any type's records, as it reads a LogStore's.
-        guard stored == type || Element.self == DynamicRecord.self else {
+        // …and a table of another type opens while migrations are pending that make it this type's.
+        // (a migrator that lists a migration the table ran, or one it has not, vouches for
+        // the new type: the table becomes this type's, and opening checks its records decode).
+        let applied = try _applied(c)
+        let migrating =
+          !migrations.migrations.isEmpty
+          && (!migrations.pending(after: applied).isEmpty || migrations.migrations.contains { applied.contains($0.name) })
+        guard stored == type || Element.self == DynamicRecord.self || migrating else {
           throw RequestSetError(
             .schemaMismatch,
             "The table \(_quoted) holds \(stored) records, not \(type). Open it as PostgresStore<\(stored)>, "
               + "or pass another `table:`.")
+        }
+        if stored != type && Element.self != DynamicRecord.self && migrations.pending(after: applied).isEmpty {
+          try c.execute("UPDATE requestset_tables SET type = $2 WHERE name = $1", [_table, type])
         }
         guard known.string(0, 1) == String(Self._format) else {
           throw RequestSetError(
@@ -214,7 +259,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?, kinds: StoreFieldKinds? = nil,
     _ body: (_PGConnection) throws -> Bool
   ) throws -> UInt64? {
-    try _pool.with { c in
+    try _checkMigrated()
+    return try _pool.with { c in
       try _transaction(c) { () -> UInt64? in
         let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {

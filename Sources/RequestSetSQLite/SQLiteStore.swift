@@ -75,6 +75,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// Marks this store's rows in `requestset_changes`, so its poller does not report its own
   /// commits twice (they are published as they are made).
   let _origin = UUID().uuidString
+  /// The store's migrations, the names the table has run, and the first pending one while
+  /// writes wait for `migrate()`.
+  let _migrationState: Mutex<(migrator: Migrator, applied: [String], hold: String?)>
 
   /// Opens the SQLite database at `path` (creating the file when there is none) and the
   /// table for `Element` in it (creating it when there is none).
@@ -96,7 +99,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
 
   /// - Parameter changesKept: How many versions of `requestset_changes` rows a write
   ///   keeps (older ones are pruned every 256 versions); small in tests of the pollers.
-  init(path: String, table: String?, changesKept: Int64) throws {
+  init(
+    path: String, table: String?, changesKept: Int64, migrations: Migrator = Migrator(), migratesOnOpen: Bool = true
+  ) throws {
     _changesKept = changesKept
     let name = table ?? String(describing: Element.self)
     self.path = path
@@ -105,13 +110,25 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     let connection = try _SQLiteConnection(path: path, create: true)
     // The schema is checked (and made) before WAL mode, which rewrites the file's header:
     // a file that is not ours is left exactly as it was.
-    try Self._prepareSchema(connection, table: name, quoted: _quotedTable)
+    try migrations.validate()
+    try Self._prepareSchema(connection, table: name, quoted: _quotedTable, migrations: migrations)
     try connection.execute("PRAGMA journal_mode=WAL", doing: "switch to WAL mode")
+    var applied = try Self._applied(connection, table: name)
+    var hold: String?
+    if let next = migrations.pending(after: applied).first {
+      if migratesOnOpen {
+        applied += try Self._runMigrations(connection, table: name, quoted: _quotedTable, migrator: migrations)?.names ?? []
+      } else {
+        hold = next.name
+      }
+    }
+    if hold == nil { try Self._checkOpenDecoding(connection, table: name, quoted: _quotedTable) }
+    _migrationState = Mutex((migrations, applied, hold))
     _writer = Mutex(connection)
     _pool = _SQLitePool(path: path)
   }
 
-  private static func _prepareSchema(_ c: _SQLiteConnection, table: String, quoted: String) throws {
+  private static func _prepareSchema(_ c: _SQLiteConnection, table: String, quoted: String, migrations: Migrator) throws {
     let type = String(describing: Element.self)
     try c.writeTransaction {
       try c.execute(
@@ -121,6 +138,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
         CREATE TABLE IF NOT EXISTS requestset_changes(version INTEGER NOT NULL, tbl TEXT NOT NULL,
           op TEXT NOT NULL, id TEXT NOT NULL, origin TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS requestset_changes_by_version ON requestset_changes(tbl, version);
+        CREATE TABLE IF NOT EXISTS requestset_migrations(tbl TEXT NOT NULL, name TEXT NOT NULL, applied TEXT NOT NULL,
+          PRIMARY KEY(tbl, name));
         \(SQLFieldKinds.createTable);
         """, doing: "create RequestSet's metadata tables")
       let exists = try c.prepare("SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE")
@@ -136,11 +155,24 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
             "The database \(c.path) already has a \(found) named \(table) that is not a RequestSet table (it has no "
               + "row in requestset_tables). Pass another table: name, or open another file; nothing was changed.")
         }
-        guard owner == type else {
+        // Another type's table opens as dynamic records, or while migrations are pending
+        // that make it this type's.
+        // (a migrator that lists a migration the table ran, or one it has not, vouches for
+        // the new type: the table becomes this type's, and opening checks its records decode).
+        let applied = try _applied(c, table: table)
+        let migrating =
+          !migrations.migrations.isEmpty
+          && (!migrations.pending(after: applied).isEmpty || migrations.migrations.contains { applied.contains($0.name) })
+        guard owner == type || Element.self == DynamicRecord.self || migrating else {
           throw RequestSetError(
             .schemaMismatch,
             "The table \(table) in \(c.path) holds \(owner) records, not \(type). Pass table: with another name "
               + "for \(type), or open it as SQLiteStore<\(owner)>; nothing was changed.")
+        }
+        if owner != type && Element.self != DynamicRecord.self && migrations.pending(after: applied).isEmpty {
+          let retype = try c.prepare("UPDATE requestset_tables SET type = ? WHERE name = ?")
+          try retype.bind([.text(type), .text(table)])
+          try retype.run(doing: "record the table's new record type")
         }
         try _rebuildKindsIfMissing(c, table: table, quoted: quoted)
         return
@@ -161,7 +193,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   }
 
   /// Writes the table's summary of keys and kinds (see `StoreFieldKinds`).
-  private static func _writeKinds(_ c: _SQLiteConnection, table: String, text: String) throws {
+  static func _writeKinds(_ c: _SQLiteConnection, table: String, text: String) throws {
     let statement = try c.cached(
       "INSERT INTO requestset_kinds(name, kinds) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET kinds = excluded.kinds")
     try statement.bind([.text(table), .text(text)])
@@ -349,7 +381,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
 
   /// Runs `body` in a write transaction on the writer connection and returns its result.
   func _write<T: Sendable>(_ body: (_SQLiteConnection) throws -> T) throws -> T {
-    try _writer.withLock { connection in
+    try _checkMigrated()
+    return try _writer.withLock { connection in
       guard let c = connection else { throw _closed() }
       return try c.writeTransaction { try body(c) }
     }
@@ -521,6 +554,11 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   }
 
   private func _index(_ key: String) throws -> (name: String, path: String) {
+    try Self._indexName(key, table: table)
+  }
+
+  /// The name of the expression index on `key`, and the JSON path literal it indexes.
+  static func _indexName(_ key: String, table: String) throws -> (name: String, path: String) {
     guard let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) else {
       throw RequestSetError(
         .invalidIndex,

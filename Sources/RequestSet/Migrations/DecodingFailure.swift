@@ -35,3 +35,25 @@ enum _DecodingFailure {
       underlying: error)
   }
 }
+
+extension RequestSetError {
+  /// The `.decodingFailed` error of a stored record that no longer decodes as its type,
+  /// as every store reports it: the record's id, the key, what went wrong there, and how
+  /// to fix it (a ``Migration``). For backends that check their records.
+  ///
+  /// ```swift
+  /// do { _ = try body.decode(Element.self) } catch {
+  ///   throw RequestSetError.recordDoesNotDecode(error, as: Element.self, id: id, in: "the table animals")
+  /// }
+  /// ```
+  /// - Parameters:
+  ///   - error: What the decoder threw.
+  ///   - type: The record type.
+  ///   - id: The record's id.
+  ///   - place: Where the record is, as in "the table animals of zoo.sqlite".
+  public static func recordDoesNotDecode(_ error: any Error, as type: Any.Type, id: FieldValue, in place: String)
+    -> RequestSetError
+  {
+    _DecodingFailure.error(error, type: type, id: id, store: place)
+  }
+}

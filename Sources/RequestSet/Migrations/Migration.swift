@@ -163,6 +163,41 @@ public struct Migration: Sendable, CustomStringConvertible {
       Step(_kind: .transform(body))
     }
 
+    /// What a step does, for a backend that runs steps as statements of its own engine
+    /// (`json_set`) where they are exact, and record by record (``Migrator/migrate(_:after:)``)
+    /// where they are not.
+    ///
+    /// ```swift
+    /// if case .rename(let from, let to) = step.form { /* UPDATE … json_set(…) */ }
+    /// ```
+    public enum Form: Sendable {
+      /// ``Migration/Step/add(_:default:)``.
+      case add(key: String, value: FieldValue)
+      /// ``Migration/Step/rename(_:to:)`` and ``Migration/Step/move(_:to:)``.
+      case rename(from: String, to: String)
+      /// ``Migration/Step/remove(_:)``.
+      case remove(key: String)
+      /// ``Migration/Step/convert(_:_:)``.
+      case convert(key: String, conversion: Conversion)
+      /// ``Migration/Step/transform(_:)``: only the record-by-record path runs it.
+      case transform
+    }
+
+    /// What the step does.
+    ///
+    /// ```swift
+    /// Migration.Step.remove("nickname").form   // .remove(key: "nickname")
+    /// ```
+    public var form: Form {
+      switch _kind {
+      case .add(let key, let value): return .add(key: key, value: value)
+      case .rename(let from, let to): return .rename(from: from, to: to)
+      case .remove(let key): return .remove(key: key)
+      case .convert(let key, let conversion): return .convert(key: key, conversion: conversion)
+      case .transform: return .transform
+      }
+    }
+
     /// The step as in `add legs = 4`, `rename weight → weightKg`, `convert age to Double`.
     public var description: String {
       switch _kind {
@@ -188,6 +223,16 @@ public struct Migration: Sendable, CustomStringConvertible {
     /// The conversion's name, shown in errors and descriptions.
     public let name: String
     let _body: @Sendable (FieldValue) throws -> FieldValue
+    /// The kind every value it makes has, for the built-in conversions; nil for a custom one.
+    let _result: StoreFieldKinds.Kind?
+
+    init(
+      name: String, result: StoreFieldKinds.Kind? = nil, _body: @escaping @Sendable (FieldValue) throws -> FieldValue
+    ) {
+      self.name = name
+      _result = result
+      self._body = _body
+    }
 
     /// A conversion named `name` that `body` performs; an error it throws fails the
     /// migration with the record and key named.
@@ -210,7 +255,7 @@ public struct Migration: Sendable, CustomStringConvertible {
     /// ```swift
     /// .convert("age", .toDouble)   // .int(3) → .double(3)
     /// ```
-    public static let toDouble = Conversion(name: "Double") { value in
+    public static let toDouble = Conversion(name: "Double", result: .number) { value in
       switch value {
       case .double: return value
       case .int(let i): return .double(Double(i))
@@ -226,7 +271,7 @@ public struct Migration: Sendable, CustomStringConvertible {
     /// ```swift
     /// .convert("legs", .toInt)   // .double(4) → .int(4)
     /// ```
-    public static let toInt = Conversion(name: "Int") { value in
+    public static let toInt = Conversion(name: "Int", result: .number) { value in
       switch value {
       case .int: return value
       case .uint(let u) where u <= UInt64(Int.max): return .int(Int(u))
@@ -249,7 +294,7 @@ public struct Migration: Sendable, CustomStringConvertible {
     /// ```swift
     /// .convert("zip", .toString)   // .int(1234) → .string("1234")
     /// ```
-    public static let toString = Conversion(name: "String") { value in
+    public static let toString = Conversion(name: "String", result: .string) { value in
       switch value {
       case .string: return value
       case .int(let i): return .string(String(i))
@@ -267,7 +312,7 @@ public struct Migration: Sendable, CustomStringConvertible {
     /// ```swift
     /// .convert("tag", .toArray)
     /// ```
-    public static let toArray = Conversion(name: "array") { value in
+    public static let toArray = Conversion(name: "array", result: .array) { value in
       if case .array = value { return value }
       return .array([value])
     }

@@ -116,8 +116,14 @@ public struct Migrator: Sendable, Equatable {
     lhs.migrations.map(\.description) == rhs.migrations.map(\.description)
   }
 
-  /// Throws when two migrations share a name or a step names `id` or an empty key.
-  func validate() throws {
+  /// Checks the migrator as every store does before it runs one: each migration has a
+  /// name no other has, and no step names `id` or an empty key.
+  ///
+  /// ```swift
+  /// try migrator.validate()   // in a unit test of the app's migrations
+  /// ```
+  /// - Throws: ``RequestSetError`` `.migrationFailed` naming the migration and the step.
+  public func validate() throws {
     var seen = Set<String>()
     for m in migrations {
       guard !m.name.isEmpty else {

@@ -103,7 +103,7 @@ public struct StoreFieldKinds: Sendable, Hashable {
     _note(fields, prefix: nil)
   }
 
-  private mutating func _note(_ value: FieldValue, prefix: String?) {
+  mutating func _note(_ value: FieldValue, prefix: String?) {
     guard case .object(let fields) = value else { return }
     for (name, field) in fields {
       let key = _DottedKey.join(prefix, name)
@@ -180,4 +180,66 @@ public struct StoreFieldKinds: Sendable, Hashable {
 
   /// The kinds as the engine's checks read them.
   var _kindSets: [String: _KindSet] { _kinds.mapValues { _KindSet(bits: $0) } }
+}
+
+extension StoreFieldKinds {
+  /// The summary after `migration` rewrote the records it describes, when its steps say
+  /// exactly what becomes of each key; nil when a step (a ``Migration/Step/transform(_:)``
+  /// or a custom conversion) can make anything, and the store must note its records again.
+  ///
+  /// A backend that runs a migration's steps as statements (`json_set`) keeps its summary
+  /// current with this instead of reading every record.
+  ///
+  /// ```swift
+  /// let after = kinds.migrated(by: Migration("kg", .rename("weight", to: "weightKg")))
+  /// after?.keys   // […, "weightKg"]
+  /// ```
+  /// - Parameter migration: The migration the records went through.
+  /// - Returns: The new summary, or nil.
+  /// - Complexity: O(*k*) per step for *k* keys.
+  public func migrated(by migration: Migration) -> StoreFieldKinds? {
+    var kinds = self
+    func under(_ key: String, _ candidate: String) -> Bool { candidate == key || candidate.hasPrefix(key + ".") }
+    for step in migration.steps {
+      switch step._kind {
+      case .add(let key, let value):
+        var added = StoreFieldKinds()
+        added._note(.object([key: value]), prefix: nil)
+        // A dotted key: the objects on its way hold objects now (a nested key written
+        // through `FieldValue.key(forFieldNames:)` is what `_note` joins).
+        let names = FieldValue.fieldNames(inKey: key)
+        if names.count > 1 {
+          var nested = value
+          for name in names.reversed() { nested = .object([name: nested]) }
+          added = StoreFieldKinds()
+          added._note(nested, prefix: nil)
+        }
+        kinds.formUnion(added)
+      case .rename(let from, let to):
+        var moved: [String: UInt8] = [:]
+        for (key, bits) in kinds._kinds where under(from, key) {
+          moved[to + key.dropFirst(from.count)] = bits
+          kinds._kinds[key] = nil
+        }
+        for (key, bits) in moved { kinds._kinds[key, default: 0] |= bits }
+        let names = FieldValue.fieldNames(inKey: to)
+        for n in 1..<max(1, names.count) {
+          kinds._kinds[FieldValue.key(forFieldNames: Array(names.prefix(n))), default: 0] |= 1 << UInt8(Kind.object.rawValue)
+        }
+      case .remove(let key):
+        kinds._kinds = kinds._kinds.filter { !under(key, $0.key) }
+      case .convert(let key, let conversion):
+        guard let kind = conversion._result else { return nil }
+        guard let bits = kinds._kinds[key] else { continue }
+        let nullBit: UInt8 = 1 << UInt8(Kind.null.rawValue)
+        kinds._kinds[key] = (bits & nullBit) | (1 << UInt8(kind.rawValue))
+        if kind != .object { kinds._kinds = kinds._kinds.filter { !$0.key.hasPrefix(key + ".") } }
+      case .transform:
+        return nil
+      }
+    }
+    // The record type changed: the next record noted is probed for its optional keys.
+    kinds._probed = false
+    return kinds
+  }
 }

@@ -1,0 +1,238 @@
+import Foundation
+import RequestSet
+import _RequestSetSQL
+
+// Schema migrations on a PostgreSQL table: every pending migration of the store's
+// `Migrator` runs in one transaction, under the table's metadata row lock, with the names
+// recorded in `requestset_migrations`, so a failure, a lost connection or a crash leaves
+// the table as it was, the migrations pending.
+
+extension PostgresStore {
+  /// The names of the migrations this table has run, oldest first.
+  ///
+  /// ```swift
+  /// store.appliedMigrations   // ["v2: legs"]
+  /// ```
+  public var appliedMigrations: [String] { _migrationState.withLock { $0.applied } }
+
+  /// The names of the store's migrations this table has not run, in order: empty once
+  /// the store opened with `migratesOnOpen` on.
+  ///
+  /// ```swift
+  /// store.pendingMigrations   // ["v3: kg"]
+  /// ```
+  public var pendingMigrations: [String] {
+    _migrationState.withLock { state in state.migrator.pending(after: state.applied).map(\.name) }
+  }
+
+  /// Runs the pending migrations now, in one transaction, and returns their names.
+  ///
+  /// ```swift
+  /// try store.migrate()   // ["v3: kg"]
+  /// ```
+  /// - Returns: The names run, in order; empty when none were pending.
+  /// - Throws: `RequestSetError` `.migrationFailed` (nothing changed, the migrations stay
+  ///   pending), `.connectionFailed`.
+  /// - Complexity: O(*n*) in the table's rows.
+  @discardableResult
+  public func migrate() throws -> [String] {
+    let migrator = _migrationState.withLock { $0.migrator }
+    let names = try _pool.with { c in try _runMigrations(c, migrator: migrator) }
+    _migrationState.withLock {
+      $0.applied += names
+      $0.hold = nil
+    }
+    return names
+  }
+
+  /// Throws `.migrationPending` while the store's migrations wait for ``migrate()``.
+  func _checkMigrated() throws {
+    guard let hold = _migrationState.withLock({ $0.hold }) else { return }
+    throw RequestSetError(
+      .migrationPending,
+      "The table \(_quoted) has not run the migration \(hold.debugDescription) (and maybe later ones), so it cannot "
+        + "be written yet. Call migrate() on the store, or open it with migratesOnOpen: true.")
+  }
+
+  /// The names the table has run, in order.
+  func _applied(_ c: _PGConnection) throws -> [String] {
+    let rows = try c.execute("SELECT name FROM requestset_migrations WHERE tbl = $1 ORDER BY position", [_table])
+    return (0..<rows.count).compactMap { rows.string($0, 0) }
+  }
+
+  /// Runs the migrations `c`'s table has not run, in one transaction; returns their names.
+  func _runMigrations(_ c: _PGConnection, migrator: Migrator) throws -> [String] {
+    try migrator.validate()
+    return try _transaction(c) { () -> [String] in
+      let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
+      guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
+        throw RequestSetError(
+          .schemaMismatch, "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
+      }
+      let pending = migrator.pending(after: try _applied(c))
+      guard !pending.isEmpty else { return [] }
+      var kinds: StoreFieldKinds? = try _storedKinds(c).map { try StoreFieldKinds(encodedText: $0) }
+      for migration in pending {
+        if let statements = _statements(for: migration) {
+          for s in statements {
+            if let check = s.conflict {
+              let found = try c.execute(check.sql, check.parameters)
+              if found.count > 0 {
+                throw RequestSetError(
+                  .migrationFailed,
+                  "The migration \(migration.name.debugDescription) failed on the record with id "
+                    + "\(found.string(0, 0) ?? "?") at its step \(s.step): \(s.conflictReason). Fix the migration (or "
+                    + "the record) and open the store again; the table is as it was before the migration.")
+              }
+            }
+            try c.execute(s.sql, s.parameters)
+          }
+          kinds = kinds?.migrated(by: migration)
+        } else {
+          kinds = nil
+          try _migrateRecordByRecord(c, migration: migration)
+        }
+        try _followIndexes(c, migration: migration)
+        try c.execute(
+          "INSERT INTO requestset_migrations (tbl, name, applied) VALUES ($1, $2, now())", [_table, migration.name])
+      }
+      if kinds == nil {
+        var rebuilt = StoreFieldKinds()
+        let rows = try c.execute("SELECT body::text FROM \(_quoted) ORDER BY seq")
+        for r in 0..<rows.count { rebuilt.note(try SQLJSON.decode(rows.string(r, 0) ?? "{}"), as: Element.self) }
+        kinds = rebuilt
+      }
+      try _writeKinds(c, kinds!.encodedText())
+      let next = current + 1
+      try c.execute("UPDATE requestset_tables SET version = $2 WHERE name = $1", [_table, String(next)])
+      if Element.self != DynamicRecord.self {
+        try c.execute("UPDATE requestset_tables SET type = $2 WHERE name = $1", [_table, String(describing: Element.self)])
+      }
+      // No list of changes: observers read the table again.
+      try c.execute("INSERT INTO requestset_changes (name, version, changes) VALUES ($1, $2, NULL)", [_table, String(next)])
+      try c.execute("SELECT pg_notify('requestset', $1)", ["\(next) \(_table)"])
+      return pending.map(\.name)
+    }
+  }
+
+  /// One statement of a migration run in SQL, with a query that must find no row first.
+  struct _MigrationStatement {
+    var step: Migration.Step
+    var sql: String
+    var parameters: [String?]
+    var conflict: (sql: String, parameters: [String?])?
+    var conflictReason = ""
+  }
+
+  /// The statements that run `migration` exactly, or nil when a step has none (a dotted
+  /// key, a conversion, a closure): it then runs record by record.
+  func _statements(for migration: Migration) -> [_MigrationStatement]? {
+    var out: [_MigrationStatement] = []
+    func single(_ key: String) -> String? {
+      let names = FieldValue.fieldNames(inKey: key)
+      guard names.count == 1, !names[0].contains("\u{0}") else { return nil }
+      return names[0]
+    }
+    for step in migration.steps {
+      switch step.form {
+      case .add(let key, let value):
+        guard let k = single(key) else { return nil }
+        let encoded = SQLJSON.encode(value)
+        out.append(
+          _MigrationStatement(
+            step: step,
+            sql: "UPDATE \(_quoted) SET body = body || jsonb_build_object($1::text, $2::jsonb)"
+              + "\(encoded.plain ? "" : ", plain = false") "
+              + "WHERE NOT (body ? $1) OR jsonb_typeof(body -> $1) = 'null'",
+            parameters: [k, encoded.text]))
+      case .rename(let from, let to):
+        guard let a = single(from), let b = single(to) else { return nil }
+        guard a != b else { continue }
+        out.append(
+          _MigrationStatement(
+            step: step,
+            sql: "UPDATE \(_quoted) SET body = (body - $1::text) || jsonb_build_object($2::text, body -> $1) "
+              + "WHERE body ? $1",
+            parameters: [a, b],
+            conflict: (
+              "SELECT id FROM \(_quoted) WHERE body ? $1 AND body ? $2 AND jsonb_typeof(body -> $2) <> 'null' "
+                + "ORDER BY seq LIMIT 1", [a, b]
+            ),
+            conflictReason: "the record holds both \(from) and \(to); remove one first"))
+      case .remove(let key):
+        guard let k = single(key) else { return nil }
+        out.append(
+          _MigrationStatement(step: step, sql: "UPDATE \(_quoted) SET body = body - $1::text WHERE body ? $1", parameters: [k]))
+      case .convert, .transform:
+        return nil
+      }
+    }
+    return out
+  }
+
+  /// Runs `migration` on every row through the engine's own steps, 1,000 rows at a time,
+  /// each batch written back with one statement.
+  func _migrateRecordByRecord(_ c: _PGConnection, migration: Migration) throws {
+    let migrator = Migrator([migration])
+    var after: Int64 = -1
+    while true {
+      let rows = try c.execute(
+        "SELECT seq, body::text FROM \(_quoted) WHERE seq > $1 ORDER BY seq LIMIT 1000", [String(after)])
+      guard rows.count > 0 else { return }
+      var seqs: [String] = []
+      var records: [DynamicRecord] = []
+      for r in 0..<rows.count {
+        seqs.append(rows.string(r, 0) ?? "0")
+        records.append(try DynamicRecord(SQLJSON.decode(rows.string(r, 1) ?? "{}")))
+      }
+      after = Int64(seqs.last!) ?? after
+      let migrated = try migrator.migrate(records)
+      let bodies = migrated.map { SQLJSON.encode($0.value) }
+      try c.execute(
+        "UPDATE \(_quoted) AS t SET body = v.body::jsonb, plain = v.plain "
+          + "FROM unnest($1::bigint[], $2::text[], $3::boolean[]) AS v(seq, body, plain) WHERE t.seq = v.seq",
+        [_arrayLiteral(seqs), _arrayLiteral(bodies.map(\.text)), _arrayLiteral(bodies.map { $0.plain ? "t" : "f" })])
+    }
+  }
+
+  /// Moves the expression index on each key `migration` renames to the new key, and drops
+  /// the one on each key it removes.
+  func _followIndexes(_ c: _PGConnection, migration: Migration) throws {
+    for step in migration.steps {
+      let key: String
+      var to: String?
+      switch step.form {
+      case .rename(let from, let newKey): (key, to) = (from, newKey)
+      case .remove(let removed): key = removed
+      default: continue
+      }
+      let name = _indexName("key " + key)
+      let found = try c.execute("SELECT indexdef FROM pg_indexes WHERE indexname = $1", [name])
+      guard found.count == 1 else { continue }
+      let unique = (found.string(0, 0) ?? "").hasPrefix("CREATE UNIQUE")
+      try c.execute("DROP INDEX IF EXISTS \(try SQLJSON.quoteIdentifier(name))")
+      if let to {
+        let path = try _PGSQL.literalPath(FieldValue.fieldNames(inKey: to))
+        let newName = try SQLJSON.quoteIdentifier(_indexName("key " + to))
+        try c.execute("CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) ((body #> \(path)))")
+      }
+    }
+  }
+
+  /// Opening's check that the table's records still decode as `Element`: the first and
+  /// the last row are decoded, and a failure names the record and the key.
+  func _checkOpenDecoding(_ c: _PGConnection) throws {
+    guard Element.self != DynamicRecord.self else { return }
+    for order in ["ASC", "DESC"] {
+      let row = try c.execute("SELECT id, body::text FROM \(_quoted) ORDER BY seq \(order) LIMIT 1")
+      guard row.count == 1 else { return }
+      do {
+        _ = try SQLJSON.decode(row.string(0, 1) ?? "{}").decode(Element.self)
+      } catch {
+        let id = row.string(0, 0) ?? "?"
+        throw RequestSetError.recordDoesNotDecode(
+          error, as: Element.self, id: (try? SQLJSON.decode(id)) ?? .string(id), in: "the table \(_quoted)")
+      }
+    }
+  }
+}
