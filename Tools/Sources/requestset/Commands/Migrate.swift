@@ -85,6 +85,11 @@ struct Migrate: ParsableCommand {
     for name in pending { print("  " + MigrationPlan.quoted(name)) }
     let progress = Progress()
     progress.update("migrating \(count) records…", force: true)
+    // The rewrite goes to FILE.compacting (docs/LOG-FORMAT.md) until it replaces the log;
+    // Ctrl-C removes it, so an interrupted run leaves nothing but the log as it was.
+    let scratch = file + ".compacting"
+    Interrupt.removeOnInterrupt(scratch)
+    defer { Interrupt.keepOnInterrupt(scratch) }
     let clock = ContinuousClock()
     let start = clock.now
     let ran: [String]
