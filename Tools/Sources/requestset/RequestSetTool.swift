@@ -11,7 +11,7 @@ struct RequestSetTool: AsyncParsableCommand {
     discussion: """
       Reading commands (info, verify, query, dump, follow, history) open the log read-only: \
       they take no lock, change nothing and may run while a program writes the log. Writing \
-      commands (import, upsert, update, delete, compact, recover, index) take the log's \
+      commands (import, upsert, update, delete, compact, recover, index, migrate) take the log's \
       write lock, so they fail with "locked" while a program holds it.
 
       Exit status: 0 on success, 1 on an error (its message is printed on standard error), \
@@ -21,7 +21,7 @@ struct RequestSetTool: AsyncParsableCommand {
     version: ToolVersion.current,
     subcommands: [
       Info.self, Verify.self, Query.self, Dump.self, Import.self, Upsert.self, Update.self, Delete.self,
-      Compact.self, Recover.self, Index.self, Follow.self, History.self,
+      Compact.self, Recover.self, Index.self, Migrate.self, Follow.self, History.self,
     ])
 
   /// Runs the command the arguments name, with the exit statuses ``ExitStatus`` documents:

@@ -9,6 +9,10 @@ enum ToolWording {
     ("keep more with LogStoreOptions.keepHistory", "keep more with `requestset compact --keep-history N`"),
     ("keep more with LogStoreOptions.keepHistory)", "keep more with `requestset compact --keep-history N`)"),
     ("LogStoreOptions.keepHistory", "`requestset compact --keep-history N`"),
+    (
+      "Fix the migration (or the record) and open the store again",
+      "Fix the plan (or the record) and run `requestset migrate` again"
+    ),
   ]
 
   /// The message to print for a library error.

@@ -110,3 +110,31 @@ extension KeyOrder {
     try updated.save(for: log)
   }
 }
+
+extension KeyOrder {
+  /// Keeps `FILE.keys` true after `migrate`: renamed and moved keys (and the keys nested
+  /// in them) take their new names in place, removed keys leave, added keys come last. The
+  /// list is no longer known to hold every key (an added object brings keys it does not
+  /// name), so the next `dump` reads the records for its header.
+  static func noteMigration(of log: String, by steps: [PlanStep]) throws {
+    let order = KeyOrder.load(for: log)
+    guard !order.keys.isEmpty || order.logSize != nil else { return }
+    func under(_ key: String, _ prefix: String) -> Bool { key == prefix || key.hasPrefix(prefix + ".") }
+    var keys = order.keys
+    for step in steps {
+      switch step {
+      case .rename(let from, let to), .move(let from, let to):
+        keys = keys.map { under($0, from) ? to + $0.dropFirst(from.count) : $0 }
+      case .remove(let key):
+        keys.removeAll { under($0, key) }
+      case .add(let key, _):
+        if !keys.contains(where: { under($0, key) }) { keys.append(key) }
+      case .convert:
+        break
+      }
+    }
+    var builder = KeyOrderBuilder()
+    builder.add(keys)
+    try KeyOrder(keys: builder.keys, logSize: nil).save(for: log)
+  }
+}
