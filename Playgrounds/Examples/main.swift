@@ -142,6 +142,30 @@ try FileManager.default.removeItem(at: journalFiles)
 precondition(before.filter("name", value: "Rex").count == 1 && before.count == 6)
 precondition(!FileManager.default.fileExists(atPath: journalFiles.path))
 
+// BEGIN README: migrations
+struct PetV1: Record { var id: Int; var name: String; var weight: Int; var city: String }
+struct PetV2: Record {
+  struct Address: Codable, Hashable, Sendable { var city: String }
+  var id: Int; var name: String; var weightKg: Double; var legs: Int; var address: Address
+}
+let petFiles = FileManager.default.temporaryDirectory.appendingPathComponent("pets-\(UUID())")
+try FileManager.default.createDirectory(at: petFiles, withIntermediateDirectories: true)
+let petLog = petFiles.appendingPathComponent("pets.rslog").path
+let v1 = try LogStore<PetV1>(path: petLog)
+try v1.insert(PetV1(id: 1, name: "Rex", weight: 30, city: "Oslo"))
+v1.close()
+
+var migrator = Migrator()
+migrator.register(
+  "2: kg, legs, address",
+  .rename("weight", to: "weightKg"), .convert("weightKg", .toDouble),   // Int to Double
+  .add("legs", default: .int(4)), .move("city", to: "address.city"))
+let v2 = try LogStore<PetV2>(path: petLog, options: .init(migrations: migrator))   // runs it, once
+print(v2.appliedMigrations, try v2.fetch(id: 1)!.address.city)   // ["2: kg, legs, address"] Oslo
+v2.close()
+try FileManager.default.removeItem(at: petFiles)
+// END README
+
 // BEGIN README: SQL engines
 let zooFile = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID()).sqlite").path
 let zoo = try SQLiteStore<Animal>(path: zooFile)         // creates the file and the table "Animal"

@@ -78,11 +78,14 @@ extension PostgresStore {
             if let check = s.conflict {
               let found = try c.execute(check.sql, check.parameters)
               if found.count > 0 {
+                let idText = found.string(0, 0) ?? "null"
+                let id = (try? SQLJSON.decode(idText)) ?? .string(idText)
+                let held = (try? SQLJSON.decode(found.string(0, 1) ?? "null")) ?? .null
                 throw RequestSetError(
                   .migrationFailed,
-                  "The migration \(migration.name.debugDescription) failed on the record with id "
-                    + "\(found.string(0, 0) ?? "?") at its step \(s.step): \(s.conflictReason). Fix the migration (or "
-                    + "the record) and open the store again; the table is as it was before the migration.")
+                  "The migration \(migration.name.debugDescription) failed on the record with id \(id) at its step "
+                    + "\(s.step): \(s.conflictReason(held)). Fix the migration (or the record) and open the store "
+                    + "again; the store is as it was before the migration.")
               }
             }
             try c.execute(s.sql, s.parameters)
@@ -121,7 +124,7 @@ extension PostgresStore {
     var sql: String
     var parameters: [String?]
     var conflict: (sql: String, parameters: [String?])?
-    var conflictReason = ""
+    var conflictReason: (FieldValue) -> String = { _ in "" }
   }
 
   /// The statements that run `migration` exactly, or nil when a step has none (a dotted
@@ -155,10 +158,10 @@ extension PostgresStore {
               + "WHERE body ? $1",
             parameters: [a, b],
             conflict: (
-              "SELECT id FROM \(_quoted) WHERE body ? $1 AND body ? $2 AND jsonb_typeof(body -> $2) <> 'null' "
+              "SELECT id, (body -> $2)::text FROM \(_quoted) WHERE body ? $1 AND body ? $2 AND jsonb_typeof(body -> $2) <> 'null' "
                 + "ORDER BY seq LIMIT 1", [a, b]
             ),
-            conflictReason: "the record holds both \(from) and \(to); remove one first"))
+            conflictReason: { "the record holds both \(from) and \(to) (\($0)); remove one first" }))
       case .remove(let key):
         guard let k = single(key) else { return nil }
         out.append(

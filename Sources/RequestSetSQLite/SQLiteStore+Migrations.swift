@@ -119,12 +119,13 @@ extension SQLiteStore {
             if let check = s.conflict {
               let statement = try c.prepare(check)
               if try statement.step(doing: "check \(migration.name)") {
-                let id = statement.text(0)
+                let id = (try? SQLJSON.decode(statement.text(0))) ?? .string(statement.text(0))
+                let held = (try? SQLJSON.decode(statement.text(1))) ?? .string(statement.text(1))
                 throw RequestSetError(
                   .migrationFailed,
                   "The migration \(migration.name.debugDescription) failed on the record with id \(id) at its step "
-                    + "\(s.step): \(s.conflictReason). Fix the migration (or the record) and open the store again; "
-                    + "the table is as it was before the migration.")
+                    + "\(s.step): \(s.conflictReason(held)). Fix the migration (or the record) and open the store "
+                    + "again; the store is as it was before the migration.")
               }
             }
             let statement = try c.prepare(s.sql)
@@ -177,7 +178,7 @@ extension SQLiteStore {
     var sql: String
     var bindings: [_SQLiteBinding]
     var conflict: String?
-    var conflictReason = ""
+    var conflictReason: (FieldValue) -> String = { _ in "" }
   }
 
   /// The statements that run `migration` exactly, or nil when one of its steps has no
@@ -209,9 +210,9 @@ extension SQLiteStore {
             sql: "UPDATE \(quoted) SET body = json_set(json_remove(body, \(a)), \(b), body -> \(a)) "
               + "WHERE json_type(body, \(a)) IS NOT NULL",
             bindings: [],
-            conflict: "SELECT id FROM \(quoted) WHERE json_type(body, \(a)) IS NOT NULL AND json_type(body, \(b)) "
+            conflict: "SELECT id, json(body -> \(b)) FROM \(quoted) WHERE json_type(body, \(a)) IS NOT NULL AND json_type(body, \(b)) "
               + "IS NOT NULL AND json_type(body, \(b)) != 'null' ORDER BY seq LIMIT 1",
-            conflictReason: "the record holds both \(from) and \(to); remove one first"))
+            conflictReason: { "the record holds both \(from) and \(to) (\($0)); remove one first" }))
       case .remove(let key):
         guard let p = path(key) else { return nil }
         out.append(

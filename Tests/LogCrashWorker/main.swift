@@ -15,6 +15,9 @@
 //                                       the first, "compacted <v>" after each compaction, "done"
 //                                       (commit m saves record 0 with n = m, and saves or
 //                                       deletes one more record: see `historyStep`)
+//   LogCrashWorker migrate <log>        says "start", then opens the log with the migration
+//                                       "v2" (the tests' `PetMigrations.v2` steps), which runs
+//                                       it; says "done" when the open returns
 //
 // `crash` prints "begin <op>" before each operation and "ack" after it returns, with
 // unbuffered writes, so the parent knows every acknowledged write and the one in flight.
@@ -150,6 +153,19 @@ case "history":
   }
   store.close()
   say("done")
+
+case "migrate":
+  let v2 = Migration(
+    "v2", .rename("weight", to: "weightKg"), .convert("weightKg", .toDouble), .add("legs", default: .int(4)),
+    .move("city", to: "address.city"), .remove("nickname"))
+  say("start")
+  do {
+    let store = try LogStore<DynamicRecord>(path: path, options: .init(migrations: Migrator([v2])))
+    say("done \(store.appliedMigrations)")
+  } catch {
+    say("failed \(error)")
+    exit(1)
+  }
 
 default:
   say("unknown mode \(args[1])")

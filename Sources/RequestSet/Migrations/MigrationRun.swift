@@ -24,19 +24,31 @@ struct _MigrationRun: Sendable {
         do {
           try Self.apply(step, to: &object)
         } catch let error as _StepFailure {
-          throw RequestSetError(
-            .migrationFailed,
-            "The migration \(m.name.debugDescription) failed on the record with id \(object["id"] ?? .null) at its "
-              + "step \(step): \(error.reason). Fix the migration (or the record) and open the store again; the store "
-              + "is as it was before the migration.", underlying: error.underlying)
+          throw Self.failed(m, step, id: object["id"] ?? .null, error)
         } catch {
-          throw RequestSetError(
-            .migrationFailed,
-            "The migration \(m.name.debugDescription) failed on the record with id \(object["id"] ?? .null) at its "
-              + "step \(step): \(error). Fix the migration (or the record) and open the store again; the store is as "
-              + "it was before the migration.", underlying: error)
+          throw Self.failed(m, step, id: object["id"] ?? .null, _StepFailure(reason: "\(error)", underlying: error))
         }
       }
+    }
+  }
+
+  /// The error of a step that failed on the record with `id`.
+  static func failed(_ m: Migration, _ step: Migration.Step, id: FieldValue, _ failure: _StepFailure) -> RequestSetError {
+    RequestSetError(
+      .migrationFailed,
+      "The migration \(m.name.debugDescription) failed on the record with id \(id) at its step \(step): "
+        + "\(failure.reason). Fix the migration (or the record) and open the store again; the store is as it was "
+        + "before the migration.", underlying: failure.underlying)
+  }
+
+  /// What `conversion` makes of `value`, or the step's failure.
+  static func convert(_ value: FieldValue, key: String, _ conversion: Migration.Conversion) throws -> FieldValue {
+    do {
+      return try conversion._body(value)
+    } catch let error as RequestSetError {
+      throw _StepFailure(reason: "\(key) holds \(value): \(error.message)", underlying: error)
+    } catch {
+      throw _StepFailure(reason: "\(key) holds \(value), which \(conversion.name) refused: \(error)", underlying: error)
     }
   }
 
@@ -65,14 +77,7 @@ struct _MigrationRun: Sendable {
     case .convert(let key, let conversion):
       let names = FieldValue.fieldNames(inKey: key)
       guard let value = get(names, in: object), value != .null else { return }
-      let converted: FieldValue
-      do {
-        converted = try conversion._body(value)
-      } catch let error as RequestSetError {
-        throw _StepFailure(reason: "\(key) holds \(value): \(error.message)", underlying: error)
-      } catch {
-        throw _StepFailure(reason: "\(key) holds \(value), which \(conversion.name) refused: \(error)", underlying: error)
-      }
+      let converted = try convert(value, key: key, conversion)
       try set(names, converted, in: &object, key: key)
     case .transform(let body):
       let id = object["id"] ?? .null

@@ -44,6 +44,8 @@ enum PetMigrations {
     .add("tags", default: .array([])))
 
   static var toV2: Migrator { Migrator([v2]) }
+  /// The v2 steps under another name (the crash worker's is "v2").
+  static func toV2Named(_ name: String) -> Migrator { Migrator([Migration(name, steps: v2.steps)]) }
   static var toV3: Migrator { Migrator([v2, v3]) }
 
   /// Seeded v1 records: every fifth has a nickname.

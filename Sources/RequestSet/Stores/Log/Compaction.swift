@@ -85,6 +85,8 @@ extension _LogState {
     defineKeys(0..<keyTable.count, of: keyTable)
     var definedKeys = keyTable.count
     migrated?.keys = keyTable
+    // Top-level steps edit records' bytes; the rest decode and encode whole records.
+    let editor = try run.flatMap { run in try migrated.flatMap { try _LogMigrationEditor(run, encoder: $0, ids: index.keys.ids) } }
     var definitions = index.indexDefinitions
     if let run {
       var seen = Set<String>()
@@ -111,7 +113,8 @@ extension _LogState {
         let old = base.locations[slot]
         var payload = source.bytes(old.offset, Int(old.length))
         if let run, let migrated {
-          payload = try Self.migrate(payload, names: names, run: run, encoder: migrated, path: path, at: old.offset)
+          payload = try Self.migrate(
+            payload, names: names, run: run, editor: editor, encoder: migrated, path: path, at: old.offset)
           if migrated.keys.count > definedKeys {
             defineKeys(definedKeys..<migrated.keys.count, of: migrated.keys)
             definedKeys = migrated.keys.count

@@ -34,42 +34,53 @@ extension _LogState {
   /// encoded again with `encoder`'s key table; the bytes live in `encoder.out` until its
   /// next use.
   static func migrate(
-    _ payload: UnsafeRawBufferPointer, names: [String?], run: _MigrationRun, encoder: _BinaryEncoder, path: String,
-    at offset: Int
+    _ payload: UnsafeRawBufferPointer, names: [String?], run: _MigrationRun, editor: _LogMigrationEditor?,
+    encoder: _BinaryEncoder, path: String, at offset: Int
   ) throws -> UnsafeRawBufferPointer {
     var r = _ByteReader(payload)
-    let value: FieldValue
     let idLength: Int
     do throws(_CodecError) {
       try _BinaryValue.skip(&r)
       idLength = r.position
-      value = try _BinaryValue.read(&r, names: names)
     } catch {
       throw _damagedRecord(path, _RecordLocation(offset: offset, length: UInt32(payload.count), frameLength: 0), error)
     }
-    guard case .object(var object) = value else {
-      throw RequestSetError(
-        .migrationFailed,
-        "The record at offset \(offset) of \(path) is \(value), not an object with fields, so no migration can "
-          + "change it by key. Migrate it with a LogStore<DynamicRecord> by hand; the log is unchanged.")
-    }
-    try run.apply(to: &object)
     let out = encoder.out
     out.count = 0
     out.append(UnsafeRawBufferPointer(rebasing: payload[0..<idLength]))
-    let id = object.removeValue(forKey: "id") ?? .null
+    func id() -> FieldValue {
+      var idReader = _ByteReader(payload)
+      return (try? _BinaryValue.read(&idReader, names: names)) ?? .null
+    }
+    let record = UnsafeRawBufferPointer(rebasing: payload[idLength...])
     do {
-      try encoder.encodeDynamicRecord(DynamicRecord(_id: id, fields: object))
-    } catch let error as RequestSetError {
+      if let editor {
+        try editor.rewrite(record, names: names, encoder: encoder, id: id)
+      } else {
+        var reader = _ByteReader(record)
+        let value = try _BinaryValue.read(&reader, names: names)
+        guard case .object(var object) = value else {
+          throw RequestSetError(
+            .migrationFailed,
+            "The record at offset \(offset) of \(path) is \(value), not an object with fields, so no migration can "
+              + "change it by key. Migrate it with a LogStore<DynamicRecord> by hand; the log is unchanged.")
+        }
+        try run.apply(to: &object)
+        let id = object.removeValue(forKey: "id") ?? .null
+        try encoder.encodeDynamicRecord(DynamicRecord(_id: id, fields: object))
+      }
+    } catch let error as _CodecError {
+      throw _damagedRecord(path, _RecordLocation(offset: offset, length: UInt32(payload.count), frameLength: 0), error)
+    } catch let error as RequestSetError where error.code != .migrationFailed {
       throw RequestSetError(
         .migrationFailed,
-        "A migration made the record with id \(id) into a value the log cannot store: \(error.message) The log is "
+        "A migration made the record with id \(id()) into a value the log cannot store: \(error.message) The log is "
           + "unchanged.", underlying: error)
     }
     guard out.count <= _LogFormat.maxPayload else {
       throw RequestSetError(
         .migrationFailed,
-        "A migration made the record with id \(id) \(out.count) bytes long, past the log's \(_LogFormat.maxPayload)-"
+        "A migration made the record with id \(id()) \(out.count) bytes long, past the log's \(_LogFormat.maxPayload)-"
           + "byte limit for one record. The log is unchanged.")
     }
     return out.bytes

@@ -1,0 +1,106 @@
+import Foundation
+import RequestSet
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A child process migrates a log (`LogCrashWorker migrate`) and is killed with SIGKILL at
+/// random moments; after each kill the log must open as entirely v1 (the migration
+/// pending) or entirely v2. 20,000 records and 20 kills in the quick form; 1,000,000
+/// records and 200 kills with `REQUESTSET_SOAK=1` (`REQUESTSET_MIGRATION_KILLS` and
+/// `REQUESTSET_MIGRATION_RECORDS` set any numbers).
+@Suite(.serialized) struct MigrationCrashTests {
+  @Test func aMigrationKilledAtAnyPointLeavesTheLogEntirelyV1OrEntirelyV2() throws {
+    let env = ProcessInfo.processInfo.environment
+    let kills = Int(env["REQUESTSET_MIGRATION_KILLS"] ?? "") ?? TestScale.pick(quick: 20, soak: 200)
+    let n = Int(env["REQUESTSET_MIGRATION_RECORDS"] ?? "") ?? TestScale.pick(quick: 20_000, soak: 1_000_000)
+    let fm = FileManager.default
+    let original = TemporaryLogDirectory.freshPath("v1.rslog")
+    let records = PetMigrations.records(n)
+    do {
+      let store = try LogStore<PetV1>(path: original, options: .init(checkpointMinimumBytes: 0))
+      var start = 0
+      while start < n {
+        try store.insert(contentsOf: records[start..<min(n, start + 100_000)])
+        start += 100_000
+      }
+      try store.createIndex("weight")
+      store.close()
+    }
+
+    // How long a whole migration takes in the child: kills land anywhere in it.
+    func fresh() throws -> String {
+      let path = TemporaryLogDirectory.freshPath("pets.rslog")
+      try fm.copyItem(atPath: original, toPath: path)
+      try? fm.copyItem(atPath: original + ".checkpoint", toPath: path + ".checkpoint")
+      return path
+    }
+    let timed = try fresh()
+    let clock = ContinuousClock()
+    let began = clock.now
+    let (whole, wholePipe) = try CrashWorker.start(["migrate", timed])
+    let lines = CrashWorker.readUntil(wholePipe) { $0.hasPrefix("done") || $0.hasPrefix("failed") }
+    whole.waitUntilExit()
+    let span = clock.now - began
+    #expect(lines.contains { $0.hasPrefix("done") }, "\(lines)")
+    try check(timed, records, expectMigrated: true)
+
+    var rng = SeededRandom(seed: 2026)
+    var outcomes = (v1: 0, v2: 0)
+    let micros = max(1, Int(span.components.seconds) * 1_000_000 + Int(span.components.attoseconds / 1_000_000_000_000))
+    for _ in 0..<kills {
+      let path = try fresh()
+      let (child, pipe) = try CrashWorker.start(["migrate", path])
+      _ = CrashWorker.readUntil(pipe) { $0 == "start" }
+      usleep(UInt32(Int(rng.next() % UInt64(micros + micros / 5))))
+      kill(child.processIdentifier, SIGKILL)
+      child.waitUntilExit()
+      let migrated = try check(path, records, expectMigrated: nil)
+      if migrated { outcomes.v2 += 1 } else { outcomes.v1 += 1 }
+      // A killed migration resumes on the next open, and finishes.
+      if !migrated {
+        let resumed = try LogStore<PetV2>(path: path, options: .init(migrations: PetMigrations.toV2Named("v2")))
+        #expect(resumed.appliedMigrations == ["v2"])
+        resumed.close()
+        try check(path, records, expectMigrated: true)
+      }
+      try? fm.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+    }
+    print("MigrationCrashTests: \(n) records, \(kills) kills, whole migration \(span): \(outcomes.v1) left v1, \(outcomes.v2) v2")
+  }
+
+  /// Checks that the log holds the records entirely in v1 or entirely in v2 and returns
+  /// which.
+  @discardableResult
+  func check(_ path: String, _ records: [PetV1], expectMigrated: Bool?) throws -> Bool {
+    let store = try LogStore<DynamicRecord>(path: path, options: .init(readOnly: true))
+    defer { store.close() }
+    let all = RequestSet(store)
+    let n = records.count
+    #expect(all.count == n)
+    let migrated = store.appliedMigrations == ["v2"]
+    #expect(store.appliedMigrations.isEmpty || migrated, "\(store.appliedMigrations)")
+    if let expectMigrated { #expect(migrated == expectMigrated) }
+    // Every record has the one version's keys.
+    let v1Keys: Set<String> = ["name", "weight", "city"]
+    let v2Keys: Set<String> = ["name", "weightKg", "legs", "address"]
+    var wrong = 0
+    for record in try all.fetch() {
+      var keys = Set(record.fields.keys)
+      keys.remove("nickname")
+      if keys != (migrated ? v2Keys : v1Keys) || (migrated && record.fields["nickname"] != nil) { wrong += 1 }
+    }
+    #expect(wrong == 0, "\(wrong) records of the other version")
+    // Every 997th record, whole.
+    for i in stride(from: 0, to: n, by: 997) {
+      let stored = try #require(try store.fetch(id: .int(i)))
+      let expected = migrated ? try DynamicRecord(FieldValue(encoding: PetMigrations.v2(records[i]))) : try DynamicRecord(FieldValue(encoding: records[i]))
+      #expect(stored == expected)
+    }
+    return migrated
+  }
+}
