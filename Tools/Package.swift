@@ -19,13 +19,24 @@ let package = Package(
       name: "requestset",
       dependencies: [
         .product(name: "RequestSet", package: "RequestSet"),
+        .product(name: "RequestSetSQLite", package: "RequestSet"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .target(name: "CSQLiteTool", condition: .when(platforms: [.linux, .windows, .android, .openbsd, .wasi])),
       ]),
+    // The system's SQLite, read-only, for what the library does not say: which RequestSet
+    // tables a database holds, before a store is opened on one (opening creates a missing
+    // table). Apple platforms have it as the SDK's SQLite3 module. Its own name: the root
+    // package's CSQLite is not a product.
+    .systemLibrary(
+      name: "CSQLiteTool", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     // Runs the built tool as a child process on real files; depending on the executable
     // makes `swift test` build it next to the test binary.
     .testTarget(
       name: "RequestSetToolTests",
-      dependencies: ["requestset", .product(name: "RequestSet", package: "RequestSet")]),
+      dependencies: [
+        "requestset", .product(name: "RequestSet", package: "RequestSet"),
+        .product(name: "RequestSetSQLite", package: "RequestSet"),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )
