@@ -55,6 +55,14 @@ func migrationRows(_ animals: [Animal]) throws -> [Row] {
     try store.compact()
     store.close()
   }
+  // compact() and migrate() alone, on a store opened (untimed) from the same copy.
+  var opened: LogStore<Animal>?
+  let compactionAlone = try medianPrepared(runs: runs, {
+    opened?.close()
+    try copy(original, work)
+    opened = try LogStore<Animal>(path: work)
+  }) { try opened!.compact() }
+  opened?.close()
   let migrations: [(String, Migration)] = [
     ("rename age → years", Migration("m", .rename("age", to: "years"))),
     ("add legs = 4", Migration("m", .add("legs", default: .int(4)))),
@@ -62,18 +70,34 @@ func migrationRows(_ animals: [Animal]) throws -> [Row] {
       "m", .rename("age", to: "years"), .add("legs", default: .int(4)), .remove("nickname"),
       .convert("weight", .toString))),
   ]
+  // The store is opened as the app would open it, with its record type (here `Animal`,
+  // whose records the migration leaves undecoded: it runs on `migrate()`, and nothing
+  // reads them after), so both sides open from the log's checkpoint.
   for (label, migration) in migrations {
+    let options = LogStoreOptions(migrations: Migrator([migration]), migratesOnOpen: false)
     let ours = try medianPrepared(runs: runs, { try copy(original, work) }) {
-      let store = try LogStore<DynamicRecord>(
-        path: work, options: .init(migrations: Migrator([migration]), migratesOnOpen: false))
+      let store = try LogStore<Animal>(path: work, options: options)
       try store.migrate()
       store.close()
     }
-    var row = Row(
+    var whole = Row(
       "LogStore: migrate \(grouped(n)) records, \(label) (open + migrate + close)", ours,
       "compact the same log (open + compact + close)", compaction, target: "≤ 2×")
+    whole.plainRatio = true
+    whole.verdict = ours <= 2 * compaction ? "met" : "**missed**"
+    rows.append(whole)
+    var migrating: LogStore<Animal>?
+    let alone = try medianPrepared(runs: runs, {
+      migrating?.close()
+      try copy(original, work)
+      migrating = try LogStore<Animal>(path: work, options: options)
+    }) { try migrating!.migrate() }
+    migrating?.close()
+    var row = Row(
+      "LogStore: migrate() alone, \(grouped(n)) records, \(label)", alone, "compact() alone, the same log",
+      compactionAlone, target: "≤ 2×")
     row.plainRatio = true
-    row.verdict = ours <= 2 * compaction ? "met" : "**missed**"
+    row.verdict = alone <= 2 * compactionAlone ? "met" : "**missed**"
     rows.append(row)
   }
 

@@ -76,6 +76,19 @@ struct _IndexCatalog: Sendable {
     for i in indexes.indices { indexes[i].entries.renumber(newSlot) }
   }
 
+  /// Keeps the indexes a migration leaves the values of (renamed to `keys[i]`), with
+  /// their slots renumbered, and drops the rest (nil): the store builds those again.
+  mutating func keep(_ keys: [String?], renumbering newSlot: [Int]) {
+    var kept: [Index] = []
+    for (i, index) in indexes.enumerated() {
+      guard let key = keys[i] else { continue }
+      var entries = index.entries
+      entries.renumber(newSlot)
+      kept.append(Index(key: key, unique: index.unique, entries: entries))
+    }
+    indexes = kept
+  }
+
   /// Whether any index is unique: writes skip the unique check otherwise.
   var hasUnique: Bool { indexes.contains { $0.unique } }
 

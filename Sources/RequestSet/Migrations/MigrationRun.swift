@@ -130,6 +130,31 @@ struct _MigrationRun: Sendable {
     object[first] = .object(inner)
   }
 
+  /// The key an index on `key` moves to when the migrations leave its values as they are
+  /// (the key is only renamed or moved), or nil when a step may change them: an add,
+  /// conversion or removal on the key, its parents or its fields, a rename onto it from
+  /// another key, or a transform.
+  func keyKeepingValues(_ key: String) -> String? {
+    func related(_ a: String, _ b: String) -> Bool { a == b || a.hasPrefix(b + ".") || b.hasPrefix(a + ".") }
+    var key = key
+    for m in migrations {
+      for step in m.steps {
+        switch step._kind {
+        case .transform: return nil
+        case .add(let k, _), .convert(let k, _), .remove(let k):
+          if related(k, key) { return nil }
+        case .rename(let from, let to):
+          if key == from || key.hasPrefix(from + ".") {
+            key = to + key.dropFirst(from.count)
+          } else if related(to, key) || related(from, key) {
+            return nil
+          }
+        }
+      }
+    }
+    return key
+  }
+
   /// Where an index on `key` goes after the migrations: its new key, or nil when the key
   /// was removed.
   func indexKey(after key: String) -> String? {

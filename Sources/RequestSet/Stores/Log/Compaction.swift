@@ -162,7 +162,13 @@ extension _LogState {
     for _ in 0..<locations.count { index.live.append(true) }
     index.liveCount = locations.count
     index.slots = index.slots.mapValues { slotMap[$0] }
-    indexes.renumber(slotMap)
+    if let run {
+      // Indexes whose values the migration keeps are renumbered (under their new key);
+      // the others are built again from the rewritten records below.
+      indexes.keep(indexes.indexes.map { run.keyKeepingValues($0.key) }, renumbering: slotMap)
+    } else {
+      indexes.renumber(slotMap)
+    }
     index.liveBytes = liveBytes
     index.sequence = sequence
     index.end = flushed
@@ -182,7 +188,18 @@ extension _LogState {
       probedKinds = [:]
       toObserve = _SchemaProbe.witnessLimit
       openKinds = _OpenKinds(path: path, mapping: try currentMapping(), locations: index.liveLocations, names: index.keys.names)
-      try rebuildIndexes()
+      let mapping = try currentMapping()
+      let kept = indexes
+      indexes = _IndexCatalog()
+      for definition in definitions {
+        if let index = kept.index(for: definition.key) {
+          indexes.add(key: definition.key, unique: definition.unique, restored: index.entries)
+        } else {
+          try indexes.add(
+            key: definition.key, unique: definition.unique, entries: try entries(for: definition.key, mapping: mapping),
+            typeName: "\(Element.self)", checkingExisting: false)
+        }
+      }
     }
     // The version is not bumped: the contents are the same, and a write through a query
     // that read before the compaction must not see a conflict.

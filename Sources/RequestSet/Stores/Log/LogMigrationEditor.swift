@@ -16,7 +16,8 @@
 struct _LogMigrationEditor {
   /// A step with its keys resolved to key ids (nil: a key no record of the log holds).
   enum _Step {
-    case add(id: UInt32, encoded: [UInt8])
+    /// `value` indexes ``defaults``.
+    case add(id: UInt32, value: Int)
     case rename(from: UInt32?, to: UInt32, fromName: String, toName: String)
     case remove(id: UInt32?)
     case convert(id: UInt32?, key: String, conversion: Migration.Conversion)
@@ -28,13 +29,19 @@ struct _LogMigrationEditor {
     case value(FieldValue)
   }
 
-  let steps: [(migration: Migration, step: Migration.Step, resolved: _Step)]
+  /// The steps, resolved, in order; ``origins`` says which migration and step each is.
+  let steps: [_Step]
+  let origins: [(migration: Migration, step: Migration.Step)]
+  /// The encoded default of each add step.
+  let defaults: [[UInt8]]
 
   /// The editor for `run`, or nil when a step needs the general path. New key names
   /// (rename targets, added keys, and names inside added defaults) are defined in
   /// `encoder.keys`.
   init?(_ run: _MigrationRun, encoder: _BinaryEncoder, ids: [String: UInt32]) throws {
-    var steps: [(Migration, Migration.Step, _Step)] = []
+    var steps: [_Step] = []
+    var origins: [(Migration, Migration.Step)] = []
+    var defaults: [[UInt8]] = []
     func single(_ key: String) -> String? {
       let names = FieldValue.fieldNames(inKey: key)
       return names.count == 1 ? names[0] : nil
@@ -48,25 +55,38 @@ struct _LogMigrationEditor {
           let out = encoder.out
           let mark = out.count
           try encoder.write(value, depth: 1)
-          let encoded = Array(UnsafeRawBufferPointer(start: out.base + mark, count: out.count - mark))
+          defaults.append(Array(UnsafeRawBufferPointer(start: out.base + mark, count: out.count - mark)))
           out.count = mark
-          steps.append((m, step, .add(id: id, encoded: encoded)))
+          steps.append(.add(id: id, value: defaults.count - 1))
         case .rename(let from, let to):
           guard let a = single(from), let b = single(to) else { return nil }
-          steps.append((m, step, .rename(from: ids[a], to: try encoder.keys.intern(b), fromName: from, toName: to)))
+          steps.append(.rename(from: ids[a], to: try encoder.keys.intern(b), fromName: from, toName: to))
         case .remove(let key):
           guard let name = single(key) else { return nil }
-          steps.append((m, step, .remove(id: ids[name])))
+          steps.append(.remove(id: ids[name]))
         case .convert(let key, let conversion):
           guard let name = single(key) else { return nil }
-          steps.append((m, step, .convert(id: ids[name], key: key, conversion: conversion)))
+          steps.append(.convert(id: ids[name], key: key, conversion: conversion))
         case .transform:
           return nil
         }
+        origins.append((m, step))
       }
     }
     self.steps = steps
+    self.origins = origins
+    self.defaults = defaults
   }
+
+  /// The fields of the record being edited, kept from one record to the next so that no
+  /// record allocates: key ids, where each value is, and which added default (a step's
+  /// index in ``steps``, or -1) stands for it.
+  final class _Scratch {
+    var keys: [UInt32] = []
+    var sources: [_Source] = []
+    var added: [Int] = []
+  }
+  let scratch = _Scratch()
 
   /// Appends the migrated record value to `encoder.out`.
   ///
@@ -78,51 +98,63 @@ struct _LogMigrationEditor {
   ///   `_CodecError` for bytes that do not read.
   func rewrite(_ record: UnsafeRawBufferPointer, names: [String?], encoder: _BinaryEncoder, id: () -> FieldValue) throws {
     var r = _ByteReader(record)
-    var keys: [UInt32] = []
-    var sources: [_Source] = []
-    keys.reserveCapacity(16)
-    sources.reserveCapacity(16)
+    var keys = scratch.keys
+    var sources = scratch.sources
+    var added = scratch.added
+    scratch.keys = []
+    scratch.sources = []
+    scratch.added = []
+    defer {
+      scratch.keys = keys
+      scratch.sources = sources
+      scratch.added = added
+    }
+    keys.removeAll(keepingCapacity: true)
+    sources.removeAll(keepingCapacity: true)
+    added.removeAll(keepingCapacity: true)
     guard try r.readByte() == _Tag.object else { throw r.error("the record is not an object", at: 0) }
     while true {
       let k = try r.readVarint()
       if k == 0 { break }
       let start = r.position
       try _BinaryValue.skip(&r, depth: 1)
-      keys.append(UInt32(k - 1))
+      keys.append(UInt32(truncatingIfNeeded: k - 1))
       sources.append(.stored(start, r.position))
+      added.append(-1)
     }
-    var added: [Int: [UInt8]] = [:]
+    func encoded(_ i: Int) -> [UInt8]? { added[i] >= 0 ? defaults[added[i]] : nil }
     func isNull(_ i: Int) -> Bool {
-      if let bytes = added[i] { return bytes == [_Tag.null] }
+      if let bytes = encoded(i) { return bytes == [_Tag.null] }
       switch sources[i] {
       case .stored(let start, _): return record[start] == _Tag.null
       case .value(let v): return v == .null
       }
     }
-    func value(_ source: _Source) throws -> FieldValue {
-      switch source {
+    func current(_ i: Int) throws -> FieldValue {
+      if let bytes = encoded(i) { return try Self.decodeAdded(bytes, names: encoder.keys.names) }
+      switch sources[i] {
       case .stored(let start, let end):
         var reader = _ByteReader(UnsafeRawBufferPointer(rebasing: record[start..<end]))
         return try _BinaryValue.read(&reader, names: names, depth: 1)
       case .value(let v): return v
       }
     }
-    func current(_ i: Int) throws -> FieldValue {
-      if let bytes = added[i] { return try Self.decodeAdded(bytes, names: encoder.keys.names) }
-      return try value(sources[i])
+    func remove(_ i: Int) {
+      keys.remove(at: i)
+      sources.remove(at: i)
+      added.remove(at: i)
     }
-    for (m, step, resolved) in steps {
+    for s in steps.indices {
       do {
-        switch resolved {
-        case .add(let id, let encoded):
+        switch steps[s] {
+        case .add(let id, let value):
           if let i = keys.firstIndex(of: id) {
             guard isNull(i) else { continue }
-            sources[i] = .value(.null)
-            added[i] = encoded
+            added[i] = value
           } else {
             keys.append(id)
             sources.append(.value(.null))
-            added[sources.count - 1] = encoded
+            added.append(value)
           }
         case .rename(let from, let to, let fromName, let toName):
           guard let from, keys.contains(from), from != to else { continue }
@@ -131,39 +163,36 @@ struct _LogMigrationEditor {
               throw _MigrationRun._StepFailure(
                 reason: "the record holds both \(fromName) and \(toName) (\(try current(j))); remove one first")
             }
-            keys.remove(at: j)
-            sources.remove(at: j)
-            added = Self.shifted(added, removing: j)
+            remove(j)
           }
           keys[keys.firstIndex(of: from)!] = to
         case .remove(let id):
           guard let id, let i = keys.firstIndex(of: id) else { continue }
-          keys.remove(at: i)
-          sources.remove(at: i)
-          added = Self.shifted(added, removing: i)
+          remove(i)
         case .convert(let id, let key, let conversion):
           guard let id, let i = keys.firstIndex(of: id) else { continue }
           let held = try current(i)
           guard held != .null else { continue }
           sources[i] = .value(try _MigrationRun.convert(held, key: key, conversion))
-          added[i] = nil
+          added[i] = -1
         }
       } catch let failure as _MigrationRun._StepFailure {
-        throw _MigrationRun.failed(m, step, id: id(), failure)
+        throw _MigrationRun.failed(origins[s].migration, origins[s].step, id: id(), failure)
       } catch let error as _CodecError {
         throw error
       } catch let error as RequestSetError {
         throw error
       } catch {
-        throw _MigrationRun.failed(m, step, id: id(), _MigrationRun._StepFailure(reason: "\(error)", underlying: error))
+        throw _MigrationRun.failed(
+          origins[s].migration, origins[s].step, id: id(), _MigrationRun._StepFailure(reason: "\(error)", underlying: error))
       }
     }
     let out = encoder.out
     out.append(_Tag.object)
-    for (i, key) in keys.enumerated() {
-      out.appendVarint(UInt64(key) + 1)
-      if let bytes = added[i] {
-        bytes.withUnsafeBytes { out.append($0) }
+    for i in keys.indices {
+      out.appendVarint(UInt64(keys[i]) + 1)
+      if added[i] >= 0 {
+        defaults[added[i]].withUnsafeBytes { out.append($0) }
         continue
       }
       switch sources[i] {
@@ -172,14 +201,6 @@ struct _LogMigrationEditor {
       }
     }
     out.append(0)
-  }
-
-  /// `added` with the field at `index` gone and the later ones moved down.
-  private static func shifted(_ added: [Int: [UInt8]], removing index: Int) -> [Int: [UInt8]] {
-    guard !added.isEmpty else { return added }
-    var out: [Int: [UInt8]] = [:]
-    for (i, bytes) in added where i != index { out[i > index ? i - 1 : i] = bytes }
-    return out
   }
 
   private static func decodeAdded(_ bytes: [UInt8], names: [String?]) throws -> FieldValue {
