@@ -207,10 +207,12 @@ import Testing
     let set = try kind.makeSet(Animal.random(count: 2_000, seed: 3))
     let seen = SharedCounter()
     // (The result is never shown: 2,000 records would flood the log.)
+    // The first record waits for the cancellation (at most 120 s), so the scan is under
+    // way when it arrives however busy the machine is.
     let task = Task {
       try await set.filter { _ in
         seen.add()
-        usleep(5_000)
+        waitForCancellation()
         return true
       }.async.fetch().count
     }
@@ -230,7 +232,7 @@ import Testing
     let task = Task {
       try await set.filter { _ in
         seen.add()
-        usleep(5_000)
+        waitForCancellation()
         return true
       }.async.update { $0.age += 100 }
     }
@@ -305,4 +307,11 @@ import Testing
     }
     Issue.record("the tick waited over 50 ms in three runs: \(results)")
   }
+}
+
+/// Waits on a store's thread until the query it runs is cancelled, for at most 120 s (a
+/// backstop against a cancellation that never arrives, which the test then reports).
+private func waitForCancellation() {
+  let deadline = ContinuousClock.now + .seconds(120)
+  while !StoreThreads.isCancelled && ContinuousClock.now < deadline { usleep(1_000) }
 }

@@ -212,10 +212,29 @@ import Testing
       #expect(try RequestSet(store).fetch() == [V2(id: 1, name: "Rex", nickname: nil)])
       try store.save(V2(id: 2, name: "Daisy", nickname: "D"))
     }
-    let store = try LogStore<V3>(path: dir.file())
+    // Opening decodes the first and the last record: the type no longer fits, and the
+    // error names the record and the key.
+    let atOpen = #expect(throws: RequestSetError.self) { try LogStore<V3>(path: dir.file()) }
+    #expect(atOpen?.code == .decodingFailed)
+    #expect(atOpen?.message.contains("id 1") == true && atOpen?.message.contains("mandatory") == true)
+    // A record between them that does not decode fails when it is read.
+    let mixed = try LogTempDir()
+    do {
+      let store = try LogStore<V2>(path: mixed.file())
+      try store.insert(V2(id: 2, name: "Daisy", nickname: nil))
+    }
+    do {
+      let store = try LogStore<DynamicRecord>(path: mixed.file(), options: .init())
+      try store.save(DynamicRecord(id: .int(1), fields: ["name": .string("Rex"), "mandatory": .int(1)]))
+      try store.delete(id: .int(2))
+      try store.insert(DynamicRecord(id: .int(2), fields: ["name": .string("Daisy")]))
+      try store.insert(DynamicRecord(id: .int(3), fields: ["name": .string("Max"), "mandatory": .int(3)]))
+    }
+    let store = try LogStore<V3>(path: mixed.file())
     let error = #expect(throws: RequestSetError.self) { try RequestSet(store).fetch() }
     #expect(error?.code == .decodingFailed)
     #expect(error?.message.hasPrefix("Could not decode a V3 from the record at offset ") == true)
+    #expect(throws: RequestSetError.self) { try store.checkDecoding() }
   }
 
   @Test func stringIDsWork() throws {

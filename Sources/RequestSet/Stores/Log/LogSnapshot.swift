@@ -57,8 +57,9 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
       throw RequestSetError(
         .decodingFailed,
         "Could not decode \(_withArticle(Element.self)) from the record at offset \(locations[slot].offset) of \(path): \(error). "
-          + "If \(Element.self) changed since the record was written, make new properties optional (or give them "
-          + "defaults in init(from:)); old records then still decode.",
+          + "If \(Element.self) changed since the record was written, register a Migration that brings old records "
+          + "to the new shape (LogStoreOptions.migrations), or make new properties optional (or give them defaults in "
+          + "init(from:)); old records then still decode.",
         underlying: error)
     }
   }

@@ -100,8 +100,12 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   way the recovery mode does not accept (the message names the offset);
   ///   `.schemaMismatch` when intact records have an id of another type than
   ///   `Element.ID`; `.ioFailure` when the file cannot be created, opened, read or cut (or
-  ///   the side file for cut bytes cannot be written); `.decodingFailed` never (records
-  ///   are decoded on demand).
+  ///   the side file for cut bytes cannot be written); `.decodingFailed` when the first or the
+  ///   last live record does not decode as `Element` (the message names the record's id and
+  ///   the key, and says to register a ``Migration``; other records are decoded on demand,
+  ///   and ``checkDecoding()`` decodes them all); `.migrationFailed` when a pending migration
+  ///   of ``LogStoreOptions/migrations`` cannot run (the log is unchanged);
+  ///   `.migrationPending` when a read-only store has migrations pending.
   /// - Complexity: O(*n*) in the size of the file: every frame is read and checked once;
   ///   with a current checkpoint, one checksum pass over the file and O(*s*) for *s* slots.
   public init(path: String, options: Options = .init()) throws {
