@@ -160,7 +160,7 @@ func storeVersion(_ database: String, table: String) throws -> UInt64 {
     let r = try Tool.run("migrate", db, "--plan", path)
     #expect(r.status == 1, "\(r)")
     #expect(r.stderr.hasPrefix("requestset: The migration \"2: legs\" failed on the record with id "), "\(r)")
-    #expect(r.stderr.contains("the table is as it was before the migration"), "\(r)")
+    #expect(r.stderr.contains("the store is as it was before the migration"), "\(r)")
     #expect(try storedRecords(db, table: "animals") == version1.map { exact($0.value) })
     #expect(try appliedMigrations(db, table: "animals") == [])
   }
