@@ -64,12 +64,6 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   - connections: The most connections writes and single reads hold at once (at
   ///     least 1); a call waits while all are busy. Each evaluation in progress (a
   ///     counted set not yet iterated, say) holds one more for its read transaction.
-  /// - Throws: `RequestSetError` `.connectionFailed` when the server cannot be reached,
-  ///   `.schemaMismatch` when the table exists but is not RequestSet's or holds another
-  ///   type (a `PostgresStore<DynamicRecord>` opens any type's table), `.invalidFormat` for a table name PostgreSQL cannot keep (empty, NUL, longer
-  ///   than 63 bytes), and for a connection string libpq cannot parse or whose URI user
-  ///   info holds an unencoded `@` or `/` (percent-encode them as `%40` and `%2F`). No
-  ///   error shows the password.
   ///   - migrations: The app's schema migrations (see `Migrator`); those the table has not
   ///     run (listed in `requestset_migrations`) run in one transaction as the store opens.
   ///     A migration whose steps are top-level renames, adds and removes runs as `UPDATE`
@@ -78,6 +72,13 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///     pending, and becomes `Element`'s. Throws `.migrationFailed` (nothing changed).
   ///   - migratesOnOpen: When false, pending migrations wait for `migrate()`, and writes
   ///     throw `.migrationPending` until then.
+  /// - Throws: `RequestSetError` `.connectionFailed` when the server cannot be reached,
+  ///   `.schemaMismatch` when the table exists but is not RequestSet's or holds another
+  ///   type (a `PostgresStore<DynamicRecord>` opens any type's table), `.invalidFormat` for a table name PostgreSQL cannot keep (empty, NUL, longer
+  ///   than 63 bytes), and for a connection string libpq cannot parse or whose URI user
+  ///   info holds an unencoded `@` or `/` (percent-encode them as `%40` and `%2F`). No
+  ///   error shows the password. `.decodingFailed` when, with no migration pending, the
+  ///   first or last record no longer decodes as `Element` (naming the record and the key).
   public init(
     url: String, table: String? = nil, connections: Int = 4, migrations: Migrator = Migrator(),
     migratesOnOpen: Bool = true

@@ -92,7 +92,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// - Throws: `RequestSetError` `.schemaMismatch` when the file is not a SQLite database,
   ///   when the table exists but is not RequestSet's, or holds another record type;
   ///   `.readOnly`, `.locked` or `.ioFailure` when the file cannot be written. Nothing is
-  ///   written to the file then.
+  ///   written to the file then. `.decodingFailed` when the table's first or last record no
+  ///   longer decodes as `Element` (the message names the record and the key; see
+  ///   `init(path:table:migrations:migratesOnOpen:)` to migrate it).
   public convenience init(path: String, table: String? = nil) throws {
     try self.init(path: path, table: table, changesKept: 8192)
   }

@@ -80,6 +80,25 @@ struct SQLMigrationTests {
     #expect(RequestSet(again).count == v1.count + 1)
   }
 
+  /// After a rename, the engine's plan for a query on the new key uses the index that
+  /// followed it.
+  @Test(arguments: SQLMigrationKind.available)
+  func queriesOnARenamedKeyUseItsIndex(_ kind: SQLMigrationKind) throws {
+    let (location, _) = try v1(kind, 5_000)
+    let store = try kind.open(PetV2.self, at: location, migrations: PetMigrations.toV2)
+    let query = StoreQuery(filter: .condition(try StoreCondition("weightKg", .equal, 42.0)))
+    let plan: [String]
+    switch kind {
+    case .sqlite:
+      plan = try (store as! SQLiteStore<PetV2>).queryReader().explain(query).plan
+      #expect(plan.contains { $0.contains("USING INDEX") }, "\(plan)")
+    case .postgres:
+      _ = try postgresSQL("ANALYZE \"\(location)\"")
+      plan = try (store as! PostgresStore<PetV2>).queryReader().explain(query).plan
+      #expect(plan.contains { $0.contains("Index Scan") || $0.contains("Bitmap Index Scan") }, "\(plan)")
+    }
+  }
+
   @Test(arguments: SQLMigrationKind.available)
   func aMigrationThatThrowsChangesNothing(_ kind: SQLMigrationKind) throws {
     let (location, v1) = try v1(kind, 100)
