@@ -11,7 +11,7 @@ import Testing
 /// A child process migrates a log (`LogCrashWorker migrate`) and is killed with SIGKILL at
 /// random moments; after each kill the log must open as entirely v1 (the migration
 /// pending: the file is byte for byte the one before) or entirely v2 (every record). 20,000
-/// records and 20 kills in the quick form; 100,000 records and 200 kills with
+/// records and 20 kills in the quick form; 50,000 records and 200 kills with
 /// `REQUESTSET_SOAK=1`. `REQUESTSET_MIGRATION_KILLS` and `REQUESTSET_MIGRATION_RECORDS` set
 /// any numbers: the 1,000,000 records × 200 kills runs with a release build of the
 /// worker (`REQUESTSET_CRASH_WORKER`), as CONTRIBUTING.md shows.
@@ -19,7 +19,7 @@ import Testing
   @Test func aMigrationKilledAtAnyPointLeavesTheLogEntirelyV1OrEntirelyV2() throws {
     let env = ProcessInfo.processInfo.environment
     let kills = Int(env["REQUESTSET_MIGRATION_KILLS"] ?? "") ?? TestScale.pick(quick: 20, soak: 200)
-    let n = Int(env["REQUESTSET_MIGRATION_RECORDS"] ?? "") ?? TestScale.pick(quick: 20_000, soak: 100_000)
+    let n = Int(env["REQUESTSET_MIGRATION_RECORDS"] ?? "") ?? TestScale.pick(quick: 20_000, soak: 50_000)
     let fm = FileManager.default
     let original = TemporaryLogDirectory.freshPath("v1.rslog")
     let records = PetMigrations.records(n)
