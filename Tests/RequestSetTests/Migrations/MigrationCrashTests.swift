@@ -66,8 +66,9 @@ import Testing
       let untouched = try Data(contentsOf: URL(fileURLWithPath: path)) == originalBytes
       let migrated = try check(path, records, expectMigrated: untouched ? false : true, full: !untouched && k % 10 == 0)
       if migrated { outcomes.v2 += 1 } else { outcomes.v1 += 1 }
-      // A killed migration resumes on the next open, and finishes.
-      if !migrated {
+      // A killed migration resumes on the next open, and finishes (this test process is a
+      // debug build: at a million records, one kill in forty).
+      if !migrated && k % (n >= 500_000 ? 40 : 1) == 0 {
         let resumed = try LogStore<PetV2>(path: path, options: .init(migrations: PetMigrations.toV2Named("v2")))
         #expect(resumed.appliedMigrations == ["v2"])
         resumed.close()
