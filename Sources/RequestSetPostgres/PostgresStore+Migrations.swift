@@ -99,13 +99,7 @@ extension PostgresStore {
         try c.execute(
           "INSERT INTO requestset_migrations (tbl, name, applied) VALUES ($1, $2, now())", [_table, migration.name])
       }
-      if kinds == nil {
-        var rebuilt = StoreFieldKinds()
-        let rows = try c.execute("SELECT body::text FROM \(_quoted) ORDER BY seq")
-        for r in 0..<rows.count { rebuilt.note(try SQLJSON.decode(rows.string(r, 0) ?? "{}"), as: Element.self) }
-        kinds = rebuilt
-      }
-      try _writeKinds(c, kinds!.encodedText())
+      try _writeKinds(c, try (kinds ?? _kindsFromRows(c)).encodedText())
       let next = current + 1
       try c.execute("UPDATE requestset_tables SET version = $2 WHERE name = $1", [_table, String(next)])
       if Element.self != DynamicRecord.self {

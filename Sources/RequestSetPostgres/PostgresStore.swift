@@ -182,12 +182,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         }
         if try _storedKinds(c) == nil {
           // A table written before summaries were kept: learn its keys from its rows.
-          var kinds = StoreFieldKinds()
-          let rows = try c.execute("SELECT body::text FROM \(_quoted) ORDER BY seq")
-          for r in 0..<rows.count {
-            kinds.note(try SQLJSON.decode(rows.string(r, 0) ?? "{}"), as: Element.self)
-          }
-          try _writeKinds(c, kinds.encodedText())
+          try _writeKinds(c, _kindsFromRows(c).encodedText())
         }
       } else {
         let existing = try c.execute("SELECT to_regclass($1) IS NOT NULL", [_quoted])
@@ -224,6 +219,16 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   func _storedKinds(_ c: _PGConnection) throws -> String? {
     let row = try c.execute("SELECT kinds FROM requestset_kinds WHERE name = $1", [_table])
     return row.count == 1 ? row.string(0, 0) : nil
+  }
+
+  /// The summary of keys and kinds of the table's rows as they are, read from every row.
+  func _kindsFromRows(_ c: _PGConnection) throws -> StoreFieldKinds {
+    var kinds = StoreFieldKinds()
+    let rows = try c.execute("SELECT body::text FROM \(_quoted) ORDER BY seq")
+    for r in 0..<rows.count {
+      kinds.note(try SQLJSON.decode(rows.string(r, 0) ?? "{}"), as: Element.self)
+    }
+    return kinds
   }
 
   /// What `records` add to the table's summary of keys and kinds.

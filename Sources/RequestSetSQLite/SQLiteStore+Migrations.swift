@@ -144,15 +144,8 @@ extension SQLiteStore {
       }
       // The summary of keys and kinds: carried through the steps where they say exactly
       // what happens to each key, else noted again from every row.
-      if kinds == nil {
-        var rebuilt = StoreFieldKinds()
-        let rows = try c.prepare("SELECT body FROM \(quoted) ORDER BY seq")
-        while try rows.step(doing: "read \(table) to learn its keys") {
-          rebuilt.note(try SQLJSON.decode(rows.text(0)), as: Element.self)
-        }
-        kinds = rebuilt
-      }
-      try _writeKinds(c, table: table, text: kinds!.encodedText())
+      let summary = try kinds ?? _kindsFromRows(c, table: table, quoted: quoted)
+      try _writeKinds(c, table: table, text: summary.encodedText())
       if Element.self != DynamicRecord.self {
         let type = try c.prepare("UPDATE requestset_tables SET type = ? WHERE name = ?")
         try type.bind([.text(String(describing: Element.self)), .text(table)])

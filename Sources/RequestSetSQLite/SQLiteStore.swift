@@ -214,12 +214,17 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// Makes the summary of a table written before summaries were kept, from its rows.
   private static func _rebuildKindsIfMissing(_ c: _SQLiteConnection, table: String, quoted: String) throws {
     guard try _storedKinds(c, table: table) == nil else { return }
+    try _writeKinds(c, table: table, text: _kindsFromRows(c, table: table, quoted: quoted).encodedText())
+  }
+
+  /// The summary of keys and kinds of the table's rows as they are, read from every row.
+  static func _kindsFromRows(_ c: _SQLiteConnection, table: String, quoted: String) throws -> StoreFieldKinds {
     var kinds = StoreFieldKinds()
     let rows = try c.prepare("SELECT body FROM \(quoted) ORDER BY seq")
     while try rows.step(doing: "read \(table) to learn its keys") {
       kinds.note(try SQLJSON.decode(rows.text(0)), as: Element.self)
     }
-    try _writeKinds(c, table: table, text: kinds.encodedText())
+    return kinds
   }
 
   // MARK: Writing

@@ -203,17 +203,11 @@ extension StoreFieldKinds {
     for step in migration.steps {
       switch step._kind {
       case .add(let key, let value):
+        // The value wrapped in the objects on a dotted key's way, which hold objects now.
+        var nested = value
+        for name in FieldValue.fieldNames(inKey: key).reversed() { nested = .object([name: nested]) }
         var added = StoreFieldKinds()
-        added._note(.object([key: value]), prefix: nil)
-        // A dotted key: the objects on its way hold objects now (a nested key written
-        // through `FieldValue.key(forFieldNames:)` is what `_note` joins).
-        let names = FieldValue.fieldNames(inKey: key)
-        if names.count > 1 {
-          var nested = value
-          for name in names.reversed() { nested = .object([name: nested]) }
-          added = StoreFieldKinds()
-          added._note(nested, prefix: nil)
-        }
+        added._note(nested, prefix: nil)
         kinds.formUnion(added)
       case .rename(let from, let to):
         var moved: [String: UInt8] = [:]
