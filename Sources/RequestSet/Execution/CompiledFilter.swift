@@ -331,10 +331,11 @@ struct _FilterCompiler<Element: Sendable> {
         let read = group[0].condition.equality!.read
         let values = Set(group.map { $0.condition.equality!.value })
         let members = group.map(\.condition)
-        let inCondition = _TypedCondition<Element>(
+        var inCondition = _TypedCondition<Element>(
           describe: { "(" + members.map(\.description).joined(separator: isAnd ? " AND " : " OR ") + ")" },
-          field: _inTwin(members.map(\.field)),
           test: { values.contains(read($0)) })
+        // The members' twins were decided when the query was prepared.
+        inCondition.field = _inTwin(members.map(\.field))
         merged.append(isAnd ? .not(.typed(inCondition)) : .typed(inCondition))
       }
     }

@@ -5,10 +5,14 @@ enum _Executor {
   /// - Parameter firstStageMatches: The first stage's matches in store order, when a count
   ///   already found them (see ``firstStageMatches(_:in:)``): the stage then sorts and
   ///   windows them instead of reading the store again.
+  ///   - prepared: The set's preparation over `snapshot`, whose access plan the first
+  ///     stage reads (made now if no read made it); nil to plan here.
   static func slots<Element>(
-    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, firstStageMatches: [Int]? = nil
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, firstStageMatches: [Int]? = nil,
+    prepared: _PreparedQuery<Element>? = nil
   ) throws -> [Int] {
     if let invalid = query.invalid { throw invalid }
+    let query = query.resolvingTwins()
     // `filter(\.id == v)`: the store's id map answers it, with no plan to build.
     if firstStageMatches == nil, let found = _Planner.idSlots(query, in: snapshot) { return found }
     return try _RecordCursor.with(snapshot) { cursor in
@@ -20,7 +24,7 @@ enum _Executor {
           rest.filter = nil
           current = try _run(rest, on: matches, compiler: &compiler)
         } else if i == 0 {
-          let plan = _Planner.plan(stage, in: snapshot)
+          let plan = prepared?.access() ?? _Planner.plan(stage, in: snapshot)
           if case .walk = plan.path {
             current = try _run(plan, stage, compiler: &compiler)
           } else if stage.sort.isEmpty, stage.distinct == nil, !stage.reversed {
@@ -54,8 +58,14 @@ enum _Executor {
   /// The first stage's matches in store order, before its sort and window: all a count
   /// of a one-stage sorted set needs, and what ``slots(_:in:firstStageMatches:)`` sorts
   /// later without filtering again. Checks the sort keys as evaluation would.
-  static func firstStageMatches<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> [Int] {
+  ///
+  /// - Parameter plan: The stage's access plan when it is a scan or a lookup (the same
+  ///   plan as for the stage without its sort and window); nil to plan here.
+  static func firstStageMatches<Element>(
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, plan: _AccessPlan<Element>? = nil
+  ) throws -> [Int] {
     if let invalid = query.invalid { throw invalid }
+    let query = query.resolvingTwins()
     return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       var bare = query.stages[0]
@@ -64,7 +74,10 @@ enum _Executor {
       bare.sort = []
       bare.reversed = false
       bare.window = _Window()
-      return try _run(_Planner.plan(bare, in: snapshot), bare, compiler: &compiler)
+      // An ordered walk serves the sort and window, which the bare stage has not.
+      var usable = plan
+      if let plan, case .walk = plan.path { usable = nil }
+      return try _run(usable ?? _Planner.plan(bare, in: snapshot), bare, compiler: &compiler)
     }
   }
 
@@ -185,13 +198,14 @@ enum _Executor {
   ///
   /// - Complexity: O(*n*) tests for *n* slots, and *n* / 64 words.
   static func firstStageMatchBits<Element>(
-    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, prepared: _PreparedQuery<Element>? = nil
   ) throws -> (bits: [UInt64], count: Int)? {
     if let invalid = query.invalid { throw invalid }
+    let query = query.resolvingTwins()
     guard query.stages.count == 1, let stage = query.stages.first, stage.filter != nil, stage.sort.isEmpty,
       stage.distinct == nil, !stage.reversed, !stage.window.isSet, _Planner.idSlots(query, in: snapshot) == nil
     else { return nil }
-    guard case .scan = _Planner.plan(stage, in: snapshot).path else { return nil }
+    guard case .scan = (prepared?.access() ?? _Planner.plan(stage, in: snapshot)).path else { return nil }
     return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       let test: (Int) throws -> Bool
@@ -261,6 +275,7 @@ enum _Executor {
   /// evaluating the query would.
   static func indexedCount<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int? {
     guard query.invalid == nil, query.stages.count == 1, snapshot._indexes != nil else { return nil }
+    let query = query.resolvingTwins()
     let stage = query.stages[0]
     guard stage.distinct == nil, let filter = stage.filter else { return nil }
     switch filter {
@@ -286,6 +301,7 @@ enum _Executor {
   /// The number of results, without building the result when one stage suffices.
   static func count<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int {
     if let invalid = query.invalid { throw invalid }
+    let query = query.resolvingTwins()
     guard query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil else {
       return try slots(query, in: snapshot).count
     }

@@ -397,8 +397,12 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   @usableFromInline let assign: (@Sendable (inout Element) -> Void)?
   /// The same condition over the store's encoded fields, when the two surely agree: a
   /// store that would otherwise decode every record reads one field instead (see
-  /// `TypedFieldTwin.swift`).
-  @usableFromInline let field: _FieldCondition?
+  /// `TypedFieldTwin.swift`). Nil as built; set when the query is prepared (see
+  /// ``resolvingTwin()``), so that it depends on the source's records, not on what the
+  /// process read before the filter was written.
+  @usableFromInline var field: _FieldCondition?
+  /// How to find ``field`` when the query is prepared; nil when the value's type has none.
+  @usableFromInline let twin: _DeferredTwin?
   /// For `==` with a `Hashable` value: the key path and value, so that an OR of many
   /// equalities on one key path runs as one set lookup (see `_FilterCompiler`).
   @usableFromInline let equality: _TypedEquality<Element>?
@@ -408,16 +412,27 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
 
   @inlinable
   init(
-    describe: @escaping @Sendable () -> String, field: _FieldCondition? = nil, keyPath: AnyKeyPath? = nil,
+    describe: @escaping @Sendable () -> String, twin: _DeferredTwin? = nil, keyPath: AnyKeyPath? = nil,
     assign: (@Sendable (inout Element) -> Void)? = nil, equality: _TypedEquality<Element>? = nil,
     test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
   ) {
     self.describe = describe
-    self.field = field
+    self.field = nil
+    self.twin = twin
     self.keyPath = keyPath.map(_KeyPathKey.init(keyPath:))
     self.assign = assign
     self.equality = equality
     self.test = test
+  }
+}
+
+extension _TypedCondition {
+  /// The condition with its twin decided now (see ``_DeferredTwin``).
+  func resolvingTwin() -> _TypedCondition {
+    guard let twin else { return self }
+    var resolved = self
+    resolved.field = twin.resolve()
+    return resolved
   }
 }
 

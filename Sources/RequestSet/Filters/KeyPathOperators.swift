@@ -49,13 +49,13 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs, assign: assign, equality: equality) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs, assign: assign, equality: equality) {
           _borrowedField($0, offset, Value.self).pointee == rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs, assign: assign, equality: equality) {
+      _TypedCondition(describe: text, twin: field, keyPath: lhs, assign: assign, equality: equality) {
         $0.pointee[keyPath: lhs] == rhs
       }))
 }
@@ -75,13 +75,13 @@ public func != <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs, equality: equality) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs, equality: equality) {
           _borrowedField($0, offset, Value.self).pointee != rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs, equality: equality) {
+      _TypedCondition(describe: text, twin: field, keyPath: lhs, equality: equality) {
         $0.pointee[keyPath: lhs] != rhs
       }))
 }
@@ -100,13 +100,13 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           _borrowedField($0, offset, Value.self).pointee < rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] < rhs }))
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) { $0.pointee[keyPath: lhs] < rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than `rhs`;
@@ -124,14 +124,14 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value < rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) {
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value < rhs
       }))
@@ -151,13 +151,13 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           _borrowedField($0, offset, Value.self).pointee <= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] <= rhs }))
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) { $0.pointee[keyPath: lhs] <= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value less than or equal to `rhs`;
@@ -175,14 +175,14 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value <= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) {
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value <= rhs
       }))
@@ -202,13 +202,13 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           _borrowedField($0, offset, Value.self).pointee > rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] > rhs }))
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) { $0.pointee[keyPath: lhs] > rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than `rhs`;
@@ -226,14 +226,14 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value > rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) {
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value > rhs
       }))
@@ -253,13 +253,13 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           _borrowedField($0, offset, Value.self).pointee >= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) { $0.pointee[keyPath: lhs] >= rhs }))
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) { $0.pointee[keyPath: lhs] >= rhs }))
 }
 
 /// A filter keeping records whose optional field at `lhs` holds a value greater than or equal to `rhs`;
@@ -277,14 +277,14 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, field: field, keyPath: lhs) {
+        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
           guard let value = _borrowedField($0, offset, Value?.self).pointee else { return false }
           return value >= rhs
         }))
   }
   return RequestFilter(
     _node: .typed(
-      _TypedCondition(describe: text, field: field, keyPath: lhs) {
+      _TypedCondition(describe: text, twin: field, keyPath: lhs) {
         guard let value = $0.pointee[keyPath: lhs] else { return false }
         return value >= rhs
       }))
@@ -315,7 +315,7 @@ extension RequestFilter {
     }
     self.init(
       _node: .typed(
-        _TypedCondition(describe: describe, field: field, keyPath: keyPath) {
+        _TypedCondition(describe: describe, twin: field, keyPath: keyPath) {
           set.contains($0.pointee[keyPath: keyPath])
         }))
   }

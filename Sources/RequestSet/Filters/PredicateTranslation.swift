@@ -45,6 +45,11 @@ struct _PredicateCondition<Element: Sendable>: Sendable {
     self.translated = (predicate.expression as? any _PredicateConditionExpression)?._condition(translator)
   }
 
+  /// The predicate translated again, when the query is prepared: whether a key path
+  /// names a Codable key is confirmed on the source's stored records (see
+  /// `TypedFieldTwin.swift`), which the process may not have seen when the filter was built.
+  func retranslated() -> _PredicateCondition { _PredicateCondition(predicate) }
+
   /// `#Predicate<Animal>(age > 30)` when translated, else `#Predicate<Animal>`.
   var description: String {
     let name = "#Predicate<\(Element.self)>"

@@ -75,47 +75,75 @@ func _storedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
   return names.reduce(nil as String?) { _DottedKey.join($0, $1) }
 }
 
-/// The field condition that agrees with `keyPath <comparison> value`, or nil.
+/// A typed condition's twin, decided when a query is prepared, never when it is built.
+///
+/// Whether a key path names a Codable key is confirmed on stored records of its type (see
+/// ``_fieldKey(_:root:)``), which a process may or may not have seen when a filter is
+/// written. The builder keeps only what depends on the condition itself (the key path and
+/// the encoded value); ``resolve`` reads the key when the query is prepared against a
+/// source, after that source's records have been shown to the schema probe (see
+/// `_Prepare.witness`), so the same query over the same data gets the same plan however
+/// it was built.
 @usableFromInline
-func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value)
-  -> _FieldCondition?
-{
-  guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual) else { return nil }
-  if let key = _fieldKey(keyPath, root: Root.self) {
-    return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
-  }
-  // `\.id` whose Codable key is another: still the record's id, for a lookup by id.
-  guard comparison == .equal, _storedFieldKey(keyPath, root: Root.self) == "id" else { return nil }
-  var twin = _FieldCondition(key: "id", comparison: comparison, value: encoded, collation: .binary)
-  twin.idOnly = true
-  return twin
+struct _DeferredTwin: Sendable {
+  /// The twin, or nil when the key path's name is not (yet) confirmed as a Codable key.
+  let resolve: @Sendable () -> _FieldCondition?
+
+  init(resolve: @escaping @Sendable () -> _FieldCondition?) { self.resolve = resolve }
 }
 
-/// The field condition that agrees with "the value at `keyPath` is one of `values`", or
-/// nil: `key IN {…}` when every value has a twin (see ``_twinValue(_:ordered:)``).
-func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, in values: [Value]) -> _FieldCondition? {
+/// The field condition that agrees with `keyPath <comparison> value`, decided when the
+/// query is prepared; nil when the value's type has no twin (decided here, from the type
+/// alone).
+@usableFromInline
+func _fieldTwin<Root, Value>(
+  _ keyPath: AnyKeyPath & Sendable, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value
+) -> _DeferredTwin? {
+  guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual) else { return nil }
+  return _DeferredTwin {
+    if let key = _fieldKey(keyPath, root: Root.self) {
+      return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
+    }
+    // `\.id` whose Codable key is another: still the record's id, for a lookup by id.
+    guard comparison == .equal, _storedFieldKey(keyPath, root: Root.self) == "id" else { return nil }
+    var twin = _FieldCondition(key: "id", comparison: comparison, value: encoded, collation: .binary)
+    twin.idOnly = true
+    return twin
+  }
+}
+
+/// The field condition that agrees with "the value at `keyPath` is one of `values`",
+/// decided when the query is prepared: `key IN {…}` when every value has a twin (see
+/// ``_twinValue(_:ordered:)``), else nil at once.
+func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath & Sendable, _ root: Root.Type, in values: [Value]) -> _DeferredTwin? {
   var encoded: [FieldValue] = []
   encoded.reserveCapacity(values.count)
   for value in values {
     guard let e = _twinValue(value, ordered: false) else { return nil }
     encoded.append(e)
   }
-  if let key = _fieldKey(keyPath, root: Root.self) {
-    return try? _FieldCondition(key: key, op: .in, value: .array(encoded))
+  let list = FieldValue.array(encoded)
+  return _DeferredTwin {
+    if let key = _fieldKey(keyPath, root: Root.self) {
+      return try? _FieldCondition(key: key, op: .in, value: list)
+    }
+    guard _storedFieldKey(keyPath, root: Root.self) == "id",
+      var twin = try? _FieldCondition(key: "id", op: .in, value: list)
+    else { return nil }
+    twin.idOnly = true
+    return twin
   }
-  guard _storedFieldKey(keyPath, root: Root.self) == "id",
-    var twin = try? _FieldCondition(key: "id", op: .in, value: .array(encoded))
-  else { return nil }
-  twin.idOnly = true
-  return twin
 }
 
 /// The store key a typed sort orders by, when the key path's encoded values order exactly
-/// as the Swift values do: an index on that key can serve the sort.
+/// as the Swift values do (an index on that key can serve the sort), decided when the
+/// query is prepared; nil at once when `Value` does not order as its encoded form.
 @usableFromInline
-func _sortFieldKey<Root, Value>(_ keyPath: AnyKeyPath, _ root: Root.Type, _ value: Value.Type) -> String? {
+func _sortFieldKey<Root, Value>(
+  _ keyPath: AnyKeyPath & Sendable, _ root: Root.Type, _ value: Value.Type
+) -> (@Sendable () -> String?)? {
   guard _isTwinType(Value.self, ordered: true) else { return nil }
-  return _ResolvedField.named(by: keyPath, root: Root.self)?.key
+  return { _ResolvedField.named(by: keyPath, root: Root.self)?.key }
 }
 
 /// Whether values of `type` encode to fields that compare as the Swift values do: with

@@ -15,6 +15,10 @@ struct _Query<Element: Sendable>: Sendable {
   /// Set by `requiringPushdown()`: evaluating throws `.notPushedDown` rather than run any
   /// part in process.
   var requiresPushdown = false
+  /// Set on the copy a preparation made (see `resolvingTwins()` in Prepare.swift): every
+  /// typed condition's twin, typed sort's store key and predicate's translation has been
+  /// decided for the source the query runs on.
+  var twinsResolved = false
 
   /// Marks the query invalid; the first error is the one reported.
   mutating func invalidate(_ error: RequestSetError) {
@@ -28,6 +32,7 @@ struct _Query<Element: Sendable>: Sendable {
   }
 
   mutating func addFilter(_ node: _FilterNode<Element>, mode: RequestFilterMode) {
+    twinsResolved = false
     let i = _openStage()
     guard let existing = stages[i].filter else {
       stages[i].filter = node
@@ -43,6 +48,7 @@ struct _Query<Element: Sendable>: Sendable {
 
   @usableFromInline
   mutating func addSort(_ keys: [_SortKey<Element>]) {
+    twinsResolved = false
     let i = _openStage()
     stages[i].sort += keys
   }
@@ -169,18 +175,31 @@ struct _TypedSort<Element>: Sendable {
   /// -1, 0 or 1 for ascending order; nil orders before any value.
   @usableFromInline let compare: @Sendable (UnsafePointer<Element>, UnsafePointer<Element>) -> Int
   /// The store key whose encoded values order exactly as `compare` does, when there is
-  /// one: the planner may then walk an index on it (see `TypedFieldTwin.swift`).
-  @usableFromInline let fieldKey: String?
+  /// one: the planner may then walk an index on it (see `TypedFieldTwin.swift`). Nil as
+  /// built; set when the query is prepared (see ``resolvingFieldKey()``).
+  @usableFromInline var fieldKey: String?
+  /// How to find ``fieldKey`` when the query is prepared; nil when the key path's values
+  /// do not order as their encoded form.
+  @usableFromInline let findFieldKey: (@Sendable () -> String?)?
 
   @inlinable
   init(
-    description: String, order: RequestSortOrder, fieldKey: String? = nil,
+    description: String, order: RequestSortOrder, fieldKey: (@Sendable () -> String?)? = nil,
     compare: @escaping @Sendable (UnsafePointer<Element>, UnsafePointer<Element>) -> Int
   ) {
     self.description = description
     self.order = order
-    self.fieldKey = fieldKey
+    self.fieldKey = nil
+    self.findFieldKey = fieldKey
     self.compare = compare
+  }
+
+  /// The sort key with its store key decided now.
+  func resolvingFieldKey() -> _TypedSort {
+    guard let findFieldKey else { return self }
+    var resolved = self
+    resolved.fieldKey = findFieldKey()
+    return resolved
   }
 }
 

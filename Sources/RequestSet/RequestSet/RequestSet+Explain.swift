@@ -29,14 +29,24 @@ extension RequestSet {
     if let invalid = _query.invalid { lines.append("invalid: \(invalid.message)") }
     if let runner = _source.pushdown { return (lines + _pushdownExplain(runner)).joined(separator: "\n") }
     var firstSnapshot: StoreSnapshot<Element>? = nil
-    for (i, stage) in _query.stages.enumerated() {
+    // The preparation a read made (its plan is what ran), else the one a read would make
+    // now, not kept: explaining fixes no snapshot.
+    var prepared = _cache.peekPrepared()
+    var unreadable: (any Error)? = nil
+    if prepared == nil {
+      do {
+        prepared = _PreparedQuery(_query, snapshot: try _cache.peekSnapshot() ?? _source.snapshot())
+      } catch {
+        unreadable = error
+      }
+    }
+    for (i, stage) in (prepared?.query ?? _query).stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil
       if i == 0 {
-        do {
-          let snapshot = try _cache.peekSnapshot() ?? _source.snapshot()
+        if let prepared, let snapshot = prepared.snapshot {
           firstSnapshot = snapshot
-          let plan = _Planner.plan(stage, in: snapshot)
+          let plan = prepared.access()
           let total = snapshot.count
           filter = plan.filter
           switch plan.path {
@@ -56,8 +66,8 @@ extension RequestSet {
             if let note = plan.note { lines.append("  \(note)") }
             sortStrategy = "index order"
           }
-        } catch {
-          lines.append("stage 1: scan all records (the store cannot be read now: \(error))")
+        } else {
+          lines.append("stage 1: scan all records (the store cannot be read now: \(unreadable.map { "\($0)" } ?? ""))")
         }
       } else {
         lines.append("stage \(i + 1): the records of stage \(i)")

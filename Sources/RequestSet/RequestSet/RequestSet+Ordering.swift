@@ -179,13 +179,14 @@ extension _TypedSort {
   static func make(_ descriptor: SortDescriptor<Element>) -> _TypedSort {
     let order: RequestSortOrder = descriptor.order == .reverse ? .descending : .ascending
     var description = "SortDescriptor<\(Element.self)>"
-    var fieldKey: String?
+    var fieldKey: (@Sendable () -> String?)?
     if let keyPath = descriptor.keyPath {
       description = "\(keyPath)"
       // Strings compare with the descriptor's comparator, not byte by byte as the field.
       let valueType = type(of: keyPath).valueType
       if valueType != String.self && valueType != String?.self && _isTwinType(valueType, ordered: true) {
-        fieldKey = _ResolvedField.named(by: keyPath, root: Element.self)?.key
+        let key = _KeyPathKey(keyPath: keyPath)
+        fieldKey = { _ResolvedField.named(by: key.keyPath, root: Element.self)?.key }
       }
     }
     // The descriptor's own comparison includes its direction: undo it, so that `compare`

@@ -37,7 +37,10 @@ extension RequestSet {
     } catch {
       return ["stage 1: the store cannot be read now: \(error)"]
     }
-    let plan = _PushdownPlan(_query, reader)
+    // The plan a read made, else the one a read would make now (not kept: explaining
+    // fixes nothing).
+    let known = _cache.peekPrepared()?.pushdown
+    let plan = known ?? _PushdownPlan((try? _PreparedQuery.resolved(_query, reader)) ?? _query, reader)
     lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
     do {
       for line in try reader.explain(plan.query).description.split(separator: "\n") {
@@ -84,13 +87,12 @@ extension RequestSet where Element: Record {
     do {
       // The reader is released before the write: a store may not write while it reads.
       let reader = try runner.open()
-      try _Pushdown.check(_query, reader)
+      let plan = try _PreparedQuery<Element>.split(_query, reader)
       // A store that keeps no keys and kinds checks the write itself (see
       // `QueryPushdownStore.update(matching:set:)`).
       if let validate, let kinds = try reader.kinds() {
         try validate(_KindsOnly<Element>(kinds: kinds))
       }
-      let plan = _PushdownPlan(_query, reader)
       guard plan.isExact else { return nil }
       query = plan.query
     }
@@ -112,7 +114,7 @@ extension RequestSet where Element: Encodable {
     case .count: return nil
     }
     let reader = try runner.open()
-    try _Pushdown.check(_query, reader)
+    let plan = try _PreparedQuery<Element>.split(_query, reader)
     if let kinds = try reader.kinds() {
       // A key the store does not know, or sum/average over values that are not numbers:
       // computed in process, which throws as over a MemoryStore.
@@ -123,7 +125,6 @@ extension RequestSet where Element: Encodable {
         return nil
       }
     }
-    let plan = _PushdownPlan(_query, reader)
     guard plan.isExact else { return nil }
     return try reader.aggregate(storeFunction, key, plan.query)
   }
@@ -146,12 +147,11 @@ extension RequestSet where Element: Encodable {
       return (nil, "groups of a sorted, reversed, distinct or windowed set are formed in process")
     }
     let reader = try runner.open()
-    try _Pushdown.check(_query, reader)
+    let plan = try _PreparedQuery<Element>.split(_query, reader)
     guard let kinds = try reader.kinds() else {
       return (nil, "it keeps no summary of keys and kinds, StoreQueryReader.fieldKinds(), to check the group keys against")
     }
     try validate(_KindsOnly<Element>(kinds: kinds))
-    let plan = _PushdownPlan(_query, reader)
     guard plan.isExact else {
       return (nil, "part of the filter runs in process: " + (plan.inProcess.first.map { $0.part } ?? "a rechecked term"))
     }

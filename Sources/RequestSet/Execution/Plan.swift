@@ -13,6 +13,8 @@ enum _Planner {
     let n = snapshot.count
     var plan = _AccessPlan<Element>(path: .scan, filter: stage.filter, estimatedRows: n)
     guard let access = snapshot._indexes, n > 0 else { return plan }
+    // A plan that weighs indexes: counted, so a test can pin one per evaluated set.
+    _PlanCounter.note()
 
     // The best lookup among the filter's AND-ed parts.
     var parts: [_FilterNode<Element>] = []
@@ -368,8 +370,8 @@ enum _Planner {
 }
 
 /// How the first stage reads its snapshot, as the planner chose it.
-struct _AccessPlan<Element: Sendable> {
-  enum Path {
+struct _AccessPlan<Element: Sendable>: Sendable {
+  enum Path: Sendable {
     /// Every live record, in store order.
     case scan
     /// The candidates of an index (or id) lookup, in store order.

@@ -50,6 +50,12 @@ enum _SchemaProbe {
     _witnesses.withLock { ($0[ObjectIdentifier(type)]?.count ?? 0) < witnessCap }
   }
 
+  /// Whether the process holds a witness of `T`: a record of the type stored, opened or
+  /// queried (see `_Prepare.witness`).
+  static func hasWitnesses<T>(_ type: T.Type) -> Bool {
+    _witnesses.withLock { !($0[ObjectIdentifier(type)]?.isEmpty ?? true) }
+  }
+
   /// The keys under which `fields` holds a value other than null.
   private static func _valuedKeys(_ fields: FieldValue) -> Set<String> {
     var keys = Set<String>()

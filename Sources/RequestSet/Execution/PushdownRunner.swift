@@ -44,6 +44,9 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   let explain: @Sendable (StoreQuery) throws -> StoreExplanation
   let aggregate: @Sendable (StoreAggregate, String, StoreQuery) throws -> FieldValue?
   let groups: @Sendable (StoreGroupQuery) throws -> [[FieldValue]]?
+  /// Shows the store's first records to the schema probe when the process holds none of
+  /// the type (see `_Prepare.witness`).
+  let witness: @Sendable () throws -> Void
   /// A snapshot of records the reader returned, in the order received, at its version,
   /// knowing the store's keys and kinds.
   let snapshot: @Sendable ([Element]) -> StoreSnapshot<Element>
@@ -61,6 +64,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     explain = { try reader.explain($0) }
     aggregate = { try reader.aggregate($0, of: $1, $2) }
     groups = { try reader.groups($0) }
+    witness = { try _Prepare.witness(reader) }
     let kinds = _StoreKinds { try reader.fieldKinds() }
     _kinds = kinds
     snapshot = { StoreSnapshot(records: $0, version: version, storeKinds: try? kinds.get()) }

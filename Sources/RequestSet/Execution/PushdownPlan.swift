@@ -8,9 +8,9 @@
 /// store returns. The sort is pushed when every key is exact, `distinct` when it is exact
 /// and nothing before it runs in process, and the window only when the filter, the sort
 /// and `distinct` all are.
-struct _PushdownPlan<Element: Sendable> {
+struct _PushdownPlan<Element: Sendable>: Sendable {
   /// One part of the query that runs in process, and why.
-  struct Part {
+  struct Part: Sendable {
     var part: String
     var why: String
   }
@@ -43,6 +43,8 @@ struct _PushdownPlan<Element: Sendable> {
 
   /// Splits `query` for `reader`.
   init(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) {
+    _PlanCounter.note()
+    let query = query.resolvingTwins()
     let stage = query.stages[0]
     var pushed: [StoreFilter] = []
     var kept: [_FilterNode<Element>] = []

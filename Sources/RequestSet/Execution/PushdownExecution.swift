@@ -3,12 +3,13 @@
 enum _Pushdown {
   /// The evaluated result: the records the store returned, in the order received, and
   /// the slots of the in-process remainder over them.
+  ///
+  /// - Parameters:
+  ///   - query: The prepared query (see ``_PreparedQuery``), checked and split as `plan`.
+  ///   - plan: Its split between the store and the process.
   static func evaluate<Element>(
-    _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
+    _ query: _Query<Element>, _ plan: _PushdownPlan<Element>, _ reader: _PushdownReader<Element>
   ) throws -> _Evaluation<Element> {
-    try check(query, reader)
-    let plan = _PushdownPlan(query, reader)
-    try refuse(plan, query, storeName: storeName)
     guard let remainder = plan.remainder else {
       var records: [Element] = []
       try reader.records(plan.query) {
@@ -59,17 +60,6 @@ enum _Pushdown {
     // Flushed even when empty: a bad key in the remainder throws as a scan would.
     try flush()
     return _Evaluation(snapshot: reader.snapshot(kept), slots: Array(window.range(in: kept.count)))
-  }
-
-  /// The number of results when the store runs the whole query exactly, else nil.
-  static func count<Element>(
-    _ query: _Query<Element>, _ reader: _PushdownReader<Element>, storeName: String
-  ) throws -> Int? {
-    try check(query, reader)
-    let plan = _PushdownPlan(query, reader)
-    try refuse(plan, query, storeName: storeName)
-    guard plan.isExact else { return nil }
-    return try reader.count(plan.query)
   }
 
   /// Checks `query` as evaluating it in memory would, before the store runs any of it:
