@@ -110,8 +110,9 @@ final class CountingStore: RecordStore {
     let ids = try Self.readEverything(set)
     let expected = Animal.zoo.filter { $0.age > 1 }.sorted { $0.name < $1.name }.prefix(3).map(\.id)
     #expect(ids == Array(expected))
-    if kind.pushesDown {
-      // The store sorts; the closure runs on its records in order until the window is full.
+    if kind.pushesDown || kind == .indexedMemory || kind == .indexedLog {
+      // The store sorts, or the plan walks the index on name: the closure runs on records
+      // in order until the window is full, once (a second run would pass the count).
       #expect(calls.load(ordering: .relaxed) <= Animal.zoo.count)
     } else {
       #expect(calls.load(ordering: .relaxed) == Animal.zoo.count)

@@ -12,7 +12,7 @@
 //                           then "seen <id>" when a record with that id appears
 //   batches <size> <count>  commits <count> batches of <size> inserts, one `apply` each,
 //                           printing "committed <b>" after each (the parent kills it midway)
-// the heartbeat scenario of Heartbeat.swift,
+// the heartbeat scenario of Heartbeat.swift, the plans scenario of Plans.swift,
 // and the reliability scenarios of Reliability.swift (bump, transactions, cycles, soak),
 // which also run on `memory` and `log` stores (the location is a log's path, or ignored).
 import Foundation
@@ -126,6 +126,9 @@ do {
       kind == "postgres" ? try PostgresStore<DynamicRecord>(url: location, table: table, connections: 8) : try openStore()
     try await heartbeatScenario(store, kind: kind, location: location, table: table, rest)
     store.close()
+
+  case "plans":
+    try plansScenario(kind: kind, location: location, table: table, rest)
 
   case "soak":
     let store = try openStore()

@@ -81,13 +81,21 @@ final class _PreparedQuery<Element: Sendable>: Sendable {
   func peekAccess() -> _AccessPlan<Element>? { _access.withLock { $0 } }
 }
 
-/// How many plans the engine made: a test reads it to pin that an evaluated set plans
-/// once, whatever reads it.
+/// How many plans the engine made while a test watched: a test binds ``tally`` around
+/// the reads of one set to pin that an evaluated set plans once, whatever reads it. Only
+/// a plan that weighs choices counts (`_Planner.plan` over a snapshot with indexes, and
+/// `_PushdownPlan`).
 enum _PlanCounter {
-  static let made = Atomic<Int>(0)
+  /// The plans counted in one task.
+  final class Tally: Sendable {
+    let made = Atomic<Int>(0)
+    var count: Int { made.load(ordering: .relaxed) }
+  }
+
+  @TaskLocal static var tally: Tally?
 
   @inline(__always)
-  static func note() { made.add(1, ordering: .relaxed) }
+  static func note() { tally?.made.add(1, ordering: .relaxed) }
 }
 
 extension _Query {
