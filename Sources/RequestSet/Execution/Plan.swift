@@ -225,12 +225,35 @@ enum _Planner {
   static func idSlots<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) -> [Int]? {
     guard query.invalid == nil, query.stages.count == 1, let access = snapshot._indexes else { return nil }
     let stage = query.stages[0]
-    guard stage.sort.isEmpty, !stage.reversed, stage.distinct == nil, case .typed(let t)? = stage.filter,
-      let twin = t.field, twin.key == "id", case .compare(.equal) = twin.op,
-      let found = _idLookup(twin, access, snapshot)
+    guard stage.sort.isEmpty, !stage.reversed, stage.distinct == nil, case .typed(let t)? = stage.filter
     else { return nil }
+    let found: [Int]
+    if let twin = t.field {
+      guard twin.key == "id", case .compare(.equal) = twin.op, let slots = _idLookup(twin, access, snapshot) else {
+        return nil
+      }
+      found = slots
+    } else {
+      // Not prepared yet: the id needs no twin decided, only the key path's name.
+      guard let id = t.twin?.idEquality(), let slots = _idSlots(of: id, access, snapshot) else { return nil }
+      found = slots
+    }
     let range = stage.window.range(in: found.count)
     return range.count == found.count ? found : Array(found[range])
+  }
+
+  /// The slot of one id, in a list (empty when no live record has it); nil when the store
+  /// cannot tell.
+  @inline(__always)
+  private static func _idSlots<Element>(
+    of id: FieldValue, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> [Int]? {
+    guard let slotForID = access.slotForID else { return nil }
+    switch slotForID(id, snapshot.version) {
+    case .found(let s): return s < snapshot._slotCount && snapshot._isLive(s) ? [s] : []
+    case .absent: return []
+    case .unknown: return nil
+    }
   }
 
   /// The number of records one condition matches, counted from an index without reading

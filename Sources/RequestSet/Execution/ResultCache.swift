@@ -99,14 +99,16 @@ final class _ResultCache<Element: Sendable>: Sendable {
     if let known { return known }
     if let runner = source.pushdown { return try _pushdownEvaluation(runner, query) }
     try _Pushdown.refuseUnpushed(query, storeName: source.name)
-    let prepared = try prepared(source, query)
-    let snapshot = try prepared.snapshot ?? self.snapshot(source)
     let slots: [Int]
-    if let bits {
-      // A count found exactly the result: no sort, window or distinct to apply.
-      slots = _Executor.slots(fromBits: bits.bits, count: bits.count)
+    let snapshot: StoreSnapshot<Element>
+    if bits == nil, matched == nil, let found = _Planner.idSlots(query, in: try self.snapshot(source)) {
+      // `filter(\.id == v)`: the id map answers it; nothing to prepare or plan.
+      snapshot = try self.snapshot(source)
+      slots = found
     } else {
-      slots = try _Executor.slots(prepared.query, in: snapshot, firstStageMatches: matched, prepared: prepared)
+      let prepared = try prepared(source, query)
+      snapshot = try prepared.snapshot ?? self.snapshot(source)
+      slots = try _slots(prepared, snapshot, matched, bits)
     }
     return state.withLock { st in
       if let e = st.evaluation { return e }
@@ -117,6 +119,22 @@ final class _ResultCache<Element: Sendable>: Sendable {
       st.matchedBits = nil
       return e
     }
+  }
+
+  /// The result's slots from what a count kept (bits or matches), or from running the
+  /// prepared query.
+  private func _slots(
+    _ prepared: _PreparedQuery<Element>, _ snapshot: StoreSnapshot<Element>, _ matched: [Int]?,
+    _ bits: (bits: [UInt64], count: Int)?
+  ) throws -> [Int] {
+    let slots: [Int]
+    if let bits {
+      // A count found exactly the result: no sort, window or distinct to apply.
+      slots = _Executor.slots(fromBits: bits.bits, count: bits.count)
+    } else {
+      slots = try _Executor.slots(prepared.query, in: snapshot, firstStageMatches: matched, prepared: prepared)
+    }
+    return slots
   }
 
   /// Evaluates through the store's reader: the one a count kept, or a new one, released

@@ -88,8 +88,35 @@ func _storedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
 struct _DeferredTwin: Sendable {
   /// The twin, or nil when the key path's name is not (yet) confirmed as a Codable key.
   let resolve: @Sendable () -> _FieldCondition?
+  /// For `keyPath == value`: the encoded value, which an id map looks up when the key path
+  /// is the record's `id` property (see ``namesID``).
+  let idValue: FieldValue?
+  /// Whether the key path is the record's `id` property: decided from the type alone (its
+  /// reflected stored properties), so a lookup by id never waits for a witness.
+  let namesID: @Sendable () -> Bool
 
-  init(resolve: @escaping @Sendable () -> _FieldCondition?) { self.resolve = resolve }
+  init(
+    idValue: FieldValue? = nil, namesID: @escaping @Sendable () -> Bool,
+    resolve: @escaping @Sendable () -> _FieldCondition?
+  ) {
+    self.idValue = idValue
+    self.namesID = namesID
+    self.resolve = resolve
+  }
+
+  /// The id a `\.id == value` condition looks up, or nil for any other condition: the
+  /// small-query path that finds a record in the id map without preparing the query.
+  func idEquality() -> FieldValue? {
+    guard let idValue, namesID() else { return nil }
+    return idValue
+  }
+}
+
+/// Whether `keyPath` is `root`'s `id` stored property: the decided Codable key when there
+/// is one (a dictionary lookup), else the reflected name.
+func _namesID(_ keyPath: AnyKeyPath, root: Any.Type) -> Bool {
+  if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }), known == "id" { return true }
+  return _storedFieldKey(keyPath, root: root) == "id"
 }
 
 /// The field condition that agrees with `keyPath <comparison> value`, decided when the
@@ -100,7 +127,9 @@ func _fieldTwin<Root, Value>(
   _ keyPath: AnyKeyPath & Sendable, _ root: Root.Type, _ comparison: RequestComparison, _ value: Value
 ) -> _DeferredTwin? {
   guard let encoded = _twinValue(value, ordered: comparison != .equal && comparison != .notEqual) else { return nil }
-  return _DeferredTwin {
+  return _DeferredTwin(
+    idValue: comparison == .equal ? encoded : nil, namesID: { _namesID(keyPath, root: Root.self) }
+  ) {
     if let key = _fieldKey(keyPath, root: Root.self) {
       return _FieldCondition(key: key, comparison: comparison, value: encoded, collation: .binary)
     }
@@ -123,7 +152,7 @@ func _fieldTwin<Root, Value>(_ keyPath: AnyKeyPath & Sendable, _ root: Root.Type
     encoded.append(e)
   }
   let list = FieldValue.array(encoded)
-  return _DeferredTwin {
+  return _DeferredTwin(namesID: { _namesID(keyPath, root: Root.self) }) {
     if let key = _fieldKey(keyPath, root: Root.self) {
       return try? _FieldCondition(key: key, op: .in, value: list)
     }

@@ -85,13 +85,13 @@ extension RequestSet {
       let e = try _cache.evaluation(_source, _query)
       return e.count == 0 ? nil : try e.element(0)
     }
-    // Twins decided for this source, as a preparation decides them (see Prepare.swift).
-    let resolved = _query.resolvingTwins()
-    // `filter(\.id == v)`: the id map answers it, with no copy of the query to limit.
-    if let found = _Planner.idSlots(resolved, in: snapshot) {
+    // `filter(\.id == v)`: the id map answers it, with no preparation and no copy of the
+    // query to limit.
+    if let found = _Planner.idSlots(_query, in: snapshot) {
       return try found.first.map { try snapshot._record(at: $0) }
     }
-    var query = resolved
+    // Twins decided for this source, as a preparation decides them (see Prepare.swift).
+    var query = _query.resolvingTwins()
     query.limit(1)
     let slots = try _Executor.slots(query, in: snapshot)
     return try slots.first.map { try snapshot._record(at: $0) }
@@ -104,11 +104,10 @@ extension RequestSet {
       let e = try _cache.evaluation(_source, _query)
       return e.count == 0 ? nil : try e.element(e.count - 1)
     }
-    let resolved = _query.resolvingTwins()
-    if let found = _Planner.idSlots(resolved, in: snapshot) {
+    if let found = _Planner.idSlots(_query, in: snapshot) {
       return try found.last.map { try snapshot._record(at: $0) }
     }
-    var query = resolved
+    var query = _query.resolvingTwins()
     query.reverse()
     query.limit(1)
     let slots = try _Executor.slots(query, in: snapshot)
