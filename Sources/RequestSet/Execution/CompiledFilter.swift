@@ -120,9 +120,14 @@ struct _FilterCompiler<Element: Sendable> {
 
   /// - Parameter merged: The node's equalities are merged already (see
   ///   ``_mergingEqualities(_:)``).
-  private mutating func _general(_ node: _FilterNode<Element>, merged: Bool = false) throws -> _Matcher<Element> {
+  /// A condition that is not an AND, an OR or a NOT. Kept out of ``_general(_:merged:)``,
+  /// which recurses once per level of a filter tree: in a debug build every local of every
+  /// branch takes room in each recursive frame, and a format string nests deep enough that
+  /// the leaves' locals would not fit a 512 KiB thread stack.
+  @inline(never)
+  private mutating func _leaf(_ node: _FilterNode<Element>) throws -> _Matcher<Element> {
     let cursor = self.cursor
-    switch merged ? node : Self._mergingEqualities(node) {
+    switch node {
     case .constant(let b):
       return .constant(b)
     case .typed(let c):
@@ -137,11 +142,6 @@ struct _FilterCompiler<Element: Sendable> {
       // A translated predicate runs as field conditions when the store's fields are at
       // hand and surely agree with the record's properties; otherwise `evaluate` tests
       // each record.
-      if let translated = p.translated, let fields = fieldsAtHand(),
-        Self.holdsKinds(of: translated, in: fields)
-      {
-        return try _general(translated)
-      }
       let p = p.predicate
       return .general { slot in
         let record = try cursor.pointer(slot)
@@ -177,6 +177,25 @@ struct _FilterCompiler<Element: Sendable> {
       }
       guard let read = fields.reader(for: c.key) else { return .constant(c.matches(.null)) }
       return .general { c.matches(try read($0)) }
+    case .not, .and, .or:
+      return try _general(node, merged: true)
+    }
+  }
+
+  private mutating func _general(_ node: _FilterNode<Element>, merged: Bool = false) throws -> _Matcher<Element> {
+    let cursor = self.cursor
+    let node = merged ? node : Self._mergingEqualities(node)
+    switch node {
+    case .predicate(let p):
+      // A translated predicate runs as field conditions when the store's fields are at
+      // hand and surely agree with the record's properties; otherwise `evaluate` tests
+      // each record.
+      if let translated = p.translated, let fields = fieldsAtHand(), Self.holdsKinds(of: translated, in: fields) {
+        return try _general(translated)
+      }
+      return try _leaf(node)
+    case .constant, .typed, .closure, .invalid, .expression, .field:
+      return try _leaf(node)
     case .not(let inner):
       switch try _general(inner) {
       case .constant(let b): return .constant(!b)

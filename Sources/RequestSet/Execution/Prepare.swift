@@ -128,12 +128,13 @@ extension _Query {
 }
 
 extension _FilterNode {
-  /// Whether the tree holds a condition whose twin is decided when prepared.
+  /// Whether the tree holds a condition whose twin is decided when prepared; O(1) below
+  /// NOTs, since each junction knows it of its operands.
   var _hasTypedParts: Bool {
     switch self {
     case .typed(let t): return t.twin != nil
     case .predicate: return true
-    case .and(let j), .or(let j): return j.terms.contains { $0._hasTypedParts }
+    case .and(let j), .or(let j): return j.hasTypedParts
     case .not(let inner): return inner._hasTypedParts
     default: return false
     }
@@ -149,6 +150,8 @@ extension _FilterNode {
     case .predicate(let p):
       return .predicate(p.retranslated())
     case .and(let j), .or(let j):
+      // A junction with no typed part (a format string's tree) is left as it is, unwalked.
+      guard j.hasTypedParts else { return nil }
       let terms = j.terms
       var changed: [_FilterNode]? = nil
       for i in terms.indices {

@@ -170,17 +170,22 @@ struct _Junction<Element: Sendable>: Sendable {
   let count: Int
   /// 1 + the depth of the deepest operand.
   let depth: Int
+  /// Whether some operand waits for a preparation to decide its twin (see
+  /// `_FilterNode._hasTypedParts`): a preparation walks only such junctions.
+  let hasTypedParts: Bool
 
   init(_ terms: [_FilterNode<Element>]) {
     _buffer = _JunctionBuffer(terms)
     count = terms.count
     depth = 1 + terms.reduce(0) { Swift.max($0, $1.depth) }
+    hasTypedParts = terms.contains { $0._hasTypedParts }
   }
 
-  private init(buffer: _JunctionBuffer<Element>, count: Int, depth: Int) {
+  private init(buffer: _JunctionBuffer<Element>, count: Int, depth: Int, hasTypedParts: Bool) {
     _buffer = buffer
     self.count = count
     self.depth = depth
+    self.hasTypedParts = hasTypedParts
   }
 
   /// The operands, in order.
@@ -192,24 +197,28 @@ struct _Junction<Element: Sendable>: Sendable {
   /// This junction with `node` added at the end.
   /// - Complexity: amortized O(1) when this junction sees the whole buffer.
   func appending(_ node: _FilterNode<Element>) -> _Junction {
-    appending(contentsOf: CollectionOfOne(node), depth: node.depth + 1)
+    appending(contentsOf: CollectionOfOne(node), depth: node.depth + 1, typed: node._hasTypedParts)
   }
 
   /// This junction with `other`'s operands added at the end.
   func appending(contentsOf other: _Junction) -> _Junction {
-    appending(contentsOf: other.terms, depth: other.depth)
+    appending(contentsOf: other.terms, depth: other.depth, typed: other.hasTypedParts)
   }
 
-  private func appending<C: Collection>(contentsOf nodes: C, depth added: Int) -> _Junction
+  private func appending<C: Collection>(contentsOf nodes: C, depth added: Int, typed: Bool) -> _Junction
   where C.Element == _FilterNode<Element> {
     let depth = Swift.max(depth, added)
+    let hasTypedParts = hasTypedParts || typed
     let inPlace = _buffer.terms.withLock { terms in
       guard terms.count == count else { return false }
       terms.append(contentsOf: nodes)
       return true
     }
-    if inPlace { return _Junction(buffer: _buffer, count: count + nodes.count, depth: depth) }
-    return _Junction(buffer: _JunctionBuffer(terms + nodes), count: count + nodes.count, depth: depth)
+    if inPlace {
+      return _Junction(buffer: _buffer, count: count + nodes.count, depth: depth, hasTypedParts: hasTypedParts)
+    }
+    return _Junction(
+      buffer: _JunctionBuffer(terms + nodes), count: count + nodes.count, depth: depth, hasTypedParts: hasTypedParts)
   }
 }
 

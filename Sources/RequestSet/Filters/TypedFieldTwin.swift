@@ -12,8 +12,10 @@ import Foundation
 //   keys unless the type renames them with `CodingKeys`. The first stored records of the type confirm the name once per key path
 //   (see `_SchemaProbe.confirms`): on each, the key path must read the value stored under
 //   its name, and the records must tell that key apart from every other, so renamed and
-//   swapped keys get no twin. Until a record of the type is stored, or while the records
-//   cannot tell, a condition has no twin and records are decoded to test it. Each key path
+//   swapped keys get no twin. The twin is decided when a query is prepared (see
+//   Execution/Prepare.swift), after the source's first records have been shown to the
+//   probe, never when the filter is built. While the records cannot tell, a condition has
+//   no twin and records are decoded to test it. Each key path
 //   is confirmed on its own, so a field that encodes in a way of its own (an enum with a
 //   payload, a nested class) costs only the conditions on that field their twin. The
 //   compiler uses a twin only when that key exists and holds the value's kind;
@@ -84,8 +86,11 @@ func _storedFieldKey(_ keyPath: AnyKeyPath, root: Any.Type) -> String? {
 /// source, after that source's records have been shown to the schema probe (see
 /// `_Prepare.witness`), so the same query over the same data gets the same plan however
 /// it was built.
+///
+/// A class, so that a typed condition carries one reference: conditions are copied as a
+/// filter tree is walked, and a deep tree's walk must fit a small thread's stack.
 @usableFromInline
-struct _DeferredTwin: Sendable {
+final class _DeferredTwin: Sendable {
   /// The twin, or nil when the key path's name is not (yet) confirmed as a Codable key.
   let resolve: @Sendable () -> _FieldCondition?
   /// For `keyPath == value`: the encoded value, which an id map looks up when the key path

@@ -12,8 +12,12 @@ extension RequestSet {
   /// property (a renamed key, a custom `encode(to:)`, a class), a `fields:` line says
   /// which keys are read straight from the records and which through `Codable`.
   ///
-  /// It runs no query: it looks at the store's indexes in a snapshot (the set's own, once
-  /// a read has fixed it) and counts index entries for the estimate.
+  /// It runs no query. A set is prepared once, on its first read, and every read (`count`,
+  /// iteration, subscripts, `first`, `last`) uses that one plan: after a read, `explain()`
+  /// prints that plan. Before any read it prints the plan a read would make now, looking
+  /// at the store's indexes in a fresh snapshot that it does not keep (explaining fixes
+  /// nothing), and counts index entries for the estimate. The plan depends on the query and
+  /// the store's data only, never on what the process read before the set was built.
   ///
   /// ```swift
   /// try store.createIndex(\.species)
