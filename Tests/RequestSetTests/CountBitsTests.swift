@@ -66,3 +66,52 @@ import Testing
     #expect(_Executor.slots(fromBits: [], count: 0) == [])
   }
 }
+
+/// A count of key-path comparisons on stored properties fills its bits a word at a time in
+/// one specialized loop per condition (see `_fillWords`), each later operand of an AND
+/// testing only what the earlier ones kept. It must answer as the array does: with deleted
+/// records, with record counts that are no multiple of 64, and for every operator.
+@Suite struct WordFillTests {
+  @Test(arguments: StoreKind.allCases)
+  func countsOfKeyPathComparisonsFilledWordByWordMatchTheArray(kind: StoreKind) throws {
+    var rng = SeededRandom(seed: 0xF111)
+    for size in [0, 1, 63, 64, 65, 129, 700] {
+      var records = Animal.random(count: size, seed: UInt64(size) &+ 9)
+      let set: RequestSet<Animal>
+      if kind == .array {
+        set = RequestSet(records)
+      } else {
+        let store = try kind.makeStore()
+        try store.insert(contentsOf: records)
+        // Deleted records leave dead slots the fill must not count.
+        for record in records where record.id % 5 == 2 { #expect(try store.delete(id: record.id)) }
+        records.removeAll { $0.id % 5 == 2 }
+        set = RequestSet(store)
+      }
+      for _ in 0..<12 {
+        let age = Int(rng.next() % 25)
+        let weight = Double(rng.next() % 40)
+        let species = ["Cow", "Dog", "Cat", "Eel"][Int(rng.next() % 4)]
+        let cases: [(String, RequestFilter<Animal>, (Animal) -> Bool)] = [
+          ("age == \(age)", \.age == age, { $0.age == age }),
+          ("age != \(age)", \.age != age, { $0.age != age }),
+          ("age < \(age)", \.age < age, { $0.age < age }),
+          ("age <= \(age)", \.age <= age, { $0.age <= age }),
+          ("weight > \(weight)", \.weight > weight, { $0.weight > weight }),
+          ("weight >= \(weight)", \.weight >= weight, { $0.weight >= weight }),
+          ("age > \(age) && species == \(species)", \.age > age && \.species == species,
+           { $0.age > age && $0.species == species }),
+          ("age >= \(age) && weight < \(weight) && species != \(species)",
+           \.age >= age && \.weight < weight && \.species != species,
+           { $0.age >= age && $0.weight < weight && $0.species != species }),
+        ]
+        for (name, filter, test) in cases {
+          let expected = records.filter(test)
+          let counted = set.filter(filter)
+          #expect(counted.count == expected.count, "\(kind) \(size) records: \(name)")
+          #expect(counted.map(\.id) == expected.map(\.id), "\(kind) \(size) records: \(name)")
+        }
+      }
+    }
+  }
+}

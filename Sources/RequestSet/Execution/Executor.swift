@@ -207,6 +207,12 @@ enum _Executor {
     else { return nil }
     guard case .scan = (prepared?.access() ?? _Planner.plan(stage, in: snapshot)).path else { return nil }
     return try _RecordCursor.with(snapshot) { cursor in
+      if let base = cursor.base, let fills = _wordFills(stage.filter) {
+        // Key-path comparisons on stored properties, in memory: each fills its bits over
+        // the whole array in one specialized loop, the later ones only where the earlier
+        // kept a record.
+        return _fillBits(snapshot, base, fills)
+      }
       var compiler = _FilterCompiler(cursor: cursor)
       let test: (Int) throws -> Bool
       switch try compiler.compile(stage.filter) {
@@ -220,6 +226,43 @@ enum _Executor {
       }
       return try _matchBits(snapshot, test)
     }
+  }
+
+  /// The word fills of a filter that is one typed condition, or an AND of them, each on a
+  /// stored property (see `_fillWords`); nil for any other filter.
+  private static func _wordFills<Element>(_ filter: _FilterNode<Element>?) -> [_WordFill<Element>]? {
+    switch filter {
+    case .typed(let t)?: return t.fill.map { [$0] }
+    case .and(let j)?:
+      var fills: [_WordFill<Element>] = []
+      for term in j.terms {
+        guard case .typed(let t) = term, let fill = t.fill else { return nil }
+        fills.append(fill)
+      }
+      return fills
+    default: return nil
+    }
+  }
+
+  /// One bit per slot of `snapshot`, set where the slot is live and every fill's test
+  /// holds, from the records at `base`.
+  private static func _fillBits<Element>(
+    _ snapshot: StoreSnapshot<Element>, _ base: UnsafePointer<Element>, _ fills: [_WordFill<Element>]
+  ) -> (bits: [UInt64], count: Int) {
+    let slots = snapshot._slotCount
+    var words = [UInt64](repeating: 0, count: (slots + 63) / 64)
+    words.withUnsafeMutableBufferPointer { out in
+      guard let bits = out.baseAddress, let first = fills.first else { return }
+      if let live = snapshot._live {
+        live.words.withUnsafeBufferPointer { first(base, slots, bits, $0.baseAddress) }
+      } else {
+        first(base, slots, bits, nil)
+      }
+      for fill in fills.dropFirst() { fill(base, slots, bits, UnsafePointer(bits)) }
+    }
+    var n = 0
+    for w in words { n &+= w.nonzeroBitCount }
+    return (words, n)
   }
 
   /// One bit per slot of `snapshot`, set where the slot is live and `test` holds.

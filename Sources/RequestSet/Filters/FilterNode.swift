@@ -418,14 +418,18 @@ struct _TypedCondition<Element>: Sendable, CustomStringConvertible {
   /// The key path the condition tests, when it tests one: `explain()` says why a store
   /// decodes records for it (see `_ResolvedField.whyNoField`).
   @usableFromInline let keyPath: _KeyPathKey?
+  /// The test over a whole array of records, one bit per record (see `_fillWords`), for a
+  /// stored property read at its offset: a count of a scan runs it with no call per record.
+  @usableFromInline let fill: _WordFill<Element>?
 
   @inlinable
   init(
     describe: @escaping @Sendable () -> String, twin: _DeferredTwin? = nil, keyPath: AnyKeyPath? = nil,
     assign: (@Sendable (inout Element) -> Void)? = nil, equality: _TypedEquality<Element>? = nil,
-    test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
+    fill: _WordFill<Element>? = nil, test: @escaping @Sendable (UnsafePointer<Element>) -> Bool
   ) {
     self.describe = describe
+    self.fill = fill
     self.field = nil
     self.twin = twin
     self.keyPath = keyPath.map(_KeyPathKey.init(keyPath:))
@@ -444,6 +448,12 @@ extension _TypedCondition {
     return resolved
   }
 }
+
+/// Fills one bit per record of an array of records (`records`, `count`, `out`, `mask`):
+/// see `_fillWords`.
+@usableFromInline
+typealias _WordFill<Element> =
+  @Sendable (UnsafePointer<Element>, Int, UnsafeMutablePointer<UInt64>, UnsafePointer<UInt64>?) -> Void
 
 /// `keyPath == value` for a `Hashable` value, in a form that ORs of equalities on the same
 /// key path merge into one set lookup.

@@ -1,5 +1,9 @@
 // The key-path comparison operators: `\.age > 3` builds a `RequestFilter`.
 //
+// A stored property of a non-optional type also gets a `fill`: the same test over a whole
+// array of records at once, one bit per record (see `_fillWords`), which a count of an
+// unindexed scan runs with no call per record.
+//
 // Each operator reads the field straight from the record's storage, borrowed in place,
 // when the key path is a stored property (`MemoryLayout.offset(of:)`), and through the key
 // path otherwise. The
@@ -28,6 +32,44 @@ func _borrowedField<Root, Value>(
   UnsafeRawPointer(record).advanced(by: offset).assumingMemoryBound(to: Value.self)
 }
 
+/// Sets one bit per record of `records[0 ..< count]` in `out` (64 records a word): the bit
+/// of each record `test` accepts. With a `mask`, only records whose bit is set in it are
+/// tested (an AND's later operands test only what the earlier ones kept, and the first
+/// only live records); `out` may be the mask itself.
+///
+/// Inlined into each key-path operator's `fill`, so the loop is specialized for the
+/// record and value types and calls no closure per record.
+@inlinable @inline(__always)
+func _fillWords<Root>(
+  _ records: UnsafePointer<Root>, _ count: Int, _ out: UnsafeMutablePointer<UInt64>, _ mask: UnsafePointer<UInt64>?,
+  _ test: (UnsafePointer<Root>) -> Bool
+) {
+  var start = 0
+  var k = 0
+  while start < count {
+    let end = Swift.min(start &+ 64, count)
+    var word: UInt64 = 0
+    if let mask {
+      // Only the records that exist: a mask may be wider than `count`.
+      var m = mask[k] & (end &- start == 64 ? ~0 : (1 &<< UInt64(end &- start)) &- 1)
+      while m != 0 {
+        let j = m.trailingZeroBitCount
+        if test(records + (start &+ j)) { word |= 1 &<< UInt64(j) }
+        m &= m &- 1
+      }
+    } else {
+      var j = start
+      while j < end {
+        if test(records + j) { word |= 1 &<< UInt64(j &- start) }
+        j &+= 1
+      }
+    }
+    out[k] = word
+    start = end
+    k &+= 1
+  }
+}
+
 /// A filter keeping records whose field at `lhs` is equal to `rhs`.
 ///
 /// ```swift
@@ -49,7 +91,10 @@ public func == <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, twin: field, keyPath: lhs, assign: assign, equality: equality) {
+        _TypedCondition(
+          describe: text, twin: field, keyPath: lhs, assign: assign, equality: equality,
+          fill: { _fillWords($0, $1, $2, $3) { _borrowedField($0, offset, Value.self).pointee == rhs } }
+        ) {
           _borrowedField($0, offset, Value.self).pointee == rhs
         }))
   }
@@ -75,7 +120,10 @@ public func != <Root: Sendable, Value: Equatable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, twin: field, keyPath: lhs, equality: equality) {
+        _TypedCondition(
+          describe: text, twin: field, keyPath: lhs, equality: equality,
+          fill: { _fillWords($0, $1, $2, $3) { _borrowedField($0, offset, Value.self).pointee != rhs } }
+        ) {
           _borrowedField($0, offset, Value.self).pointee != rhs
         }))
   }
@@ -100,7 +148,10 @@ public func < <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
+        _TypedCondition(
+          describe: text, twin: field, keyPath: lhs,
+          fill: { _fillWords($0, $1, $2, $3) { _borrowedField($0, offset, Value.self).pointee < rhs } }
+        ) {
           _borrowedField($0, offset, Value.self).pointee < rhs
         }))
   }
@@ -151,7 +202,10 @@ public func <= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
+        _TypedCondition(
+          describe: text, twin: field, keyPath: lhs,
+          fill: { _fillWords($0, $1, $2, $3) { _borrowedField($0, offset, Value.self).pointee <= rhs } }
+        ) {
           _borrowedField($0, offset, Value.self).pointee <= rhs
         }))
   }
@@ -202,7 +256,10 @@ public func > <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
+        _TypedCondition(
+          describe: text, twin: field, keyPath: lhs,
+          fill: { _fillWords($0, $1, $2, $3) { _borrowedField($0, offset, Value.self).pointee > rhs } }
+        ) {
           _borrowedField($0, offset, Value.self).pointee > rhs
         }))
   }
@@ -253,7 +310,10 @@ public func >= <Root: Sendable, Value: Comparable & Sendable>(
   if let offset = MemoryLayout<Root>.offset(of: lhs) {
     return RequestFilter(
       _node: .typed(
-        _TypedCondition(describe: text, twin: field, keyPath: lhs) {
+        _TypedCondition(
+          describe: text, twin: field, keyPath: lhs,
+          fill: { _fillWords($0, $1, $2, $3) { _borrowedField($0, offset, Value.self).pointee >= rhs } }
+        ) {
           _borrowedField($0, offset, Value.self).pointee >= rhs
         }))
   }
