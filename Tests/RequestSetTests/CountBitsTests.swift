@@ -104,6 +104,15 @@ import Testing
           ("age >= \(age) && weight < \(weight) && species != \(species)",
            \.age >= age && \.weight < weight && \.species != species,
            { $0.age >= age && $0.weight < weight && $0.species != species }),
+          // String keys: fields the records hold as Int or String, filled the same way.
+          ("format age > \(age) AND species == \(species)",
+           try RequestFilter(format: "age > %d AND species == %@", arguments: [age, species]),
+           { $0.age > age && $0.species == species }),
+          ("format species != \(species)", try RequestFilter(format: "species != %@", arguments: [species]),
+           { $0.species != species }),
+          ("format age <= \(age) && weight < \(weight)",
+           try RequestFilter(format: "age <= %d", arguments: [age]) && \.weight < weight,
+           { $0.age <= age && $0.weight < weight }),
         ]
         for (name, filter, test) in cases {
           let expected = records.filter(test)

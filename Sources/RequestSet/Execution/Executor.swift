@@ -207,13 +207,13 @@ enum _Executor {
     else { return nil }
     guard case .scan = (prepared?.access() ?? _Planner.plan(stage, in: snapshot)).path else { return nil }
     return try _RecordCursor.with(snapshot) { cursor in
-      if let base = cursor.base, let fills = _wordFills(stage.filter) {
-        // Key-path comparisons on stored properties, in memory: each fills its bits over
-        // the whole array in one specialized loop, the later ones only where the earlier
-        // kept a record.
-        return _fillBits(snapshot, base, fills)
-      }
       var compiler = _FilterCompiler(cursor: cursor)
+      if let base = cursor.base, let fills = try _slotFills(stage.filter, base, &compiler) {
+        // Comparisons on stored properties, in memory, by key path or by key: each fills
+        // its bits in one loop specialized for its type, the later ones only where the
+        // earlier kept a record.
+        return _fillBits(snapshot, fills)
+      }
       let test: (Int) throws -> Bool
       switch try compiler.compile(stage.filter) {
       case .constant(let b): test = { _ in b }
@@ -228,37 +228,68 @@ enum _Executor {
     }
   }
 
-  /// The word fills of a filter that is one typed condition, or an AND of them, each on a
-  /// stored property (see `_fillWords`); nil for any other filter.
-  private static func _wordFills<Element>(_ filter: _FilterNode<Element>?) -> [_WordFill<Element>]? {
+  /// The fills of a filter that is one comparison on a stored property, or an AND of
+  /// them: a key path read at its offset (see `_fillWords`), or a string key whose field
+  /// the records hold as an `Int` or a `String` (see `_DirectFieldAccess.directFill`).
+  /// Nil for any other filter, which is then compiled and tested record by record.
+  /// String keys are compiled first, so a bad key or value throws as it would there.
+  private static func _slotFills<Element>(
+    _ filter: _FilterNode<Element>?, _ base: UnsafePointer<Element>, _ compiler: inout _FilterCompiler<Element>
+  ) throws -> [_SlotFill]? {
+    let terms: [_FilterNode<Element>]
     switch filter {
-    case .typed(let t)?: return t.fill.map { [$0] }
-    case .and(let j)?:
-      var fills: [_WordFill<Element>] = []
-      for term in j.terms {
-        guard case .typed(let t) = term, let fill = t.fill else { return nil }
-        fills.append(fill)
-      }
-      return fills
+    case .typed?, .field?: terms = [filter!]
+    case .and(let j)?: terms = j.terms
     default: return nil
     }
+    var fills: [_SlotFill] = []
+    var direct: (any _DirectFieldAccess)? = nil
+    for term in terms {
+      switch term {
+      case .typed(let t):
+        guard let fill = t.fill else { return nil }
+        fills.append { start, count, out, mask in fill(base + start, count, out, mask) }
+      case .field(let c):
+        if direct == nil {
+          guard let fields = try? compiler.fields(), let d = fields as? any _DirectFieldAccess else { return nil }
+          direct = d
+        }
+        guard let fill = direct?.directFill(c) else { return nil }
+        fills.append(fill)
+      default:
+        return nil
+      }
+    }
+    // Every check compiling makes (an unknown key, a value of the wrong kind) still runs.
+    if direct != nil { _ = try compiler.compile(filter) }
+    return fills
   }
 
   /// One bit per slot of `snapshot`, set where the slot is live and every fill's test
-  /// holds, from the records at `base`.
+  /// holds. The fills run over 4,096 slots at a time, so an AND's later tests read records
+  /// the earlier ones just read, still in the cache.
   private static func _fillBits<Element>(
-    _ snapshot: StoreSnapshot<Element>, _ base: UnsafePointer<Element>, _ fills: [_WordFill<Element>]
+    _ snapshot: StoreSnapshot<Element>, _ fills: [_SlotFill]
   ) -> (bits: [UInt64], count: Int) {
     let slots = snapshot._slotCount
     var words = [UInt64](repeating: 0, count: (slots + 63) / 64)
     words.withUnsafeMutableBufferPointer { out in
       guard let bits = out.baseAddress, let first = fills.first else { return }
-      if let live = snapshot._live {
-        live.words.withUnsafeBufferPointer { first(base, slots, bits, $0.baseAddress) }
-      } else {
-        first(base, slots, bits, nil)
+      func run(_ live: UnsafePointer<UInt64>?) {
+        var start = 0
+        while start < slots {
+          let n = Swift.min(4096, slots - start)
+          let w = start &>> 6
+          first(start, n, bits + w, live.map { $0 + w })
+          for fill in fills.dropFirst() { fill(start, n, bits + w, UnsafePointer(bits + w)) }
+          start &+= n
+        }
       }
-      for fill in fills.dropFirst() { fill(base, slots, bits, UnsafePointer(bits)) }
+      if let live = snapshot._live {
+        live.words.withUnsafeBufferPointer { run($0.baseAddress) }
+      } else {
+        run(nil)
+      }
     }
     var n = 0
     for w in words { n &+= w.nonzeroBitCount }

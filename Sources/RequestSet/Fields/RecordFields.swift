@@ -17,6 +17,47 @@ protocol _DirectFieldAccess: _FieldAccess {
   /// A test of a plain comparison by slot that reads the Swift value and makes no
   /// ``FieldValue`` per record, where the field's type allows; nil otherwise.
   func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)?
+  /// The test of ``directTest(_:)`` over a run of slots at once, one bit per slot (see
+  /// `_SlotFill`), for the same conditions; nil otherwise.
+  func directFill(_ c: _FieldCondition) -> _SlotFill?
+}
+
+/// Fills one bit per slot for `count` slots from slot `start` (a multiple of 64) into `out`,
+/// testing only the slots whose bit is set in `mask` when there is one (`out` may be the
+/// mask): a count of a scan in memory runs it with no call per record.
+typealias _SlotFill = (_ start: Int, _ count: Int, _ out: UnsafeMutablePointer<UInt64>, _ mask: UnsafePointer<UInt64>?) -> Void
+
+/// `_fillWords` over records of any layout: the record of slot `s` starts at
+/// `base + s * stride`.
+@inline(__always)
+func _fillRawWords(
+  _ base: UnsafeRawPointer, _ stride: Int, _ start: Int, _ count: Int, _ out: UnsafeMutablePointer<UInt64>,
+  _ mask: UnsafePointer<UInt64>?, _ test: (UnsafeRawPointer) -> Bool
+) {
+  var first = 0
+  var k = 0
+  let records = base + start &* stride
+  while first < count {
+    let end = Swift.min(first &+ 64, count)
+    var word: UInt64 = 0
+    if let mask {
+      var m = mask[k] & (end &- first == 64 ? ~0 : (1 &<< UInt64(end &- first)) &- 1)
+      while m != 0 {
+        let j = m.trailingZeroBitCount
+        if test(records + (first &+ j) &* stride) { word |= 1 &<< UInt64(j) }
+        m &= m &- 1
+      }
+    } else {
+      var j = first
+      while j < end {
+        if test(records + j &* stride) { word |= 1 &<< UInt64(j &- first) }
+        j &+= 1
+      }
+    }
+    out[k] = word
+    first = end
+    k &+= 1
+  }
 }
 
 extension _FieldTable: _DirectFieldAccess {
@@ -26,6 +67,8 @@ extension _FieldTable: _DirectFieldAccess {
   }
 
   func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)? { nil }
+
+  func directFill(_ c: _FieldCondition) -> _SlotFill? { nil }
 }
 
 /// String-key access to records in memory (a ``MemoryStore``'s or an array's).
@@ -104,6 +147,54 @@ struct _RecordFields<Element: Sendable>: _DirectFieldAccess {
       return { slot in
         defer { withExtendedLifetime(owner) {} }
         return at(slot).load(fromByteOffset: offset, as: String.self) != v
+      }
+    default:
+      return nil
+    }
+  }
+}
+
+extension _RecordFields {
+  /// ``directTest(_:)``'s conditions as a fill: a top-level `Int` field compared with an
+  /// `Int`, or a `String` field tested for (in)equality with a `String` (binary
+  /// collation), read in place. The fill is for the moment of one count: the caller keeps
+  /// the records alive (the snapshot holds them) while it runs.
+  func directFill(_ c: _FieldCondition) -> _SlotFill? {
+    guard let comparison = c.comparison, c.collation == .binary, !records.isEmpty,
+      case .reflected(_, let shape, let offset?) = stored.plan.route(c.key)
+    else { return nil }
+    let owner = _RecordsOwner(records)
+    let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
+    let stride = MemoryLayout<Element>.stride
+    switch (shape.typeName, c.value, comparison) {
+    case ("Int", .int(let v), _):
+      func int(_ p: UnsafeRawPointer) -> Int { p.load(fromByteOffset: offset, as: Int.self) }
+      return { start, count, out, mask in
+        withExtendedLifetime(owner) {
+          switch comparison {
+          case .equal: _fillRawWords(base, stride, start, count, out, mask) { int($0) == v }
+          case .notEqual: _fillRawWords(base, stride, start, count, out, mask) { int($0) != v }
+          case .lessThan: _fillRawWords(base, stride, start, count, out, mask) { int($0) < v }
+          case .lessThanOrEqual: _fillRawWords(base, stride, start, count, out, mask) { int($0) <= v }
+          case .greaterThan: _fillRawWords(base, stride, start, count, out, mask) { int($0) > v }
+          case .greaterThanOrEqual: _fillRawWords(base, stride, start, count, out, mask) { int($0) >= v }
+          }
+        }
+      }
+    case ("String", .string(let v), .equal), ("String", .string(let v), .notEqual):
+      // Compared where it lies (bound, not loaded): no retain and release per record.
+      func string(_ p: UnsafeRawPointer) -> UnsafePointer<String> {
+        (p + offset).assumingMemoryBound(to: String.self)
+      }
+      let equal = comparison == .equal
+      return { start, count, out, mask in
+        withExtendedLifetime(owner) {
+          if equal {
+            _fillRawWords(base, stride, start, count, out, mask) { string($0).pointee == v }
+          } else {
+            _fillRawWords(base, stride, start, count, out, mask) { string($0).pointee != v }
+          }
+        }
       }
     default:
       return nil
