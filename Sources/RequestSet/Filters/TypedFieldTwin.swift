@@ -120,7 +120,8 @@ final class _DeferredTwin: Sendable {
 /// Whether `keyPath` is `root`'s `id` stored property: the decided Codable key when there
 /// is one (a dictionary lookup), else the reflected name.
 func _namesID(_ keyPath: AnyKeyPath, root: Any.Type) -> Bool {
-  if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }), known == "id" { return true }
+  // A key already decided is the property's own name: no reflection needed.
+  if let known = _fieldKeys.withLock({ $0[_KeyPathKey(keyPath: keyPath)] }), let key = known { return key == "id" }
   return _storedFieldKey(keyPath, root: root) == "id"
 }
 

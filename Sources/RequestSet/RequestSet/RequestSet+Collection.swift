@@ -35,6 +35,8 @@ extension RequestSet: RandomAccessCollection {
   }
 
   /// Whether the set holds no records; it stops at the first match (see ``exists``).
+  /// - Complexity: O(1) by id; otherwise up to O(*n*) until the first match, O(1) once
+  ///   the set is counted or evaluated.
   public var isEmpty: Bool { !exists }
 
   /// The record at `position` in the evaluated result.
@@ -42,6 +44,7 @@ extension RequestSet: RandomAccessCollection {
   /// ```swift
   /// let youngest = animals.sortBy(\.age)[0]
   /// ```
+  /// - Complexity: The set's one evaluation the first time (see ``fetch()``), O(1) after.
   public subscript(position: Int) -> Element {
     let e = _evaluated
     precondition(
@@ -55,6 +58,9 @@ extension RequestSet: RandomAccessCollection {
   /// On an unevaluated set this does not build the result: an unsorted set stops at the
   /// first match, a sorted one keeps the best record in one pass. It reads the set's
   /// snapshot, so it agrees with any later read of the set.
+  /// - Complexity: O(1) for `filter(\.id == v)` (the id map, with no plan); O(*n*) for an
+  ///   unsorted scan at worst (it stops at the first match), O(*n*) for a sorted set (one
+  ///   pass, no sort), O(1) once the set is evaluated.
   public var first: Element? {
     do {
       return try _fetchFirst()
@@ -65,6 +71,7 @@ extension RequestSet: RandomAccessCollection {
 
   /// The last record, or nil when the set is empty; like ``first``, it does not build
   /// the result.
+  /// - Complexity: As ``first``.
   public var last: Element? {
     do {
       return try _fetchLast()

@@ -27,6 +27,7 @@ extension RequestSet {
   /// - Throws: ``RequestSetError`` `.notFound` when the set is empty,
   ///   `.multipleResults` (with the count) when it holds more than one record, or any error
   ///   ``fetch()`` throws.
+  /// - Complexity: The set's one evaluation (see ``fetch()``); O(1) by id.
   public func get() throws -> Element {
     let e = try _cache.evaluation(_source, _query)
     switch e.count {
@@ -48,6 +49,8 @@ extension RequestSet {
   /// let n = try animals.filter("age", .greaterThan, 3).fetchCount()
   /// ```
   /// Like ``count``, it runs the query once for every later read of the set.
+  /// - Complexity: As ``count``: O(*n*) the first time (the index's entries alone when
+  ///   one index answers the filter), O(1) after.
   public func fetchCount() throws -> Int {
     try _cache.count(_source, _query)
   }

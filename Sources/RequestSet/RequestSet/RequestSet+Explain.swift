@@ -28,6 +28,10 @@ extension RequestSet {
   /// //   sort: age ASC (top-k heap, k = 5)
   /// //   window: limit 5
   /// ```
+  /// - Complexity: No record is read. Before a read: one plan over a fresh snapshot
+  ///   (taking a snapshot, and for an index lookup counting its entries, O(log *n*)); after
+  ///   one, O(size of the query). On a `QueryPushdownStore`, one call to the store's own
+  ///   `explain`.
   public func explain() -> String {
     var lines = ["RequestSet<\(Element.self)> over \(_source.name)"]
     if let invalid = _query.invalid { lines.append("invalid: \(invalid.message)") }
