@@ -34,6 +34,23 @@ let cowsByAgeSQL =
   "SELECT id, name, species, age, weight, nickname, tags, ownerName, ownerCity FROM animal"
   + " WHERE species = 'Cow' ORDER BY age, id LIMIT 10"
 
+/// The median time (ms) of `query` as the first query on a log just opened at `logPath`,
+/// and of `cowsByAgeSQL` as the first on a SQLite file just opened at `sqlitePath`: 5 runs
+/// each, each on a fresh open.
+func firstQueriesOnJustOpenedFiles(
+  _ logPath: String, _ sqlitePath: String, _ query: (LogStore<Animal>) throws -> [Animal]
+) throws -> (log: Double, sqlite: Double) {
+  let log = try medianOfTimes(runs: 5) { () throws -> Double in
+    let reopened = try LogStore<Animal>(path: logPath)
+    return try timed { keep(try query(reopened)) }.ms
+  }
+  let sqlite = try medianOfTimes(runs: 5) { () throws -> Double in
+    let reopened = try DatabaseQueue(path: sqlitePath)
+    return try timed { keep(try reopened.read { try SQLAnimal.fetchAll($0, sql: cowsByAgeSQL).map(\.animal) }) }.ms
+  }
+  return (log, sqlite)
+}
+
 func issue11Tables(_ animals: [Animal]) throws {
   let n = animals.count
   let records = "\(grouped(n)) records"
@@ -165,14 +182,7 @@ func issue11Tables(_ animals: [Animal]) throws {
   rows[rows.count - 1].target = "≤ 3× the read"
 
   // 10. The first query on a just-opened log, beside the first on a just-opened SQLite file.
-  let firstLog = try medianOfTimes(runs: 5) { () throws -> Double in
-    let reopened = try LogStore<Animal>(path: logPath)
-    return try timed { keep(try cowsByAge(reopened)) }.ms
-  }
-  let firstSQL = try medianOfTimes(runs: 5) { () throws -> Double in
-    let reopened = try DatabaseQueue(path: sqlitePath)
-    return try timed { keep(try reopened.read { try SQLAnimal.fetchAll($0, sql: cowsByAgeSQL).map(\.animal) }) }.ms
-  }
+  let (firstLog, firstSQL) = try firstQueriesOnJustOpenedFiles(logPath, sqlitePath) { try cowsByAge($0) }
   rows.append(
     judged(
       Row(

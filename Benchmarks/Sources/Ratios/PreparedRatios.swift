@@ -95,13 +95,8 @@ func issue22Tables(_ animals: [Animal]) throws {
   rows.append(judged(Row("parse 10,000 format strings", parse, "(no baseline)", parse, target: "≤ 40 ms")) { $0.ours <= 40 })
 
   // 5. The first string-key query on a just-opened log.
-  let first = try medianOfTimes(runs: 5) { () throws -> Double in
-    let reopened = try LogStore<Animal>(path: logPath)
-    return try timed { keep(try RequestSet(reopened).filter("species", value: "Cow").sortBy(\.age).limit(10).fetch()) }.ms
-  }
-  let firstSQL = try medianOfTimes(runs: 5) { () throws -> Double in
-    let reopened = try DatabaseQueue(path: sqlitePath)
-    return try timed { keep(try reopened.read { try SQLAnimal.fetchAll($0, sql: cowsByAgeSQL).map(\.animal) }) }.ms
+  let (first, firstSQL) = try firstQueriesOnJustOpenedFiles(logPath, sqlitePath) {
+    try RequestSet($0).filter("species", value: "Cow").sortBy(\.age).limit(10).fetch()
   }
   rows.append(
     judged(

@@ -27,9 +27,16 @@ protocol _DirectFieldAccess: _FieldAccess {
 /// mask): a count of a scan in memory runs it with no call per record.
 typealias _SlotFill = (_ start: Int, _ count: Int, _ out: UnsafeMutablePointer<UInt64>, _ mask: UnsafePointer<UInt64>?) -> Void
 
-/// `_fillWords` over records of any layout: the record of slot `s` starts at
-/// `base + s * stride`.
-@inline(__always)
+/// Sets one bit per record of the `count` records from slot `start` in `out` (64 records a
+/// word): the bit of each record `test` accepts. The record of slot `s` starts at
+/// `base + s * stride`. With a `mask`, only records whose bit is set in it are tested (an
+/// AND's later operands test only what the earlier ones kept, and the first only live
+/// records); `out` may be the mask itself.
+///
+/// Inlined where it is called, so the loop is specialized for the test: key-path
+/// operators call it through `_fillWords`, string keys through
+/// `_RecordFields.directFill(_:)`.
+@inlinable @inline(__always)
 func _fillRawWords(
   _ base: UnsafeRawPointer, _ stride: Int, _ start: Int, _ count: Int, _ out: UnsafeMutablePointer<UInt64>,
   _ mask: UnsafePointer<UInt64>?, _ test: (UnsafeRawPointer) -> Bool
@@ -110,14 +117,9 @@ struct _RecordFields<Element: Sendable>: _DirectFieldAccess {
   /// (in)equality with a `String` (binary collation): the test `_FieldCondition` makes for
   /// those cases (see `_FieldCondition._compareTest`), on the value read from memory.
   func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)? {
-    guard let comparison = c.comparison, c.collation == .binary, !records.isEmpty,
-      case .reflected(_, let shape, let offset?) = stored.plan.route(c.key)
-    else { return nil }
-    let owner = _RecordsOwner(records)
-    let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
-    let stride = MemoryLayout<Element>.stride
+    guard let (comparison, typeName, offset, owner, base, stride) = _directField(c) else { return nil }
     func at(_ slot: Int) -> UnsafeRawPointer { base + slot &* stride }
-    switch (shape.typeName, c.value, comparison) {
+    switch (typeName, c.value, comparison) {
     case ("Int", .int(let v), _):
       let holds: (Int) -> Bool
       switch comparison {
@@ -155,18 +157,27 @@ struct _RecordFields<Element: Sendable>: _DirectFieldAccess {
 }
 
 extension _RecordFields {
+  /// What a direct test or fill of `c` reads: its comparison, and the field's type name
+  /// and offset in a record stored as a reflected top-level property, with the records'
+  /// owner, base address and stride; nil when `c` is not a plain comparison in binary
+  /// collation of such a field.
+  fileprivate func _directField(
+    _ c: _FieldCondition
+  ) -> (RequestComparison, String, Int, _RecordsOwner, UnsafeRawPointer, Int)? {
+    guard let comparison = c.comparison, c.collation == .binary, !records.isEmpty,
+      case .reflected(_, let shape, let offset?) = stored.plan.route(c.key)
+    else { return nil }
+    let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
+    return (comparison, shape.typeName, offset, _RecordsOwner(records), base, MemoryLayout<Element>.stride)
+  }
+
   /// ``directTest(_:)``'s conditions as a fill: a top-level `Int` field compared with an
   /// `Int`, or a `String` field tested for (in)equality with a `String` (binary
   /// collation), read in place. The fill is for the moment of one count: the caller keeps
   /// the records alive (the snapshot holds them) while it runs.
   func directFill(_ c: _FieldCondition) -> _SlotFill? {
-    guard let comparison = c.comparison, c.collation == .binary, !records.isEmpty,
-      case .reflected(_, let shape, let offset?) = stored.plan.route(c.key)
-    else { return nil }
-    let owner = _RecordsOwner(records)
-    let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
-    let stride = MemoryLayout<Element>.stride
-    switch (shape.typeName, c.value, comparison) {
+    guard let (comparison, typeName, offset, owner, base, stride) = _directField(c) else { return nil }
+    switch (typeName, c.value, comparison) {
     case ("Int", .int(let v), _):
       func int(_ p: UnsafeRawPointer) -> Int { p.load(fromByteOffset: offset, as: Int.self) }
       return { start, count, out, mask in
@@ -203,7 +214,7 @@ extension _RecordFields {
 }
 
 /// Keeps an array of records alive for the readers that point into its storage.
-private final class _RecordsOwner: Sendable {
+fileprivate final class _RecordsOwner: Sendable {
   private let records: any Sendable
   init(_ records: any Sendable) { self.records = records }
 }

@@ -33,9 +33,8 @@ func _borrowedField<Root, Value>(
 }
 
 /// Sets one bit per record of `records[0 ..< count]` in `out` (64 records a word): the bit
-/// of each record `test` accepts. With a `mask`, only records whose bit is set in it are
-/// tested (an AND's later operands test only what the earlier ones kept, and the first
-/// only live records); `out` may be the mask itself.
+/// of each record `test` accepts, testing only records set in `mask` when there is one
+/// (see `_fillRawWords`, whose loop this is).
 ///
 /// Inlined into each key-path operator's `fill`, so the loop is specialized for the
 /// record and value types and calls no closure per record.
@@ -44,29 +43,8 @@ func _fillWords<Root>(
   _ records: UnsafePointer<Root>, _ count: Int, _ out: UnsafeMutablePointer<UInt64>, _ mask: UnsafePointer<UInt64>?,
   _ test: (UnsafePointer<Root>) -> Bool
 ) {
-  var start = 0
-  var k = 0
-  while start < count {
-    let end = Swift.min(start &+ 64, count)
-    var word: UInt64 = 0
-    if let mask {
-      // Only the records that exist: a mask may be wider than `count`.
-      var m = mask[k] & (end &- start == 64 ? ~0 : (1 &<< UInt64(end &- start)) &- 1)
-      while m != 0 {
-        let j = m.trailingZeroBitCount
-        if test(records + (start &+ j)) { word |= 1 &<< UInt64(j) }
-        m &= m &- 1
-      }
-    } else {
-      var j = start
-      while j < end {
-        if test(records + j) { word |= 1 &<< UInt64(j &- start) }
-        j &+= 1
-      }
-    }
-    out[k] = word
-    start = end
-    k &+= 1
+  _fillRawWords(UnsafeRawPointer(records), MemoryLayout<Root>.stride, 0, count, out, mask) {
+    test($0.assumingMemoryBound(to: Root.self))
   }
 }
 
