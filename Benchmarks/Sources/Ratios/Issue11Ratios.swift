@@ -51,6 +51,24 @@ func firstQueriesOnJustOpenedFiles(
   return (log, sqlite)
 }
 
+/// A log and a SQLite file of `animals` for the small-query rows, and the baselines of a
+/// lookup by id over 1,000 ids: a `Dictionary`, and SQLite through GRDB by primary key
+/// (ms per lookup). The caller removes the files.
+func idLookupBaselines(
+  _ animals: [Animal], logPath: String, sqlitePath: String
+) throws -> (keys: [Int], dictionary: Double, sqlite: Double) {
+  try freshLog(logPath).insert(contentsOf: animals)
+  let dbq = try queryDatabase(sqlitePath, animals)
+  let idKeys = queryIDKeys(animals.count)
+  let dictionary = Dictionary(uniqueKeysWithValues: animals.map { ($0.id, $0) })
+  let dictionaryTime = perOperation(keys: idKeys.count) { keep(dictionary[idKeys[$0]]) }
+  let sqlTime = try dbq.read { db in
+    let statement = try db.cachedStatement(sql: "SELECT * FROM animal WHERE id = ?")
+    return try perOperation(keys: idKeys.count) { keep(try SQLAnimal.fetchOne(statement, arguments: [idKeys[$0]])) }
+  }
+  return (idKeys, dictionaryTime, sqlTime)
+}
+
 func issue11Tables(_ animals: [Animal]) throws {
   let n = animals.count
   let records = "\(grouped(n)) records"
@@ -151,15 +169,7 @@ func issue11Tables(_ animals: [Animal]) throws {
   let logPath = scratch + "/issue11.rslog"
   let sqlitePath = scratch + "/issue11.sqlite"
   defer { remove(logPath, ["", ".lock"]); remove(sqlitePath, ["", "-journal", "-wal", "-shm"]) }
-  try freshLog(logPath).insert(contentsOf: animals)
-  let dbq = try queryDatabase(sqlitePath, animals)
-  let idKeys = queryIDKeys(n)
-  let dictionary = Dictionary(uniqueKeysWithValues: animals.map { ($0.id, $0) })
-  let dictionaryTime = perOperation(keys: idKeys.count) { keep(dictionary[idKeys[$0]]) }
-  let sqlTime = try dbq.read { db in
-    let statement = try db.cachedStatement(sql: "SELECT * FROM animal WHERE id = ?")
-    return try perOperation(keys: idKeys.count) { keep(try SQLAnimal.fetchOne(statement, arguments: [idKeys[$0]])) }
-  }
+  let (idKeys, dictionaryTime, sqlTime) = try idLookupBaselines(animals, logPath: logPath, sqlitePath: sqlitePath)
   // The log is open only here: the reopen below needs it closed.
   for (name, set) in [("MemoryStore", RequestSet(store)), ("LogStore", RequestSet(try LogStore<Animal>(path: logPath)))] {
     let byID = perOperation(keys: idKeys.count) { keep(set.filter(\.id == idKeys[$0]).first) }

@@ -27,15 +27,7 @@ func issue22Tables(_ animals: [Animal]) throws {
   let logPath = scratch + "/issue22.rslog"
   let sqlitePath = scratch + "/issue22.sqlite"
   defer { remove(logPath, ["", ".lock"]); remove(sqlitePath, ["", "-journal", "-wal", "-shm"]) }
-  try freshLog(logPath).insert(contentsOf: animals)
-  let dbq = try queryDatabase(sqlitePath, animals)
-  let idKeys = queryIDKeys(n)
-  let dictionary = Dictionary(uniqueKeysWithValues: animals.map { ($0.id, $0) })
-  let dictionaryTime = perOperation(keys: idKeys.count) { keep(dictionary[idKeys[$0]]) }
-  let sqlTime = try dbq.read { db in
-    let statement = try db.cachedStatement(sql: "SELECT * FROM animal WHERE id = ?")
-    return try perOperation(keys: idKeys.count) { keep(try SQLAnimal.fetchOne(statement, arguments: [idKeys[$0]])) }
-  }
+  let (idKeys, dictionaryTime, sqlTime) = try idLookupBaselines(animals, logPath: logPath, sqlitePath: sqlitePath)
   for (name, set, target) in [
     ("MemoryStore", RequestSet(store), 0.001), ("LogStore", RequestSet(try LogStore<Animal>(path: logPath)), 0.002),
   ] {
