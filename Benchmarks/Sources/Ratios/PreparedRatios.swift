@@ -100,18 +100,6 @@ func issue22Tables(_ animals: [Animal]) throws {
   printTable("Issue 22: one prepared query, \(grouped(n)) records", rows)
 
   // Query rows 1–8 at every size, both stores, against SQLite + index.
-  var query: [Row] = []
-  for size in override ?? [10_000, 100_000, 1_000_000] {
-    let measured = try queryTable(size, only: (["1", "2", "3", "4", "5a", "5b", "6", "7", "8"], [.memory, .log, .sqliteIndexed]))
-    for row in measured where ["1", "2", "3", "4", "5b", "6", "7", "8"].contains(String(row.number)) {
-      for c in [Contender.memory, .log] {
-        guard let ours = row[c], let sqlite = row[.sqliteIndexed] else { continue }
-        let name = c == .memory ? "MemoryStore" : "LogStore"
-        var line = Row("\(row.scenario), \(grouped(size)), \(name)", ours, "SQLite + index", sqlite, target: "faster")
-        line.verdict = mark(ours < sqlite)
-        query.append(line)
-      }
-    }
-  }
-  printTable("Issue 22: query rows 1–8, per query, against SQLite + index", query)
+  try queryRowsAgainstIndexedSQLite(
+    ["1", "2", "3", "4", "5b", "6", "7", "8"], title: "Issue 22: query rows 1–8, per query, against SQLite + index")
 }
