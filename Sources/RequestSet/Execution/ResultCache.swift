@@ -66,9 +66,13 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   /// The set's preparation over its snapshot (a store that runs no query itself), made on
   /// the first read and kept.
-  func prepared(_ source: _Source<Element>, _ query: _Query<Element>) throws -> _PreparedQuery<Element> {
+  ///
+  /// - Parameter snapshot: The set's snapshot, when the caller has it at hand already.
+  func prepared(
+    _ source: _Source<Element>, _ query: _Query<Element>, snapshot known: StoreSnapshot<Element>? = nil
+  ) throws -> _PreparedQuery<Element> {
     if let p = state.withLock({ $0.prepared }) { return p }
-    let fresh = _PreparedQuery(query, snapshot: try snapshot(source))
+    let fresh = _PreparedQuery(query, snapshot: try known ?? snapshot(source))
     return state.withLock { st in
       if let p = st.prepared { return p }
       st.prepared = fresh
@@ -100,15 +104,12 @@ final class _ResultCache<Element: Sendable>: Sendable {
     if let runner = source.pushdown { return try _pushdownEvaluation(runner, query) }
     try _Pushdown.refuseUnpushed(query, storeName: source.name)
     let slots: [Int]
-    let snapshot: StoreSnapshot<Element>
-    if bits == nil, matched == nil, let found = _Planner.idSlots(query, in: try self.snapshot(source)) {
+    let snapshot = try self.snapshot(source)
+    if bits == nil, matched == nil, let found = _Planner.idSlots(query, in: snapshot) {
       // `filter(\.id == v)`: the id map answers it; nothing to prepare or plan.
-      snapshot = try self.snapshot(source)
       slots = found
     } else {
-      let prepared = try prepared(source, query)
-      snapshot = try prepared.snapshot ?? self.snapshot(source)
-      slots = try _slots(prepared, snapshot, matched, bits)
+      slots = try _slots(try prepared(source, query, snapshot: snapshot), snapshot, matched, bits)
     }
     return state.withLock { st in
       if let e = st.evaluation { return e }
