@@ -42,7 +42,7 @@ final class _PreparedQuery<Element: Sendable>: Sendable {
   /// process has seen none of the type, twins decided, the query checked against the
   /// store's keys and kinds and split between store and process.
   init(_ query: _Query<Element>, reader: _PushdownReader<Element>, storeName: String) throws {
-    let resolved = try Self.resolved(query, reader)
+    let resolved = Self.resolved(query, reader)
     try _Pushdown.check(resolved, reader)
     let plan = _PushdownPlan(resolved, reader)
     try _Pushdown.refuse(plan, resolved, storeName: storeName)
@@ -55,15 +55,17 @@ final class _PreparedQuery<Element: Sendable>: Sendable {
   /// store's keys and kinds: for a write or an aggregate through the query, which asks
   /// only whether the store runs it all.
   static func split(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) throws -> _PushdownPlan<Element> {
-    let resolved = try Self.resolved(query, reader)
+    let resolved = Self.resolved(query, reader)
     try _Pushdown.check(resolved, reader)
     return _PushdownPlan(resolved, reader)
   }
 
   /// `query` with its twins decided for a store's reader, after the store's first records
   /// were shown to the probe when the process had seen none of the type.
-  static func resolved(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) throws -> _Query<Element> {
-    if query.invalid == nil, !query.twinsResolved, query.hasTypedParts { try reader.witness() }
+  static func resolved(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) -> _Query<Element> {
+    // Only a hint: a store whose first records cannot be read now (or decoded as the type)
+    // still runs the query, which reports its own error if it reads them.
+    if query.invalid == nil, !query.twinsResolved, query.hasTypedParts { try? reader.witness() }
     return query.resolvingTwins()
   }
 

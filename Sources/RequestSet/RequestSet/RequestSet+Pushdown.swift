@@ -40,7 +40,7 @@ extension RequestSet {
     // The plan a read made, else the one a read would make now (not kept: explaining
     // fixes nothing).
     let known = _cache.peekPrepared()?.pushdown
-    let plan = known ?? _PushdownPlan((try? _PreparedQuery.resolved(_query, reader)) ?? _query, reader)
+    let plan = known ?? _PushdownPlan(_PreparedQuery.resolved(_query, reader), reader)
     lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
     do {
       for line in try reader.explain(plan.query).description.split(separator: "\n") {
