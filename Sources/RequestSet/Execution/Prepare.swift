@@ -78,9 +78,6 @@ final class _PreparedQuery<Element: Sendable>: Sendable {
       return plan
     }
   }
-
-  /// The access plan, when a read has made it.
-  func peekAccess() -> _AccessPlan<Element>? { _access.withLock { $0 } }
 }
 
 /// How many plans the engine made while a test watched: a test binds ``tally`` around
