@@ -111,6 +111,20 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// message never shows a password) and retry.
     public static let connectionFailed = Code("connectionFailed")
 
+    /// A relation is declared wrongly or used where it cannot be: a relation to a type the
+    /// ``RecordGraph`` holds no store of, two relations of one name, a foreign key that is
+    /// not a stored property, `.nullify` on a required key, a cycle of `.cascade` rules, or
+    /// a key through a to-many used where one value is needed. The message names the
+    /// relation and the fix.
+    public static let invalidRelation = Code("invalidRelation")
+    /// A write through a ``RecordGraph`` would store a to-one foreign key that names no
+    /// record of the related type (and the relation does not allow it). The message names
+    /// the relation, the record and the missing id; nothing was written.
+    public static let danglingReference = Code("danglingReference")
+    /// A delete through a ``RecordGraph`` was refused by a `.deny` rule: records still point
+    /// at the record. The message names the relation and how many; nothing was deleted.
+    public static let deleteDenied = Code("deleteDenied")
+
     /// A schema migration could not run: one of its steps threw, met a record it cannot
     /// change (a rename onto a key the record already holds, a value a conversion refuses),
     /// or the ``Migrator`` is malformed (two migrations with one name, a step on `id`).

@@ -34,6 +34,15 @@ struct _ExpressionCompiler<Element> {
     return { slot in try test(_ExpressionScope(slot: slot)) }
   }
 
+  /// The test of a condition over one value taken as the evaluated object: its keys read
+  /// the value's members, as inside a SUBQUERY. A record with its relations materialized
+  /// inside it is tested this way (see RelationResolution.swift).
+  static func elementTest(_ c: _ExpressionCondition) throws -> @Sendable (FieldValue) throws -> Bool {
+    let test = try _ExpressionCompiler(fields: _NoFields())._condition(c, bound: [], inSubquery: true)
+    let box = _SendableElementTest(test: test)
+    return { try box.test(_ExpressionScope(slot: 0, element: $0)) }
+  }
+
   private func _condition(_ c: _ExpressionCondition, bound: Set<String>, inSubquery: Bool) throws -> Test {
     if !inSubquery, case .compare = c.op, let a = c.lhs.plainKey, let b = c.rhs.plainKey {
       try _checkComparable(a, b)
@@ -234,4 +243,22 @@ extension RequestSetError {
       "The variable $\(name) has no value. Bind it with .substituting([\"\(name)\": value]) on the filter, "
         + "or pass variables: [\"\(name)\": value] to filter(_:variables:).")
   }
+}
+
+/// No fields: the compiler of a test over values (``_ExpressionCompiler/elementTest(_:)``)
+/// reads keys from the value, never from a store.
+struct _NoFields: _FieldAccess {
+  var kinds: [String: _KindSet] { [:] }
+  func reader(for key: String) -> ((Int) throws -> FieldValue)? { nil }
+  func matcher(for condition: _FieldCondition) -> ((Int) throws -> Bool)? { nil }
+}
+
+/// A compiled test over values.
+///
+/// `@unchecked Sendable` because the compiler's closures are not declared `Sendable`; the
+/// ones an element test builds capture only constants, prepared field conditions (which
+/// are `Sendable`) and other such closures, and never a store's field readers (`_NoFields`
+/// has none), so calling it from any thread shares nothing mutable.
+struct _SendableElementTest: @unchecked Sendable {
+  let test: (_ExpressionScope) throws -> Bool
 }

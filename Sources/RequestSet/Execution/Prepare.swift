@@ -111,7 +111,7 @@ extension _Query {
   /// - Complexity: O(*n*) in the number of conditions and sort keys; O(1) once resolved.
   func resolvingTwins() -> _Query {
     if twinsResolved { return self }
-    var q = self
+    var q = graph == nil ? self : resolvingRelations()
     for i in q.stages.indices {
       if let filter = q.stages[i].filter, let resolved = filter._resolvingTwins() { q.stages[i].filter = resolved }
       if q.stages[i].sort.contains(where: { if case .typed = $0 { return true } else { return false } }) {

@@ -272,7 +272,7 @@ public enum RequestComparison: String, Sendable, Hashable, CaseIterable {
 @usableFromInline
 struct _FieldCondition: Sendable, CustomStringConvertible {
   /// The key, without a `.@count` suffix.
-  let key: String
+  var key: String
   let op: _FieldOperator
   let value: FieldValue
   /// How the core's comparisons order strings; format strings use ``options`` instead.
@@ -280,9 +280,9 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   /// `[c]`, `[d]`.
   let options: _TextOptions
   /// `ANY key …`: the test applies to the field's elements.
-  let quantifier: _Quantifier?
+  var quantifier: _Quantifier?
   /// `key.@count …`: the test applies to the number of the field's elements.
-  let countsElements: Bool
+  var countsElements: Bool
   /// For a typed condition's twin whose key path names the record's `id` property while
   /// its Codable key is not confirmed to be "id": good for finding the record by id, not
   /// for reading the field.
@@ -345,6 +345,10 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   /// `{1, 2}` for a list operand, as the format grammar writes it.
   private static func _listDescription(_ value: FieldValue) -> String {
     guard case .array(let items) = value else { return value.description }
+    // A list a relation resolved to may hold thousands of ids: explain() shows the first.
+    if items.count > 32 {
+      return "{" + items.prefix(32).map(\.description).joined(separator: ", ") + ", … (\(items.count - 32) more)}"
+    }
     return "{" + items.map(\.description).joined(separator: ", ") + "}"
   }
 

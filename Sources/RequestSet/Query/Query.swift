@@ -19,6 +19,11 @@ struct _Query<Element: Sendable>: Sendable {
   /// typed condition's twin, typed sort's store key and predicate's translation has been
   /// decided for the source the query runs on.
   var twinsResolved = false
+  /// The graph of stores the set was made from (``RecordGraph/records(_:)``): keys may walk
+  /// the relations its types declare, resolved when the query is prepared.
+  var graph: RecordGraph?
+  /// What resolving relations did, for `explain()` (see RelationResolution.swift).
+  var relationNotes: [String] = []
 
   /// Marks the query invalid; the first error is the one reported.
   mutating func invalidate(_ error: RequestSetError) {

@@ -12,7 +12,13 @@ extension RequestSet {
   /// property (a renamed key, a custom `encode(to:)`, a class), a `fields:` line says
   /// which keys are read straight from the records and which through `Codable`.
   ///
-  /// It runs no query. A set is prepared once, on its first read, and every read (`count`,
+  /// A set made by a ``RecordGraph`` whose keys walk relations says first, on a
+  /// `relation` line for each, how the relation runs: a semi-join (one query on the
+  /// related store, whose ids become `key IN {…}` here), an anti-join, a count, or
+  /// materialized related records for a condition computed on each record. To know those
+  /// ids, explaining such a set runs the related queries.
+  ///
+  /// It runs no query of its own store. A set is prepared once, on its first read, and every read (`count`,
   /// iteration, subscripts, `first`, `last`) uses that one plan: after a read, `explain()`
   /// prints that plan. Before any read it prints the plan a read would make now, looking
   /// at the store's indexes in a fresh snapshot that it does not keep (explaining fixes
@@ -48,6 +54,7 @@ extension RequestSet {
         unreadable = error
       }
     }
+    for note in (prepared?.query ?? _query).relationNotes { lines.append("relation \(note)") }
     for (i, stage) in (prepared?.query ?? _query).stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil

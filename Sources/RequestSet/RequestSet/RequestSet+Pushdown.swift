@@ -39,8 +39,10 @@ extension RequestSet {
     }
     // The plan a read made, else the one a read would make now (not kept: explaining
     // fixes nothing).
-    let known = _cache.peekPrepared()?.pushdown
-    let plan = known ?? _PushdownPlan(_PreparedQuery.resolved(_query, reader), reader)
+    let prepared = _cache.peekPrepared()
+    let resolved = prepared?.query ?? _PreparedQuery.resolved(_query, reader)
+    let plan = prepared?.pushdown ?? _PushdownPlan(resolved, reader)
+    for note in resolved.relationNotes { lines.append("relation \(note)") }
     lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
     do {
       for line in try reader.explain(plan.query).description.split(separator: "\n") {

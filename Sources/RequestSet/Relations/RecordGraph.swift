@@ -1,0 +1,346 @@
+/// The stores of a graph of record types, given once, so that queries can walk the
+/// relations the types declare (see ``RelatedRecord``).
+///
+/// ```swift
+/// let graph = try RecordGraph(animals, owners, visits, vets)   // one store per type
+///
+/// let inOslo = graph.records(Animal.self).filter("owner.city", value: "Oslo")
+/// let busy = graph.records(Animal.self).filter("visits.@count > 2")
+/// let rows = try graph.records(Animal.self).fetch(including: Animal.owner, Animal.visits)
+/// try graph.delete(Owner.self, id: 7)   // applies each relation's delete rule
+/// ```
+///
+/// Stores of different kinds mix freely (a `MemoryStore` of owners beside a `LogStore` of
+/// animals): a relation runs as one query on the related type's store, whose answer
+/// (a list of ids) the query then runs on its own store. The graph checks every relation
+/// when it is made: a relation to a type no store holds, two relations of one name, a
+/// foreign key reflection cannot name, `.nullify` on a required key or a cycle of
+/// `.cascade` rules throw `.invalidRelation`, naming the relation and the fix.
+public final class RecordGraph: Sendable {
+  let entries: [ObjectIdentifier: any _GraphEntry]
+  /// Each type's relations, by name.
+  let relationsByType: [ObjectIdentifier: [String: _RelationInfo]]
+  /// Every to-one relation, by the type it points at: whom a delete reaches.
+  let referrers: [ObjectIdentifier: [_RelationInfo]]
+
+  /// A graph of `stores`, one per record type.
+  ///
+  /// ```swift
+  /// let graph = try RecordGraph([animals, owners])
+  /// ```
+  /// - Throws: `.invalidRelation` for two stores of one type, or a relation the stores
+  ///   cannot serve (see the type's discussion).
+  public init(_ stores: [any RecordStore]) throws {
+    var entries: [ObjectIdentifier: any _GraphEntry] = [:]
+    for store in stores {
+      let entry = _makeEntry(store)
+      let id = ObjectIdentifier(entry.type)
+      guard entries[id] == nil else {
+        throw RequestSetError(
+          .invalidRelation, "The graph holds two stores of \(entry.type). Give it one store per record type.")
+      }
+      entries[id] = entry
+    }
+    var relationsByType: [ObjectIdentifier: [String: _RelationInfo]] = [:]
+    var referrers: [ObjectIdentifier: [_RelationInfo]] = [:]
+    for (id, entry) in entries {
+      var named: [String: _RelationInfo] = [:]
+      for relation in entry.declaredRelations {
+        guard named[relation.name] == nil else {
+          throw RequestSetError(
+            .invalidRelation,
+            "\(entry.type) declares two relations named \"\(relation.name)\". Give each relation its own name.")
+        }
+        named[relation.name] = relation
+        if case .toOne = relation.kind { referrers[ObjectIdentifier(relation.target), default: []].append(relation) }
+      }
+      relationsByType[id] = named
+    }
+    self.entries = entries
+    self.relationsByType = relationsByType
+    self.referrers = referrers
+    try _validate()
+  }
+
+  /// A graph of `stores`, one per record type.
+  ///
+  /// ```swift
+  /// let graph = try RecordGraph(animals, owners, visits, vets)
+  /// ```
+  /// - Throws: `.invalidRelation`, as ``init(_:)-([any RecordStore])`` does.
+  public convenience init(_ stores: any RecordStore...) throws {
+    try self.init(stores)
+  }
+
+  /// Every record of `type`, as a request set whose keys may walk the type's relations.
+  ///
+  /// ```swift
+  /// let cows = graph.records(Animal.self).filter("species.simpleName", value: "Cow")
+  /// ```
+  /// A type the graph holds no store of gives a set whose reads throw `.invalidRelation`.
+  /// - Complexity: O(1); nothing is read until the set is evaluated.
+  public func records<T: Record>(_ type: T.Type = T.self) -> RequestSet<T> {
+    guard let entry = entries[ObjectIdentifier(T.self)] as? _Entry<T> else {
+      var set = RequestSet<T>([T]())
+      set._query.invalidate(Self.missingStore(T.self, for: nil))
+      return set
+    }
+    return entry.records(in: self)
+  }
+
+  /// The store the graph holds for `type`, or nil.
+  ///
+  /// ```swift
+  /// let owners = graph.store(for: Owner.self)
+  /// ```
+  public func store<T: Record>(for type: T.Type) -> (any RecordStore<T>)? {
+    (entries[ObjectIdentifier(T.self)] as? _Entry<T>)?.store
+  }
+
+  // MARK: Internal lookups
+
+  func entry(_ type: Any.Type) -> (any _GraphEntry)? { entries[ObjectIdentifier(type)] }
+
+  func relations(of type: Any.Type) -> [String: _RelationInfo] { relationsByType[ObjectIdentifier(type)] ?? [:] }
+
+  func relation(_ name: String, of type: Any.Type) -> _RelationInfo? { relationsByType[ObjectIdentifier(type)]?[name] }
+
+  /// The entry of a relation's target, which validation guarantees.
+  func targetEntry(_ relation: _RelationInfo) throws -> any _GraphEntry {
+    guard let entry = entry(relation.target) else { throw Self.missingStore(relation.target, for: relation) }
+    return entry
+  }
+
+  static func missingStore(_ type: Any.Type, for relation: _RelationInfo?) -> RequestSetError {
+    if let relation {
+      return RequestSetError(
+        .invalidRelation,
+        "The relation \(relation.sourceName).\(relation.name) points at \(type), but the graph holds no store of "
+          + "\(type). Pass a store of \(type) to RecordGraph, or remove the relation.")
+    }
+    return RequestSetError(
+      .invalidRelation, "The graph holds no store of \(type). Pass a store of \(type) to RecordGraph(…).")
+  }
+
+  private func _validate() throws {
+    for (_, named) in relationsByType {
+      for relation in named.values.sorted(by: { $0.name < $1.name }) {
+        let path = "\(relation.sourceName).\(relation.name)"
+        guard !relation.name.isEmpty, !relation.name.contains("."), !relation.name.hasPrefix("@") else {
+          throw RequestSetError(
+            .invalidRelation,
+            "The relation \(path) has an invalid name. Name it with a plain key, with no dot and no @.")
+        }
+        guard entry(relation.target) != nil else { throw Self.missingStore(relation.target, for: relation) }
+        guard relation.keyFound else {
+          throw RequestSetError(
+            .invalidRelation,
+            "The key path of \(path) names no stored property. Point the relation at a stored property that holds "
+              + "the id, not at a computed one.")
+        }
+        switch relation.kind {
+        case .toOne(_, let required, let rule, _):
+          if required, rule == .nullify {
+            throw RequestSetError(
+              .invalidRelation,
+              "\(path) is required (its key is not optional), so it cannot be nullified. Use onDelete: .cascade "
+                + "or .deny, or make the key optional.")
+          }
+        case .toMany:
+          break
+        case .through(let first, let second):
+          guard let via = self.relation(first, of: relation.source), case .toMany = via.kind,
+            let then = self.relation(second, of: via.target), then.isToOne, then.target == relation.target
+          else {
+            throw RequestSetError(
+              .invalidRelation,
+              "\(path) goes through \(first).\(second), which is not a declared to-many followed by a to-one of "
+                + "\(relation.targetName). Declare both relations in the types' `relations`.")
+          }
+        }
+      }
+    }
+    try _checkCascadeCycles()
+  }
+
+  /// A cycle of `.cascade` rules (A's delete cascades to B, B's to A) would delete
+  /// without end, or on an unlucky graph delete everything: it is refused.
+  private func _checkCascadeCycles() throws {
+    // Edges: target type -> source type, for every cascading to-one.
+    var edges: [ObjectIdentifier: [(ObjectIdentifier, _RelationInfo)]] = [:]
+    for (_, named) in relationsByType {
+      for relation in named.values {
+        guard case .toOne(_, _, .cascade, _) = relation.kind else { continue }
+        edges[ObjectIdentifier(relation.target), default: []].append((ObjectIdentifier(relation.source), relation))
+      }
+    }
+    var state: [ObjectIdentifier: Int] = [:]  // 1: on the path, 2: done
+    func visit(_ node: ObjectIdentifier, _ path: [_RelationInfo]) throws {
+      state[node] = 1
+      for (next, relation) in edges[node] ?? [] {
+        if state[next] == 1 {
+          let cycle = (path + [relation]).map { "\($0.sourceName).\($0.name)" }.joined(separator: ", ")
+          throw RequestSetError(
+            .invalidRelation,
+            "The delete rules cascade in a cycle (\(cycle)): deleting one record would delete its own referrers "
+              + "again. Make one of these relations .nullify or .deny.")
+        }
+        if state[next] == nil { try visit(next, path + [relation]) }
+      }
+      state[node] = 2
+    }
+    for node in edges.keys.sorted(by: { "\($0)" < "\($1)" }) where state[node] == nil { try visit(node, []) }
+  }
+}
+
+/// What the graph needs of one type's store, without knowing the type.
+protocol _GraphEntry: Sendable {
+  var type: Any.Type { get }
+  var storeName: String { get }
+  var declaredRelations: [_RelationInfo] { get }
+  /// `@Sendable (UnsafePointer<T>) -> FieldValue`: a record's id, encoded.
+  var readID: any Sendable { get }
+  /// The values of `key` (which may walk relations) of the records matching `filter`,
+  /// in store order; one query.
+  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue]
+  /// The values of two keys of the matching records, in store order; one query.
+  func columns(_ a: String, _ b: String, where filter: _FieldPredicate?, graph: RecordGraph) throws
+    -> [(FieldValue, FieldValue)]
+  /// The matching records encoded as objects, with the relations named in `include`
+  /// materialized inside them, keyed by the value of `groupKey`; one query per level.
+  func objects(
+    where filter: _FieldPredicate?, groupedBy groupKey: String, include: Set<String>, depth: Int, graph: RecordGraph
+  ) throws -> [FieldValue: [FieldValue]]
+  /// The records matching `filter`, type-erased, with their encoded ids.
+  func records(where filter: _FieldPredicate?, graph: RecordGraph) throws -> [(id: FieldValue, record: any Sendable)]
+  /// Applies changes (`[RecordChange<T>]`) atomically to the store.
+  func apply(_ changes: any Sendable) throws
+  /// The record (a `T`) with a to-one key set to nil by `nullify` (`(T) -> T`).
+  func _nullified(_ record: any Sendable, _ nullify: any Sendable) -> any Sendable
+  /// The changes that save `saving` and delete `deleting` (records of `T`), and the
+  /// changes that undo them (`restoring` are the saved records as they were).
+  func changes(saving: [any Sendable], deleting: [any Sendable], restoring: [any Sendable]) -> (any Sendable, any Sendable)
+}
+
+private func _makeEntry<S: RecordStore>(_ store: S) -> any _GraphEntry {
+  _Entry<S.Element>(store: store)
+}
+
+struct _Entry<T: Record>: _GraphEntry {
+  let store: any RecordStore<T>
+
+  var type: Any.Type { T.self }
+  var storeName: String { "\(Swift.type(of: store))" }
+
+  var declaredRelations: [_RelationInfo] {
+    guard let related = T.self as? any RelatedRecord.Type else { return [] }
+    return _declared(related)
+  }
+
+  var readID: any Sendable {
+    let read: @Sendable (UnsafePointer<T>) -> FieldValue = { _encodedID($0.pointee.id) }
+    return read
+  }
+
+  func records(in graph: RecordGraph) -> RequestSet<T> {
+    var set = RequestSet(store)
+    set._query.graph = graph
+    return set
+  }
+
+  private func _set(_ filter: _FieldPredicate?, _ graph: RecordGraph) -> RequestSet<T> {
+    var set = records(in: graph)
+    if let filter { set._query.addFilter(_FilterNode(filter), mode: .and) }
+    return set
+  }
+
+  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue] {
+    try _set(filter, graph)._column(key)
+  }
+
+  func columns(_ a: String, _ b: String, where filter: _FieldPredicate?, graph: RecordGraph) throws
+    -> [(FieldValue, FieldValue)]
+  {
+    let set = _set(filter, graph)
+    let first = try set._column(a)
+    let second = try set._column(b)
+    return Array(zip(first, second))
+  }
+
+  func objects(
+    where filter: _FieldPredicate?, groupedBy groupKey: String, include: Set<String>, depth: Int, graph: RecordGraph
+  ) throws -> [FieldValue: [FieldValue]] {
+    let records = try _set(filter, graph).fetch()
+    var objects: [[String: FieldValue]] = []
+    objects.reserveCapacity(records.count)
+    for record in records {
+      guard case .object(let fields) = try _FieldEncoder.encode(record) else { continue }
+      objects.append(fields)
+    }
+    if depth > 0 {
+      for name in include.sorted() {
+        guard let relation = graph.relation(name, of: T.self) else { continue }
+        try _RelationObjects.attach(relation, to: &objects, include: include, depth: depth - 1, graph: graph)
+      }
+    }
+    var grouped: [FieldValue: [FieldValue]] = [:]
+    for object in objects {
+      grouped[_ExpressionValues.member(.object(object), groupKey), default: []].append(.object(object))
+    }
+    return grouped
+  }
+
+  func records(where filter: _FieldPredicate?, graph: RecordGraph) throws -> [(id: FieldValue, record: any Sendable)] {
+    try _set(filter, graph).fetch().map { (_encodedID($0.id), $0) }
+  }
+
+  func apply(_ changes: any Sendable) throws {
+    guard let changes = changes as? [RecordChange<T>], !changes.isEmpty else { return }
+    try store.apply(changes, ifVersion: nil)
+  }
+}
+
+private func _declared<R: RelatedRecord>(_ type: R.Type) -> [_RelationInfo] {
+  R.relations.map(\._relation)
+}
+
+/// Materializing related records inside encoded records, for the conditions that read
+/// relations as nested values (expressions, `SUBQUERY`, `@sum`).
+enum _RelationObjects {
+  /// Adds `relation`'s records to each object under the relation's name: an object for a
+  /// to-one (nil when none), an array for a to-many. One query.
+  static func attach(
+    _ relation: _RelationInfo, to objects: inout [[String: FieldValue]], include: Set<String>, depth: Int,
+    graph: RecordGraph
+  ) throws {
+    let target = try graph.targetEntry(relation)
+    switch relation.kind {
+    case .toOne(let key, _, _, _):
+      let keys = Set(objects.map { _ExpressionValues.member(.object($0), key) }.filter { $0 != .null })
+      let related = try target.objects(
+        where: keys.isEmpty ? .constant(false) : .field(try _FieldCondition(key: "id", op: .in, value: .array(Array(keys)))),
+        groupedBy: "id", include: include, depth: depth, graph: graph)
+      for i in objects.indices {
+        let value = related[_ExpressionValues.member(.object(objects[i]), key)]?.first ?? .null
+        objects[i][relation.name] = value
+      }
+    case .toMany(let key):
+      let ids = objects.map { $0["id"] ?? .null }
+      let related = try target.objects(
+        where: ids.isEmpty ? .constant(false) : .field(try _FieldCondition(key: key, op: .in, value: .array(ids))),
+        groupedBy: key, include: include, depth: depth, graph: graph)
+      for i in objects.indices {
+        objects[i][relation.name] = .array(related[objects[i]["id"] ?? .null] ?? [])
+      }
+    case .through(let first, let second):
+      guard let via = graph.relation(first, of: relation.source) else { return }
+      var inner = include
+      inner.insert(second)
+      try attach(via, to: &objects, include: inner, depth: depth + 1, graph: graph)
+      for i in objects.indices {
+        guard case .array(let items) = objects[i][first] ?? .null else { continue }
+        objects[i][relation.name] = .array(items.map { _ExpressionValues.member($0, second) }.filter { $0 != .null })
+      }
+    }
+  }
+}

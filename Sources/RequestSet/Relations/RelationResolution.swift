@@ -1,0 +1,384 @@
+// Resolving relations when a query is prepared.
+//
+// A query over a graph's type may name keys that walk relations (`owner.city`,
+// `ANY visits.vet`, `visits.@count`, `SUBQUERY(visits, …)`). When the query is prepared
+// (see Prepare.swift: relations are resolved just before twins are decided), each such
+// condition becomes a condition on the record's own keys:
+// - a condition through a to-one becomes a semi-join: one query on the target's store
+//   returns the ids of the targets that match, and the condition becomes
+//   `foreignKey IN {ids}` (or its negation, when a missing target matches: then the ids
+//   are those of the targets that do not), which every store runs, indexes serve and SQL
+//   stores run themselves;
+// - a quantified condition through a to-many (`ANY`, `ALL`, `NONE`) is one query on the
+//   target's store for the inverse keys of the children that match (or fail), and becomes
+//   `id IN {…}` or its negation; `@count` counts the inverse keys of one query;
+// - any other condition that reads a relation (arithmetic, `SUBQUERY`, `@sum`…) reads
+//   the related records materialized as nested values, one query per relation, and is
+//   computed on each record in process, exactly as on records that nest the same values;
+// - a sort key through a relation reads one value per related id from one query.
+// The store of the record type never learns of the relation: a mixed graph (a LogStore
+// of animals, a SQLite store of owners) runs each half where it lives.
+
+extension _Query {
+  /// The query with every condition and sort key that walks a relation rewritten over the
+  /// record's own keys; an error becomes the query's error. One query per relation use.
+  func resolvingRelations() -> _Query {
+    guard let graph, invalid == nil else { return self }
+    let relations = graph.relations(of: Element.self)
+    guard !relations.isEmpty else { return self }
+    var q = self
+    do {
+      var notes: [String] = []
+      let resolver = _RelationResolver<Element>(graph: graph, relations: relations)
+      for i in q.stages.indices {
+        if let filter = q.stages[i].filter, let resolved = try resolver.filter(filter, notes: &notes) {
+          q.stages[i].filter = resolved
+        }
+        for (j, key) in q.stages[i].sort.enumerated() {
+          guard case .field(let name, let order, let collation) = key, let split = resolver.split(name) else { continue }
+          q.stages[i].sort[j] = .typed(try resolver.sort(name, split, order, collation, notes: &notes))
+        }
+      }
+      q.relationNotes = notes
+    } catch let error as RequestSetError {
+      q.invalidate(error)
+    } catch {
+      q.invalidate(RequestSetError(.invalidRelation, "\(error)", underlying: error))
+    }
+    return q
+  }
+}
+
+/// Rewrites one query's relation conditions (see the top of this file).
+struct _RelationResolver<Element: Sendable> {
+  let graph: RecordGraph
+  let relations: [String: _RelationInfo]
+
+  /// The relation a key starts with, and the rest of the key; nil for a key of the record.
+  func split(_ key: String) -> (relation: _RelationInfo, rest: String)? {
+    let first = key.prefix { $0 != "." }
+    guard let relation = relations[String(first)] else { return nil }
+    return (relation, key.count > first.count ? String(key.dropFirst(first.count + 1)) : "")
+  }
+
+  /// The filter with its relation conditions rewritten, or nil when it has none. Recurses
+  /// once per level, which the tree's depth bounds.
+  func filter(_ node: _FilterNode<Element>, notes: inout [String]) throws -> _FilterNode<Element>? {
+    switch node {
+    case .field(let c):
+      guard let (relation, rest) = split(c.key) else { return nil }
+      return try field(c, relation, rest, notes: &notes)
+    case .expression(let c):
+      return try expression(c, notes: &notes)
+    case .and(let j), .or(let j):
+      let terms = j.terms
+      var changed: [_FilterNode<Element>]? = nil
+      for i in terms.indices {
+        guard let r = try filter(terms[i], notes: &notes) else { continue }
+        if changed == nil { changed = terms }
+        changed![i] = r
+      }
+      guard let changed else { return nil }
+      if case .and = node { return .and(changed) }
+      return .or(changed)
+    case .not(let inner):
+      return try filter(inner, notes: &notes).map { !$0 }
+    default:
+      return nil
+    }
+  }
+
+  private func _in(_ key: String, _ values: some Collection<FieldValue>) throws -> _FilterNode<Element> {
+    if values.isEmpty { return .constant(false) }
+    return .field(try _FieldCondition(key: key, op: .in, value: .array(Array(values))))
+  }
+
+  private func _where(_ relation: _RelationInfo) -> String {
+    "\(relation.sourceName).\(relation.name) (\(relation.kindName) → \(relation.targetName))"
+  }
+
+  /// A field condition whose key starts with a relation.
+  func field(_ c: _FieldCondition, _ relation: _RelationInfo, _ rest: String, notes: inout [String]) throws
+    -> _FilterNode<Element>
+  {
+    let target = try graph.targetEntry(relation)
+    switch relation.kind {
+    case .toOne(let key, _, _, _):
+      var inner = c
+      guard !rest.isEmpty else {
+        // `owner == 3`, `owner == nil`: the foreign key itself.
+        inner.key = key
+        return .field(inner)
+      }
+      inner.key = rest
+      // A record with no related record reads nil through the relation.
+      if !inner.matches(.null) {
+        let ids = Set(try target.column("id", where: .field(inner), graph: graph))
+        notes.append("\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}")
+        return try _in(key, ids)
+      }
+      let ids = Set(try target.column("id", where: .not(.field(inner)), graph: graph))
+      notes.append(
+        "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN {\(ids.count) ids}")
+      return !(try _in(key, ids))
+    case .toMany(let key):
+      if c.countsElements, c.quantifier == nil, rest.isEmpty {
+        return try _count(c, relation, target, key, childFilter: nil, notes: &notes)
+      }
+      guard let quantifier = c.quantifier, !rest.isEmpty else {
+        throw RequestSetError(
+          .invalidRelation,
+          "\(relation.sourceName).\(relation.name) is a to-many relation, so \"\(c.key)\" names many values where "
+            + "\(c) needs one. Write ANY \(c.key) (or ALL, NONE), or reduce it with \(relation.name).@count, "
+            + "@sum, @avg, @min or @max.")
+      }
+      var inner = c
+      inner.key = rest
+      inner.quantifier = nil
+      let idKey = "id"
+      switch quantifier {
+      case .any, .noElement:
+        let parents = Set(try target.column(key, where: .field(inner), graph: graph))
+        notes.append(
+          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(inner) → "
+            + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}")
+        let node = try _in(idKey, parents)
+        return quantifier == .any ? node : !node
+      case .all:
+        let failing = Set(try target.column(key, where: .not(.field(inner)), graph: graph))
+        notes.append(
+          "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT id IN {\(failing.count) ids}")
+        return !(try _in(idKey, failing))
+      }
+    case .through(let first, let second):
+      guard let via = graph.relation(first, of: relation.source), let then = graph.relation(second, of: via.target)
+      else { throw RequestSetError(.invalidRelation, "\(_where(relation)) is not declared through \(first).\(second).") }
+      if c.countsElements, c.quantifier == nil, rest.isEmpty {
+        let viaTarget = try graph.targetEntry(via)
+        let present = _FieldPredicate.not(
+          .field(_FieldCondition(key: then.key, comparison: .equal, value: .null, collation: .binary)))
+        return try _count(c, via, viaTarget, via.key, childFilter: present, notes: &notes)
+      }
+      var inner = c
+      inner.key = first + "." + second + (rest.isEmpty ? "" : "." + rest)
+      return try field(inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &notes)
+    }
+  }
+
+  /// `visits.@count <op> value`: one query for the children's inverse keys.
+  private func _count(
+    _ c: _FieldCondition, _ relation: _RelationInfo, _ target: any _GraphEntry, _ key: String,
+    childFilter: _FieldPredicate?, notes: inout [String]
+  ) throws -> _FilterNode<Element> {
+    var test = c
+    test.key = ""
+    test.countsElements = false
+    var counts: [FieldValue: Int] = [:]
+    for parent in try target.column(key, where: childFilter, graph: graph) { counts[parent, default: 0] += 1 }
+    notes.append("\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children")
+    if !test.matches(.int(0)) {
+      return try _in("id", counts.lazy.filter { test.matches(.int($0.value)) }.map(\.key))
+    }
+    return !(try _in("id", counts.lazy.filter { !test.matches(.int($0.value)) }.map(\.key)))
+  }
+
+  /// An expression condition that reads a relation: computed on each record over the
+  /// related records materialized as nested values; nil when it reads none.
+  func expression(_ c: _ExpressionCondition, notes: inout [String]) throws -> _FilterNode<Element>? {
+    var tops = Set<String>()
+    var components = Set<String>()
+    c.lhs._relationKeys(top: &tops, components: &components)
+    c.rhs._relationKeys(top: &tops, components: &components)
+    let used = tops.compactMap { relations[$0] }.sorted { $0.name < $1.name }
+    guard !used.isEmpty else { return nil }
+    var attachments: [(name: String, lookup: String, values: [FieldValue: FieldValue], many: Bool)] = []
+    for relation in used {
+      var objects: [[String: FieldValue]] = []
+      // One query per relation: every related record, keyed by what the parent holds.
+      let target = try graph.targetEntry(relation)
+      switch relation.kind {
+      case .toOne(let key, _, _, _):
+        let byID = try target.objects(where: nil, groupedBy: "id", include: components, depth: 3, graph: graph)
+        attachments.append((relation.name, key, byID.compactMapValues(\.first), false))
+      case .toMany(let key):
+        let byParent = try target.objects(where: nil, groupedBy: key, include: components, depth: 3, graph: graph)
+        attachments.append((relation.name, "id", byParent.mapValues { .array($0) }, true))
+      case .through(let first, _):
+        // Attach through the first relation's records, by each parent's id.
+        guard let via = graph.relation(first, of: relation.source) else { continue }
+        let viaTarget = try graph.targetEntry(via)
+        var inner = components
+        if case .through(_, let second) = relation.kind { inner.insert(second) }
+        let byParent = try viaTarget.objects(where: nil, groupedBy: via.key, include: inner, depth: 3, graph: graph)
+        objects = []
+        var values: [FieldValue: FieldValue] = [:]
+        for (parent, children) in byParent {
+          guard case .through(_, let second) = relation.kind else { continue }
+          values[parent] = .array(children.map { _ExpressionValues.member($0, second) }.filter { $0 != .null })
+        }
+        attachments.append((relation.name, "id", values, true))
+      }
+      _ = objects
+      notes.append("\(_where(relation)): materialized, 1 query on \(target.storeName); \(c) computed on each record")
+    }
+    let test = try _ExpressionCompiler<Element>.elementTest(c)
+    let frozen = attachments
+    return .closure(
+      _ClosureCondition { record in
+        guard let encodable = record as? any Encodable, case .object(var object) = try? _FieldEncoder.encode(encodable)
+        else { return false }
+        for a in frozen {
+          let value = a.values[object[a.lookup] ?? .null]
+          object[a.name] = value ?? (a.many ? .array([]) : .null)
+        }
+        return (try? test(.object(object))) ?? false
+      })
+  }
+
+  /// A sort key through a relation: the value for each related id, read in one query.
+  func sort(
+    _ name: String, _ split: (relation: _RelationInfo, rest: String), _ order: RequestSortOrder,
+    _ collation: RequestCollation, notes: inout [String]
+  ) throws -> _TypedSort<Element> {
+    let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph)
+    notes.append(
+      "\(_where(split.relation)): sort by \(name), 1 query on \(try graph.targetEntry(split.relation).storeName)")
+    let read: @Sendable (UnsafePointer<Element>) -> FieldValue
+    if split.relation.isToOne {
+      guard let fk = split.relation.read as? @Sendable (Element) -> FieldValue else {
+        throw RequestSetError(.invalidRelation, "\(_where(split.relation)) is not declared on \(Element.self).")
+      }
+      read = { fk($0.pointee) }
+    } else {
+      guard let id = graph.entry(Element.self)?.readID as? @Sendable (UnsafePointer<Element>) -> FieldValue else {
+        throw RequestSetError.missingStore(Element.self)
+      }
+      read = id
+    }
+    return _TypedSort(description: name + " [through \(split.relation.name)]", order: order) { a, b in
+      FieldValue._order(values[read(a)] ?? fallback, values[read(b)] ?? fallback, collation)
+    }
+  }
+}
+
+/// The values of keys through relations, keyed by the id the record holds.
+enum _RelationColumns {
+  /// For a to-one, each target's value of `rest`, by target id; for a to-many, each
+  /// parent's values (or their `@count`, `@sum`, `@avg`, `@min`, `@max`), by parent id.
+  /// The fallback is the value of a record with no related record.
+  static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph) throws
+    -> (values: [FieldValue: FieldValue], fallback: FieldValue)
+  {
+    let target = try graph.targetEntry(relation)
+    switch relation.kind {
+    case .toOne:
+      let pairs = try target.columns("id", rest.isEmpty ? "id" : rest, where: nil, graph: graph)
+      var map: [FieldValue: FieldValue] = [:]
+      map.reserveCapacity(pairs.count)
+      for (id, value) in pairs { map[id] = value }
+      return (map, .null)
+    case .toMany(let key):
+      var path: [Substring] = []
+      var op: _Function? = nil
+      for component in rest.split(separator: ".", omittingEmptySubsequences: false) {
+        if component.hasPrefix("@") {
+          guard let f = _Function.collectionOperator(String(component)), op == nil else {
+            throw RequestSetError(
+              .invalidFormat, "\"\(component)\" in \"\(relation.name).\(rest)\" is not one collection operator. "
+                + "Use one of @count, @sum, @avg, @min or @max.")
+          }
+          op = f
+        } else {
+          path.append(component)
+        }
+      }
+      let valueKey = path.isEmpty ? "id" : path.joined(separator: ".")
+      let pairs = try target.columns(key, valueKey, where: nil, graph: graph)
+      var grouped: [FieldValue: [FieldValue]] = [:]
+      for (parent, value) in pairs {
+        if !path.isEmpty, value == .null, op != nil { continue }
+        grouped[parent, default: []].append(value)
+      }
+      guard let op else {
+        if path.isEmpty {
+          throw RequestSetError(
+            .invalidRelation,
+            "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
+              + "(\(relation.name).@count, \(relation.name).@sum.cost) that gives one value per record.")
+        }
+        return (grouped.mapValues { .array($0) }, .array([]))
+      }
+      func reduce(_ values: [FieldValue]) -> FieldValue { (try? _ExpressionValues.apply(op, [.array(values)])) ?? .null }
+      return (grouped.mapValues(reduce), reduce([]))
+    case .through(let first, let second):
+      guard let via = graph.relation(first, of: relation.source) else { return ([:], .null) }
+      return try values(via, second + (rest.isEmpty ? "" : "." + rest), graph: graph)
+    }
+  }
+}
+
+extension RequestSet {
+  /// The values of `key` for the set's records, in order. In a graph's set the key may
+  /// walk relations (`owner.city`, `visits.@count`): one query per relation.
+  func _column(_ key: String) throws -> [FieldValue] {
+    if let graph = _query.graph {
+      let resolver = _RelationResolver<Element>(graph: graph, relations: graph.relations(of: Element.self))
+      if let (relation, rest) = resolver.split(key) {
+        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
+        let own = try _column(relation.isToOne ? relation.key : "id")
+        return own.map { values[$0] ?? fallback }
+      }
+    }
+    let e = try _cache.evaluation(_source, _query)
+    let fields = try e.snapshot._fields()
+    if !e.slots.isEmpty { try _FilterCompiler<Element>.validate(key, value: nil, in: fields) }
+    guard let read = fields.reader(for: key) else { return Array(repeating: .null, count: e.slots.count) }
+    return try e.slots.map(read)
+  }
+}
+
+extension RequestSetError {
+  static func missingStore(_ type: Any.Type) -> RequestSetError { RecordGraph.missingStore(type, for: nil) }
+}
+
+extension _Expression {
+  /// The first component of every key of the evaluated record the expression reads
+  /// (`top`), and every component of every key anywhere in it (`components`), SUBQUERY
+  /// bodies included: which relations to materialize, and how deep.
+  func _relationKeys(top: inout Set<String>, components: inout Set<String>) {
+    switch self {
+    case .constant, .evaluatedObject, .variable:
+      break
+    case .key(let key):
+      let parts = key.split(separator: ".")
+      if let first = parts.first { top.insert(String(first)) }
+      for p in parts { components.insert(String(p)) }
+    case .member(let base, let key):
+      base._relationKeys(top: &top, components: &components)
+      for p in key.split(separator: ".") { components.insert(String(p)) }
+    case .function(_, let args), .list(let args):
+      for a in args { a._relationKeys(top: &top, components: &components) }
+    case .index(let base, let s):
+      base._relationKeys(top: &top, components: &components)
+      if case .at(let e) = s { e._relationKeys(top: &top, components: &components) }
+    case .subquery(let collection, _, let predicate):
+      collection._relationKeys(top: &top, components: &components)
+      var ignored = Set<String>()
+      predicate._relationComponents(top: &ignored, components: &components)
+    }
+  }
+}
+
+extension _FieldPredicate {
+  func _relationComponents(top: inout Set<String>, components: inout Set<String>) {
+    switch self {
+    case .constant: break
+    case .and(let parts), .or(let parts): for p in parts { p._relationComponents(top: &top, components: &components) }
+    case .not(let inner): inner._relationComponents(top: &top, components: &components)
+    case .field(let c): for p in c.key.split(separator: ".") { components.insert(String(p)) }
+    case .expression(let c):
+      c.lhs._relationKeys(top: &top, components: &components)
+      c.rhs._relationKeys(top: &top, components: &components)
+    }
+  }
+}
