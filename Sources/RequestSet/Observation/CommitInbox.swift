@@ -17,6 +17,9 @@ final class _CommitInbox<Element: Record>: Sendable {
     var reread = false
     /// The newest version heard of.
     var latest: UInt64 = 0
+    /// A store of a related type committed (see ``_CommitInbox/relatedChanged()``): the
+    /// set must run its query again, though its own store may not have moved.
+    var related = false
 
     var isEmpty: Bool { commits.isEmpty && !reread }
   }
@@ -53,6 +56,19 @@ final class _CommitInbox<Element: Record>: Sendable {
     wake.yield()
   }
 
+  /// Records that a store of a related type committed: a set whose filter or sort walks
+  /// a relation reads its store again, and re-resolves its relations, on its next read.
+  func relatedChanged() {
+    state.withLock { s in
+      guard !s.finished else { return }
+      s.pending.commits = []
+      s.pending.changeCount = 0
+      s.pending.reread = true
+      s.pending.related = true
+    }
+    wake.yield()
+  }
+
   /// Ends the inbox: the consumer reads what is pending, then the end.
   func finish() {
     state.withLock { $0.finished = true }
@@ -85,9 +101,18 @@ final class _CommitInbox<Element: Record>: Sendable {
 final class _LiveSubscription<Element: Record>: Sendable {
   let inbox = _CommitInbox<Element>()
   private let end: @Sendable () -> Void
+  /// The watches on the stores of related types, for a set made by a graph.
+  private let related: [any Sendable]
 
-  init(_ store: any RecordStore<Element>) {
+  init(_ store: any RecordStore<Element>, graph: RecordGraph? = nil) {
     let inbox = self.inbox
+    // A set of a graph's type whose relations reach other stores follows them too: a
+    // commit there may change which records match or how they sort.
+    if let graph, !graph.relations(of: Element.self).isEmpty {
+      related = graph.entries.values.filter { $0.type != Element.self }.map { $0.watch { inbox.relatedChanged() } }
+    } else {
+      related = []
+    }
     if let feed = (store as? any _CommitPublishing)?._liveFeed as? _CommitFeed<Element> {
       if let id = feed.add({ inbox.receive($0) }) {
         end = { [weak feed] in feed?.remove(id) }
@@ -100,6 +125,30 @@ final class _LiveSubscription<Element: Record>: Sendable {
       let task = Task {
         for await commit in commits { inbox.receive(commit) }
         inbox.finish()
+      }
+      end = { task.cancel() }
+    }
+  }
+
+  deinit { end() }
+}
+
+/// Calls `poke` after each commit of a store: how a live set hears of commits to the
+/// stores of related types (see `_LiveSubscription`).
+final class _CommitWatch<Element: Record>: Sendable {
+  private let end: @Sendable () -> Void
+
+  init(_ store: any RecordStore<Element>, poke: @escaping @Sendable () -> Void) {
+    if let feed = (store as? any _CommitPublishing)?._liveFeed as? _CommitFeed<Element> {
+      if let id = feed.add({ if $0 != nil { poke() } }) {
+        end = { [weak feed] in feed?.remove(id) }
+      } else {
+        end = {}
+      }
+    } else {
+      let commits = store.commits(polling: .milliseconds(50))
+      let task = Task {
+        for await _ in commits { poke() }
       }
       end = { task.cancel() }
     }

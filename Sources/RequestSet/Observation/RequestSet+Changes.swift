@@ -10,7 +10,10 @@ extension RequestSet where Element: Record {
   /// task.cancel()                          // ends the sequence and releases the store
   /// ```
   ///
-  /// A write that leaves the result as it was yields nothing. Each state says what was
+  /// A write that leaves the result as it was yields nothing. A set made by a
+  /// ``RecordGraph`` follows the stores of its type's related types too: a commit there
+  /// (an owner moving to Oslo) runs the query again, relations resolved anew, and yields
+  /// a state when the result changed. Each state says what was
   /// inserted, deleted and updated since the state read before it. The set follows the
   /// store's commits: as they happen on the built-in stores, through
   /// ``RecordStore/commits(polling:)`` on others. Where it can, it updates the result
@@ -97,7 +100,7 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
         guard var following = _following else {
           let store = try set._store()
           // Subscribe before the first read, so no commit falls between them.
-          let subscription = _LiveSubscription(store)
+          let subscription = _LiveSubscription(store, graph: set._query.graph)
           let live = try _LiveResult(set: set, snapshot: store.snapshot())
           _following = (store, subscription, live)
           _wakeups = subscription.inbox.wakeups.makeAsyncIterator()
@@ -182,7 +185,8 @@ struct _LiveResult<Element: Record> {
   mutating func catchUp(_ pending: _CommitInbox<Element>.Pending, store: any RecordStore<Element>) throws
     -> RequestSetSnapshot<Element>?
   {
-    guard pending.latest > version else { return nil }  // already seen (a re-read covered it)
+    // Already seen (a re-read covered it), unless a related store moved.
+    guard pending.latest > version || pending.related else { return nil }
     // Two writers may publish in the other order than they committed.
     let commits = pending.commits.filter { $0.version > version }.sorted { $0.version < $1.version }
     var known: [RecordChange<Element>]? = nil

@@ -96,6 +96,10 @@ extension RecordGraph {
   }
 
   private func _entry<T: Record>(_ type: T.Type) throws -> _Entry<T> {
+    if let asOfTime {
+      throw RequestSetError(
+        .readOnly, "This graph reads the stores as of \(asOfTime): it cannot write. Write through the graph itself.")
+    }
     guard let entry = entries[ObjectIdentifier(T.self)] as? _Entry<T> else { throw Self.missingStore(T.self, for: nil) }
     return entry
   }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The stores of a graph of record types, given once, so that queries can walk the
 /// relations the types declare (see ``RelatedRecord``).
 ///
@@ -22,6 +24,8 @@ public final class RecordGraph: Sendable {
   let relationsByType: [ObjectIdentifier: [String: _RelationInfo]]
   /// Every to-one relation, by the type it points at: whom a delete reaches.
   let referrers: [ObjectIdentifier: [_RelationInfo]]
+  /// The moment every set of the graph reads, for a graph made by ``asOf(_:)``.
+  let asOfTime: Date?
 
   /// A graph of `stores`, one per record type.
   ///
@@ -59,7 +63,31 @@ public final class RecordGraph: Sendable {
     self.entries = entries
     self.relationsByType = relationsByType
     self.referrers = referrers
+    self.asOfTime = nil
     try _validate()
+  }
+
+  private init(_ graph: RecordGraph, asOf time: Date) {
+    entries = graph.entries
+    relationsByType = graph.relationsByType
+    referrers = graph.referrers
+    asOfTime = time
+  }
+
+  /// The graph as it was at `time`: every set it makes, and every query its relations
+  /// run, reads each store as of that moment (see `RequestSet(_:asOf:)`).
+  ///
+  /// ```swift
+  /// let yesterday = graph.asOf(Date(timeIntervalSinceNow: -86_400))
+  /// try yesterday.records(Animal.self).filter("owner.city", value: "Oslo").fetch()
+  /// ```
+  /// Only a ``LogStore`` keeps history: a set of a type kept in another store throws
+  /// `.versionUnavailable` when read, and so does a relation that reaches one. The graph
+  /// is read-only: its writes throw `.readOnly`. Each store is read as of its last commit
+  /// at or before `time`; stores commit separately, so two commits made at nearly the same
+  /// moment in two stores may fall on either side of `time`.
+  public func asOf(_ time: Date) -> RecordGraph {
+    RecordGraph(self, asOf: time)
   }
 
   /// A graph of `stores`, one per record type.
@@ -215,6 +243,8 @@ protocol _GraphEntry: Sendable {
   func records(where filter: _FieldPredicate?, graph: RecordGraph) throws -> [(id: FieldValue, record: any Sendable)]
   /// Applies changes (`[RecordChange<T>]`) atomically to the store.
   func apply(_ changes: any Sendable) throws
+  /// Watches the store's commits, calling `poke` after each, until the result is released.
+  func watch(_ poke: @escaping @Sendable () -> Void) -> any Sendable
   /// The record (a `T`) with a to-one key set to nil by `nullify` (`(T) -> T`).
   func _nullified(_ record: any Sendable, _ nullify: any Sendable) -> any Sendable
   /// The changes that save `saving` and delete `deleting` (records of `T`), and the
@@ -243,7 +273,18 @@ struct _Entry<T: Record>: _GraphEntry {
   }
 
   func records(in graph: RecordGraph) -> RequestSet<T> {
-    var set = RequestSet(store)
+    var set: RequestSet<T>
+    if let time = graph.asOfTime {
+      do {
+        set = try RequestSet(store, asOf: time)
+      } catch {
+        set = RequestSet([T]())
+        set._query.invalidate(
+          error as? RequestSetError ?? RequestSetError(.versionUnavailable, "\(error)", underlying: error))
+      }
+    } else {
+      set = RequestSet(store)
+    }
     set._query.graph = graph
     return set
   }
@@ -292,6 +333,10 @@ struct _Entry<T: Record>: _GraphEntry {
 
   func records(where filter: _FieldPredicate?, graph: RecordGraph) throws -> [(id: FieldValue, record: any Sendable)] {
     try _set(filter, graph).fetch().map { (_encodedID($0.id), $0) }
+  }
+
+  func watch(_ poke: @escaping @Sendable () -> Void) -> any Sendable {
+    _CommitWatch(store, poke: poke)
   }
 
   func apply(_ changes: any Sendable) throws {

@@ -31,6 +31,19 @@ extension RequestSet where Element: Encodable {
   /// try animals.values(["name", "age"])
   /// ```
   public func values(_ keys: [String]) throws -> [[String: FieldValue]] {
+    // In a graph's set a key may walk a relation (`owner.city`, `visits.@count`): each
+    // such key is one query on the related store.
+    if let graph = _query.graph, !keys.isEmpty {
+      let resolver = _RelationResolver<Element>(graph: graph, relations: graph.relations(of: Element.self))
+      if keys.contains(where: { resolver.split($0) != nil }) {
+        let columns = try keys.map { try _column($0) }
+        return (0..<(columns.first?.count ?? 0)).map { i in
+          var row: [String: FieldValue] = [:]
+          for (k, key) in keys.enumerated() { row[key] = columns[k][i] }
+          return row
+        }
+      }
+    }
     let e = try _cache.evaluation(_source, _query)
     let fields = try e.snapshot._fields()
     let names = keys.isEmpty ? fields.knownKeys.filter { !$0.contains(".") } : keys

@@ -3,9 +3,10 @@ import RequestSet
 import Testing
 
 @Suite struct RelationSmokeTests {
-  @Test func basics() throws {
-    let people = MemoryStore<Person>(), pets = MemoryStore<Pet>(), visits = MemoryStore<Visit>(), vets = MemoryStore<Vet>()
-    let graph = try RecordGraph(people, pets, visits, vets)
+  @Test(arguments: [StoreKind.memory, .sqlite, .log, .pushdownMemory]) func basics(kind: StoreKind) throws {
+    let people = try kind.makeStore(of: Person.self), pets = try kind.makeStore(of: Pet.self)
+    let visits = try kind.makeStore(of: Visit.self), vets = try kind.makeStore(of: Vet.self)
+    let graph = try RecordGraph([people, pets, visits, vets])
     try graph.insert(contentsOf: [Person(id: 1, name: "Ann", city: "Oslo"), Person(id: 2, name: "Bo", city: "Rome")])
     try graph.insert(contentsOf: [Vet(id: 1, name: "Vera"), Vet(id: 2, name: "Max")])
     try graph.insert(contentsOf: [
