@@ -117,6 +117,17 @@ struct _RecordFields<Element: Sendable>: _DirectFieldAccess {
   /// (in)equality with a `String` (binary collation): the test `_FieldCondition` makes for
   /// those cases (see `_FieldCondition._compareTest`), on the value read from memory.
   func directTest(_ c: _FieldCondition) -> ((Int) -> Bool)? {
+    if let (ints, nilMatches, optional, offset, owner, base, stride) = _directIntList(c) {
+      return { slot in
+        defer { withExtendedLifetime(owner) {} }
+        let p = base + slot &* stride
+        if optional {
+          guard let v = p.load(fromByteOffset: offset, as: Int?.self) else { return nilMatches }
+          return ints.contains(v)
+        }
+        return ints.contains(p.load(fromByteOffset: offset, as: Int.self))
+      }
+    }
     guard let (comparison, typeName, offset, owner, base, stride) = _directField(c) else { return nil }
     func at(_ slot: Int) -> UnsafeRawPointer { base + slot &* stride }
     switch (typeName, c.value, comparison) {
@@ -171,11 +182,49 @@ extension _RecordFields {
     return (comparison, shape.typeName, offset, _RecordsOwner(records), base, MemoryLayout<Element>.stride)
   }
 
+  /// For `key IN {…}` over a top-level `Int` or `Int?` field with a list of integers (and
+  /// nil): the list as a `Set<Int>`, whether nil is in it, whether the field is optional,
+  /// and where to read it; what a relation's semi-join (`ownerID IN {ids}`) runs on.
+  fileprivate func _directIntList(
+    _ c: _FieldCondition
+  ) -> (Set<Int>, Bool, Bool, Int, _RecordsOwner, UnsafeRawPointer, Int)? {
+    guard case .in = c.op, c.options.isEmpty, c.quantifier == nil, !c.countsElements, c.collation == .binary,
+      case .array(let items) = c.value, !records.isEmpty,
+      case .reflected(_, let shape, let offset?) = stored.plan.route(c.key),
+      shape.typeName == "Int" || shape.typeName == "Int?"
+    else { return nil }
+    var ints = Set<Int>(minimumCapacity: items.count)
+    var nilMatches = false
+    for item in items {
+      switch item {
+      case .int(let v): ints.insert(v)
+      case .null: nilMatches = true
+      default: return nil  // 3.0 equals 3: leave mixed lists to the general test
+      }
+    }
+    let base = records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
+    return (ints, nilMatches, shape.typeName == "Int?", offset, _RecordsOwner(records), base, MemoryLayout<Element>.stride)
+  }
+
   /// ``directTest(_:)``'s conditions as a fill: a top-level `Int` field compared with an
   /// `Int`, or a `String` field tested for (in)equality with a `String` (binary
   /// collation), read in place. The fill is for the moment of one count: the caller keeps
   /// the records alive (the snapshot holds them) while it runs.
   func directFill(_ c: _FieldCondition) -> _SlotFill? {
+    if let (ints, nilMatches, optional, offset, owner, base, stride) = _directIntList(c) {
+      return { start, count, out, mask in
+        withExtendedLifetime(owner) {
+          if optional {
+            _fillRawWords(base, stride, start, count, out, mask) {
+              guard let v = $0.load(fromByteOffset: offset, as: Int?.self) else { return nilMatches }
+              return ints.contains(v)
+            }
+          } else {
+            _fillRawWords(base, stride, start, count, out, mask) { ints.contains($0.load(fromByteOffset: offset, as: Int.self)) }
+          }
+        }
+      }
+    }
     guard let (comparison, typeName, offset, owner, base, stride) = _directField(c) else { return nil }
     switch (typeName, c.value, comparison) {
     case ("Int", .int(let v), _):
