@@ -172,6 +172,13 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
 extension RequestSetError {
   static func unknownKey(_ key: String, type: Any.Type, known: [String]) -> RequestSetError {
     let list = known.isEmpty ? "none (there are no records to learn keys from)" : known.joined(separator: ", ")
+    // A key through a relation, on a set that was not made by a graph.
+    if let related = type as? any RelatedRecord.Type, let relation = _relationNamed(key, related) {
+      return RequestSetError(
+        .unknownKey,
+        "\"\(key)\" walks the relation \(type).\(relation), which only a set made by a RecordGraph can follow. "
+          + "Make the set with graph.records(\(type).self), where graph holds a store of each related type.")
+    }
     return RequestSetError(
       .unknownKey,
       "Unknown key \"\(key)\" for \(type). Known keys: \(list). "
@@ -216,4 +223,10 @@ extension RequestSetError {
       .typeMismatch,
       "Key \"\(key)\" of \(type) holds \(held) values, but \(reason), so it can never match. \(fix).")
   }
+}
+
+/// The relation of `type` that `key` starts with, if any.
+private func _relationNamed<R: RelatedRecord>(_ key: String, _ type: R.Type) -> String? {
+  let first = String(key.prefix { $0 != "." })
+  return R.relations.contains { $0.name == first } ? first : nil
 }

@@ -38,3 +38,15 @@ import Testing
     #expect(mixed.count == Self.pets.filter { $0.age == 3 || $0.age == 4 }.count)
   }
 }
+
+@Suite struct RelationOutsideAGraphTests {
+  @Test func aKeyThroughARelationOnASetNotMadeByAGraphSaysHowToMakeOne() throws {
+    let store = MemoryStore<Pet>()
+    try store.insert(Pet(id: 1, name: "Rex", species: "Dog", age: 3, ownerID: 1))
+    let error = #expect(throws: RequestSetError.self) { try RequestSet(store).filter("owner.city", value: "Oslo").fetch() }
+    #expect(error?.code == .unknownKey)
+    #expect(error?.message.contains("graph.records(Pet.self)") == true)
+    let prefetch = #expect(throws: RequestSetError.self) { try RequestSet(store).fetch(including: Pet.owner) }
+    #expect(prefetch?.code == .invalidRelation)
+  }
+}
