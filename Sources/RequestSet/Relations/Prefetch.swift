@@ -94,7 +94,7 @@ extension RequestSet where Element: Record {
     try fetch(including: relations)
   }
 
-  /// The set's records with their related records; see ``fetch(including:)-(any Relation<Element>...)``.
+  /// The set's records with their related records; see `fetch(including:)`.
   ///
   /// ```swift
   /// let rows = try graph.records(Animal.self).fetch(including: [Animal.owner])

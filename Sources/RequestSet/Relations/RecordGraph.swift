@@ -95,7 +95,7 @@ public final class RecordGraph: Sendable {
   /// ```swift
   /// let graph = try RecordGraph(animals, owners, visits, vets)
   /// ```
-  /// - Throws: `.invalidRelation`, as ``init(_:)-([any RecordStore])`` does.
+  /// - Throws: `.invalidRelation`, as `init(_:)` with an array does.
   public convenience init(_ stores: any RecordStore...) throws {
     try self.init(stores)
   }
