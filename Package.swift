@@ -43,7 +43,7 @@ let package = Package(
     // makes `swift test` build it next to the test binary.
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
     // The child process of the adversary tests: input that would crash kills it, not the run.
-    .executableTarget(name: "AdversaryWorker", dependencies: ["RequestSet"], path: "Tests/AdversaryWorker"),
+    .executableTarget(name: "AdversaryWorker", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Tests/AdversaryWorker"),
     // The child process of the SQL stores' two-process tests and of the reliability tests
     // (open/close cycles, a long live soak); libpq to count its own server connections.
     .executableTarget(

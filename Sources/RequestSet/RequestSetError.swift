@@ -228,5 +228,5 @@ extension RequestSetError {
 /// The relation of `type` that `key` starts with, if any.
 private func _relationNamed<R: RelatedRecord>(_ key: String, _ type: R.Type) -> String? {
   let first = String(key.prefix { $0 != "." })
-  return R.relations.contains { $0.name == first } ? first : nil
+  return R.relations.contains { $0.relationName == first } ? first : nil
 }

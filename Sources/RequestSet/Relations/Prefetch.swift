@@ -23,7 +23,7 @@
 public struct Related<Base: Record>: Sendable {
   /// The record.
   public let record: Base
-  let links: [String: any Sendable]
+  let _links: [String: any Sendable]
 
   /// A member of the record.
   public subscript<Value>(dynamicMember keyPath: KeyPath<Base, Value>) -> Value { record[keyPath: keyPath] }
@@ -31,18 +31,18 @@ public struct Related<Base: Record>: Sendable {
   /// The record a to-one relation points at, with what was prefetched below it; nil when
   /// the key is nil, names no record, or the relation was not included.
   public subscript<Target>(_ relation: ToOne<Base, Target>) -> Related<Target>? {
-    links[relation.name] as? Related<Target>
+    _links[relation.relationName] as? Related<Target>
   }
 
   /// The records of a to-many relation, in the order (and up to the limit) the prefetch
   /// asked for; empty when there is none or the relation was not included.
   public subscript<Target>(_ relation: ToMany<Base, Target>) -> [Related<Target>] {
-    links[relation.name] as? [Related<Target>] ?? []
+    _links[relation.relationName] as? [Related<Target>] ?? []
   }
 
   /// The records of a many-to-many relation, one per join record that points at one.
   public subscript<Through, Target>(_ relation: ToManyThrough<Base, Through, Target>) -> [Related<Target>] {
-    links[relation.name] as? [Related<Target>] ?? []
+    _links[relation.relationName] as? [Related<Target>] ?? []
   }
 }
 
@@ -66,15 +66,15 @@ func _related<R: Record>(_ records: [R], _ relations: [any Relation<R>], graph: 
   var links = Array(repeating: [String: any Sendable](), count: records.count)
   for relation in relations {
     guard let prefetching = relation as? any _Prefetching<R> else {
-      throw RequestSetError(.invalidRelation, "\(relation.name) cannot be prefetched.")
+      throw RequestSetError(.invalidRelation, "\(relation.relationName) cannot be prefetched.")
     }
     guard graph.entry(relation._relation.target) != nil else {
       throw RecordGraph.missingStore(relation._relation.target, for: relation._relation)
     }
     let values = try prefetching._links(for: records, graph: graph)
-    for i in records.indices { links[i][relation.name] = values[i] }
+    for i in records.indices { links[i][relation.relationName] = values[i] }
   }
-  return records.indices.map { Related(record: records[$0], links: links[$0]) }
+  return records.indices.map { Related(record: records[$0], _links: links[$0]) }
 }
 
 extension RequestSet where Element: Record {
@@ -111,12 +111,12 @@ extension RequestSet where Element: Record {
 
 extension ToOne: _Prefetching {
   func _links(for parents: [Source], graph: RecordGraph) throws -> [any Sendable] {
-    let keys = Set(parents.compactMap(foreignKey))
+    let keys = Set(parents.compactMap(_foreignKey))
     let targets = keys.isEmpty ? [] : try graph.records(Target.self).filter(\Target.id, in: keys).fetch()
-    let related = try _related(targets, prefetch.nested, graph: graph)
+    let related = try _related(targets, _prefetch.nested, graph: graph)
     var byID: [Target.ID: Related<Target>] = [:]
     for r in related { byID[r.record.id] = r }
-    return parents.map { parent -> any Sendable in foreignKey(parent).flatMap { byID[$0] } as Related<Target>? }
+    return parents.map { parent -> any Sendable in _foreignKey(parent).flatMap { byID[$0] } as Related<Target>? }
   }
 
   /// The relation, prefetching `relations` below each related record.
@@ -126,7 +126,7 @@ extension ToOne: _Prefetching {
   /// ```
   public func including(_ relations: any Relation<Target>...) -> ToOne {
     var copy = self
-    copy.prefetch.nested += relations
+    copy._prefetch.nested += relations
     return copy
   }
 }
@@ -135,13 +135,13 @@ extension ToMany: _Prefetching {
   func _links(for parents: [Source], graph: RecordGraph) throws -> [any Sendable] {
     let ids = Array(Set(parents.map(\.id)))
     var set = graph.records(Target.self).filter(inverseIn(ids))
-    for refine in prefetch.refine { set = refine(set) }
+    for refine in _prefetch.refine { set = refine(set) }
     let children = ids.isEmpty ? [] : try set.fetch()
-    let related = try _related(children, prefetch.nested, graph: graph)
+    let related = try _related(children, _prefetch.nested, graph: graph)
     var byParent: [Source.ID: [Related<Target>]] = [:]
     for r in related {
       guard let parent = inverse(r.record) else { continue }
-      if let limit = prefetch.limit, byParent[parent, default: []].count >= limit { continue }
+      if let limit = _prefetch.limit, byParent[parent, default: []].count >= limit { continue }
       byParent[parent, default: []].append(r)
     }
     return parents.map { byParent[$0.id] ?? [] }
@@ -154,7 +154,7 @@ extension ToMany: _Prefetching {
   /// ```
   public func including(_ relations: any Relation<Target>...) -> ToMany {
     var copy = self
-    copy.prefetch.nested += relations
+    copy._prefetch.nested += relations
     return copy
   }
 
@@ -167,7 +167,7 @@ extension ToMany: _Prefetching {
     _ keyPath: KeyPath<Target, Value> & Sendable, order: RequestSortOrder = .ascending
   ) -> ToMany {
     var copy = self
-    copy.prefetch.refine.append { $0.sortBy(keyPath, order: order) }
+    copy._prefetch.refine.append { $0.sortBy(keyPath, order: order) }
     return copy
   }
 
@@ -178,7 +178,7 @@ extension ToMany: _Prefetching {
   /// ```
   public func filter(_ filter: RequestFilter<Target>) -> ToMany {
     var copy = self
-    copy.prefetch.refine.append { $0.filter(filter) }
+    copy._prefetch.refine.append { $0.filter(filter) }
     return copy
   }
 
@@ -192,7 +192,7 @@ extension ToMany: _Prefetching {
   /// parent in process.
   public func limit(_ n: Int) -> ToMany {
     var copy = self
-    copy.prefetch.limit = Swift.max(0, Swift.min(copy.prefetch.limit ?? n, n))
+    copy._prefetch.limit = Swift.max(0, Swift.min(copy._prefetch.limit ?? n, n))
     return copy
   }
 }

@@ -133,6 +133,17 @@ public final class RecordGraph: Sendable {
 
   func relation(_ name: String, of type: Any.Type) -> _RelationInfo? { relationsByType[ObjectIdentifier(type)]?[name] }
 
+  /// Whether `key`, read on `type`, walks a to-many (or through) relation.
+  func walksToMany(_ key: String, from type: Any.Type) -> Bool {
+    var type = type
+    for component in key.split(separator: ".") {
+      guard let relation = relation(String(component), of: type) else { return false }
+      if !relation.isToOne { return true }
+      type = relation.target
+    }
+    return false
+  }
+
   /// The entry of a relation's target, which validation guarantees.
   func targetEntry(_ relation: _RelationInfo) throws -> any _GraphEntry {
     guard let entry = entry(relation.target) else { throw Self.missingStore(relation.target, for: relation) }
@@ -231,9 +242,9 @@ protocol _GraphEntry: Sendable {
   /// The values of `key` (which may walk relations) of the records matching `filter`,
   /// in store order; one query.
   func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue]
-  /// The values of two keys of the matching records, in store order; one query.
-  func columns(_ a: String, _ b: String, where filter: _FieldPredicate?, graph: RecordGraph) throws
-    -> [(FieldValue, FieldValue)]
+  /// The values of several keys of the matching records, one array per key, in store
+  /// order; one query.
+  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph) throws -> [[FieldValue]]
   /// The matching records encoded as objects, with the relations named in `include`
   /// materialized inside them, keyed by the value of `groupKey`; one query per level.
   func objects(
@@ -299,13 +310,9 @@ struct _Entry<T: Record>: _GraphEntry {
     try _set(filter, graph)._column(key)
   }
 
-  func columns(_ a: String, _ b: String, where filter: _FieldPredicate?, graph: RecordGraph) throws
-    -> [(FieldValue, FieldValue)]
-  {
+  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph) throws -> [[FieldValue]] {
     let set = _set(filter, graph)
-    let first = try set._column(a)
-    let second = try set._column(b)
-    return Array(zip(first, second))
+    return try keys.map { try set._column($0) }
   }
 
   func objects(

@@ -46,7 +46,10 @@ public protocol Relation<Source>: Sendable {
   /// The record type that declares the relation.
   associatedtype Source: Record
   /// The name string keys and format strings use: `"owner.city"`.
-  var name: String { get }
+  ///
+  /// Not `name`: a typed key through a relation reads the related type's members
+  /// (`Pet.owner.name`), so the relation's own members keep names records rarely use.
+  var relationName: String { get }
   /// The engine's description of the relation. Not for use outside RequestSet.
   var _relation: _RelationInfo { get }
 }
@@ -84,17 +87,17 @@ public protocol RelatedRecord: Record {
 /// related record: every key through the relation reads nil, as in Core Data.
 @dynamicMemberLookup
 public struct ToOne<Source: Record, Target: Record>: Relation {
-  public let name: String
+  public let relationName: String
   /// What deleting the target does to the records that point at it.
-  public let onDelete: RelationDeleteRule
+  public let deleteRule: RelationDeleteRule
   /// Whether a foreign key may name no stored record; when false, ``RecordGraph``'s writes
   /// refuse one with `.danglingReference`.
-  public let allowsDangling: Bool
+  public let allowsDanglingKey: Bool
   public let _relation: _RelationInfo
   /// The foreign key's value of a record, as the target's id (nil when it has none).
-  let foreignKey: @Sendable (Source) -> Target.ID?
+  let _foreignKey: @Sendable (Source) -> Target.ID?
   /// What prefetching reads below the related record.
-  var prefetch = _PrefetchShape<Target>()
+  var _prefetch = _PrefetchShape<Target>()
 
   /// An optional to-one relation through `foreignKey`.
   ///
@@ -110,10 +113,10 @@ public struct ToOne<Source: Record, Target: Record>: Relation {
     _ name: String, _ foreignKey: WritableKeyPath<Source, Target.ID?> & Sendable,
     onDelete: RelationDeleteRule = .nullify, allowsDangling: Bool = false
   ) {
-    self.name = name
-    self.onDelete = onDelete
-    self.allowsDangling = allowsDangling
-    self.foreignKey = { $0[keyPath: foreignKey] }
+    self.relationName = name
+    self.deleteRule = onDelete
+    self.allowsDanglingKey = allowsDangling
+    self._foreignKey = { $0[keyPath: foreignKey] }
     self._relation = _RelationInfo(
       toOne: name, Source.self, Target.self, keyPath: foreignKey, required: false, onDelete: onDelete,
       allowsDangling: allowsDangling,
@@ -139,10 +142,10 @@ public struct ToOne<Source: Record, Target: Record>: Relation {
     _ name: String, _ foreignKey: KeyPath<Source, Target.ID> & Sendable,
     onDelete: RelationDeleteRule = .deny, allowsDangling: Bool = false
   ) {
-    self.name = name
-    self.onDelete = onDelete
-    self.allowsDangling = allowsDangling
-    self.foreignKey = { $0[keyPath: foreignKey] }
+    self.relationName = name
+    self.deleteRule = onDelete
+    self.allowsDanglingKey = allowsDangling
+    self._foreignKey = { $0[keyPath: foreignKey] }
     self._relation = _RelationInfo(
       toOne: name, Source.self, Target.self, keyPath: foreignKey, required: true, onDelete: onDelete,
       allowsDangling: allowsDangling, read: { (record: Source) in _encodedID(record[keyPath: foreignKey]) },
@@ -168,11 +171,11 @@ public struct ToOne<Source: Record, Target: Record>: Relation {
 /// reduce it with `@count`, `@sum`, `@avg`, `@min` or `@max`. Prefetching it can keep the
 /// first few of each record with ``sortBy(_:order:)`` and ``limit(_:)``.
 public struct ToMany<Source: Record, Target: Record>: Relation {
-  public let name: String
+  public let relationName: String
   public let _relation: _RelationInfo
   /// How prefetching orders and limits each record's related records, and what it
   /// prefetches below them.
-  var prefetch = _PrefetchShape<Target>()
+  var _prefetch = _PrefetchShape<Target>()
   /// The source id a related record holds.
   let inverse: @Sendable (Target) -> Source.ID?
   /// The filter of the related records of some sources.
@@ -184,7 +187,7 @@ public struct ToMany<Source: Record, Target: Record>: Relation {
   /// static let visits = ToMany<Animal, Visit>("visits", inverse: \.animalID)
   /// ```
   public init(_ name: String, inverse: KeyPath<Target, Source.ID> & Sendable) {
-    self.name = name
+    self.relationName = name
     self.inverse = { $0[keyPath: inverse] }
     self.inverseIn = { RequestFilter(inverse, in: $0) }
     self._relation = _RelationInfo(
@@ -198,7 +201,7 @@ public struct ToMany<Source: Record, Target: Record>: Relation {
   /// static let animals = ToMany<Owner, Animal>("animals", inverse: \.ownerID)
   /// ```
   public init(_ name: String, inverse: KeyPath<Target, Source.ID?> & Sendable) {
-    self.name = name
+    self.relationName = name
     self.inverse = { $0[keyPath: inverse] }
     self.inverseIn = { ids in RequestFilter(inverse, in: ids.map { Optional($0) }) }
     self._relation = _RelationInfo(
@@ -228,18 +231,18 @@ public struct ToMany<Source: Record, Target: Record>: Relation {
 /// ```
 /// `vets.name` reads as `visits.vet.name`: a vet seen twice counts twice in `@count`.
 public struct ToManyThrough<Source: Record, Through: Record, Target: Record>: Relation {
-  public let name: String
+  public let relationName: String
   public let _relation: _RelationInfo
   let first: ToMany<Source, Through>
   let second: ToOne<Through, Target>
 
   /// The relation from `Source` through `through`'s records to what `then` points at.
   public init(_ name: String, through: ToMany<Source, Through>, then: ToOne<Through, Target>) {
-    self.name = name
+    self.relationName = name
     self.first = through
     self.second = then
     self._relation = _RelationInfo(
-      through: name, Source.self, Target.self, first: through.name, second: then.name)
+      through: name, Source.self, Target.self, first: through.relationName, second: then.relationName)
   }
 }
 

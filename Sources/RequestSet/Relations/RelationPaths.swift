@@ -77,7 +77,7 @@ extension ToOne {
   /// ```
   public subscript<Value>(dynamicMember keyPath: KeyPath<Target, Value> & Sendable) -> RelatedKey<Source, Value> {
     let (key, problem) = _relationKeyName(keyPath, Target.self)
-    return RelatedKey(path: name + "." + (key ?? ""), problem: problem)
+    return RelatedKey(path: relationName + "." + (key ?? ""), problem: problem)
   }
 }
 
@@ -89,31 +89,31 @@ extension ToOne {
 /// ```
 @dynamicMemberLookup
 public struct RelatedElements<Source: Record, Target: Record>: Sendable {
-  let name: String
-  let quantifier: _Quantifier
+  let _name: String
+  let _quantifier: _Quantifier
 
   /// The key of every related record, under the quantifier.
   public subscript<Value>(dynamicMember keyPath: KeyPath<Target, Value> & Sendable) -> RelatedKey<Source, Value> {
     let (key, problem) = _relationKeyName(keyPath, Target.self)
-    return RelatedKey(path: name + "." + (key ?? ""), quantifier: quantifier, problem: problem)
+    return RelatedKey(path: _name + "." + (key ?? ""), quantifier: _quantifier, problem: problem)
   }
 }
 
 extension ToMany {
   /// A condition that holds when any related record meets it: `ANY visits.vet == 'Ann'`.
-  public var any: RelatedElements<Source, Target> { RelatedElements(name: name, quantifier: .any) }
+  public var any: RelatedElements<Source, Target> { RelatedElements(_name: relationName, _quantifier: .any) }
   /// A condition that holds when every related record meets it (and when there is none):
   /// `ALL visits.cost < 100`.
-  public var all: RelatedElements<Source, Target> { RelatedElements(name: name, quantifier: .all) }
+  public var all: RelatedElements<Source, Target> { RelatedElements(_name: relationName, _quantifier: .all) }
   /// A condition that holds when no related record meets it: `NONE visits.vet == 'Ann'`.
-  public var none: RelatedElements<Source, Target> { RelatedElements(name: name, quantifier: .noElement) }
+  public var none: RelatedElements<Source, Target> { RelatedElements(_name: relationName, _quantifier: .noElement) }
 
   /// The number of related records: `visits.@count`.
   ///
   /// ```swift
   /// graph.records(Animal.self).filter(Animal.visits.count > 2).sortBy(Animal.visits.count)
   /// ```
-  public var count: RelatedKey<Source, Int> { RelatedKey(path: name, countsElements: true) }
+  public var count: RelatedKey<Source, Int> { RelatedKey(path: relationName, countsElements: true) }
 
   /// Holds for records with no related record: `visits.@count == 0`.
   public var isEmpty: RequestFilter<Source> { count == 0 }
@@ -126,7 +126,8 @@ extension ToMany {
     _aggregate(.sumOperator, keyPath)
   }
 
-  /// The average of a key over the related records (nil when there is none): `visits.@avg.cost`.
+  /// The average of a key over the related records (0 when there is none, as KVC's `@avg`
+  /// answers): `visits.@avg.cost`.
   public func average<Value: Numeric>(_ keyPath: KeyPath<Target, Value> & Sendable) -> RelatedKey<Source, Double> {
     _aggregate(.avgOperator, keyPath)
   }
@@ -143,7 +144,7 @@ extension ToMany {
 
   private func _aggregate<V, R>(_ f: _Function, _ keyPath: KeyPath<Target, V> & Sendable) -> RelatedKey<Source, R> {
     let (key, problem) = _relationKeyName(keyPath, Target.self)
-    return RelatedKey(path: name + "." + (key ?? ""), aggregate: f, problem: problem)
+    return RelatedKey(path: relationName + "." + (key ?? ""), aggregate: f, problem: problem)
   }
 }
 

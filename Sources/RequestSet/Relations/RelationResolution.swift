@@ -36,6 +36,7 @@ extension _Query {
         }
         for (j, key) in q.stages[i].sort.enumerated() {
           guard case .field(let name, let order, let collation) = key, let split = resolver.split(name) else { continue }
+          try resolver.checkHops(name)
           q.stages[i].sort[j] = .typed(try resolver.sort(name, split, order, collation, notes: &notes))
         }
       }
@@ -54,6 +55,28 @@ struct _RelationResolver<Element: Sendable> {
   let graph: RecordGraph
   let relations: [String: _RelationInfo]
 
+  /// The most relations one key may walk (`owner.pets.owner…`): each is a query, and
+  /// resolving one recurses, so a key built from input cannot exhaust the stack.
+  static var maxHops: Int { 16 }
+
+  /// Throws when `key` walks more than ``maxHops`` relations from `Element`.
+  func checkHops(_ key: String) throws {
+    var type: Any.Type = Element.self
+    var hops = 0
+    for component in key.split(separator: ".") {
+      guard let relation = graph.relation(String(component), of: type) else { break }
+      hops += 1
+      if hops > Self.maxHops {
+        throw RequestSetError(
+          .invalidRelation,
+          "The key \"\(key.prefix(200))\" walks more than \(Self.maxHops) relations from \(Element.self); each is a "
+            + "query. Shorten the path, or query the related type's set directly.")
+      }
+      if case .through(_, _) = relation.kind { hops += 1 }
+      type = relation.target
+    }
+  }
+
   /// The relation a key starts with, and the rest of the key; nil for a key of the record.
   func split(_ key: String) -> (relation: _RelationInfo, rest: String)? {
     let first = key.prefix { $0 != "." }
@@ -67,6 +90,7 @@ struct _RelationResolver<Element: Sendable> {
     switch node {
     case .field(let c):
       guard let (relation, rest) = split(c.key) else { return nil }
+      try checkHops(c.key)
       return try field(c, relation, rest, notes: &notes)
     case .expression(let c):
       return try expression(c, notes: &notes)
@@ -98,9 +122,13 @@ struct _RelationResolver<Element: Sendable> {
   }
 
   /// A field condition whose key starts with a relation.
-  func field(_ c: _FieldCondition, _ relation: _RelationInfo, _ rest: String, notes: inout [String]) throws
-    -> _FilterNode<Element>
-  {
+  /// - Parameter reached: For a through relation's join records, the condition that their
+  ///   second relation reaches a record: only those count.
+  func field(
+    _ c: _FieldCondition, _ relation: _RelationInfo, _ rest: String, notes: inout [String],
+    reached: _FieldPredicate? = nil
+  ) throws -> _FilterNode<Element> {
+    func children(_ p: _FieldPredicate) -> _FieldPredicate { reached.map { .and([$0, p]) } ?? p }
     let target = try graph.targetEntry(relation)
     switch relation.kind {
     case .toOne(let key, _, _, _):
@@ -123,7 +151,10 @@ struct _RelationResolver<Element: Sendable> {
       return !(try _in(key, ids))
     case .toMany(let key):
       if c.countsElements, c.quantifier == nil, rest.isEmpty {
-        return try _count(c, relation, target, key, childFilter: nil, notes: &notes)
+        return try _count(c, relation, target, key, notes: &notes)
+      }
+      if c.quantifier == nil, !c.countsElements, rest.split(separator: ".").contains(where: { $0.hasPrefix("@") }) {
+        return try _aggregate(c, relation, rest, notes: &notes)
       }
       guard let quantifier = c.quantifier, !rest.isEmpty else {
         throw RequestSetError(
@@ -134,47 +165,77 @@ struct _RelationResolver<Element: Sendable> {
       }
       var inner = c
       inner.key = rest
-      inner.quantifier = nil
+      // A path that walks another to-many (`ANY visits.vet.visits.cost`) flattens, as KVC
+      // does: the quantifier goes on to it. A path to one value per child drops it.
+      let nested = graph.walksToMany(rest, from: relation.target)
+      inner.quantifier = nested ? (quantifier == .all ? .all : .any) : nil
       let idKey = "id"
       switch quantifier {
       case .any, .noElement:
-        let parents = Set(try target.column(key, where: .field(inner), graph: graph))
+        let parents = Set(try target.column(key, where: children(.field(inner)), graph: graph))
         notes.append(
           "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(inner) → "
             + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}")
         let node = try _in(idKey, parents)
         return quantifier == .any ? node : !node
       case .all:
-        let failing = Set(try target.column(key, where: .not(.field(inner)), graph: graph))
+        let failing = Set(try target.column(key, where: children(.not(.field(inner))), graph: graph))
         notes.append(
           "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT id IN {\(failing.count) ids}")
         return !(try _in(idKey, failing))
       }
     case .through(let first, let second):
-      guard let via = graph.relation(first, of: relation.source), let then = graph.relation(second, of: via.target)
-      else { throw RequestSetError(.invalidRelation, "\(_where(relation)) is not declared through \(first).\(second).") }
-      if c.countsElements, c.quantifier == nil, rest.isEmpty {
-        let viaTarget = try graph.targetEntry(via)
-        let present = _FieldPredicate.not(
-          .field(_FieldCondition(key: then.key, comparison: .equal, value: .null, collation: .binary)))
-        return try _count(c, via, viaTarget, via.key, childFilter: present, notes: &notes)
+      guard let via = graph.relation(first, of: relation.source) else {
+        throw RequestSetError(.invalidRelation, "\(_where(relation)) is not declared through \(first).\(second).")
+      }
+      if c.quantifier == nil, c.countsElements || rest.split(separator: ".").contains(where: { $0.hasPrefix("@") }) {
+        var plain = c
+        plain.countsElements = false
+        return try _aggregate(plain, relation, c.countsElements ? "@count" : rest, notes: &notes)
       }
       var inner = c
       inner.key = first + "." + second + (rest.isEmpty ? "" : "." + rest)
-      return try field(inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &notes)
+      let reaches = _FieldCondition(key: second + ".id", comparison: .notEqual, value: .null, collation: .binary)
+      return try field(inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &notes, reached: .field(reaches))
     }
+  }
+
+  /// `visits.@sum.cost <op> value` (any collection operator): the value for each parent
+  /// from one query, then `id IN {…}`, or its negation when a record with no related
+  /// record matches.
+  private func _aggregate(_ c: _FieldCondition, _ relation: _RelationInfo, _ rest: String, notes: inout [String]) throws
+    -> _FilterNode<Element>
+  {
+    var test = c
+    test.key = ""
+    test.quantifier = nil
+    test.countsElements = false
+    let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
+    notes.append(
+      "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record")
+    if !test.matches(fallback) {
+      return try _in("id", values.lazy.filter { test.matches($0.value) }.map(\.key))
+    }
+    return !(try _in("id", values.lazy.filter { !test.matches($0.value) }.map(\.key)))
+  }
+
+  /// The store a relation's query runs on: the join type's for a through relation.
+  private func _storeName(_ relation: _RelationInfo) throws -> String {
+    if case .through(let first, _) = relation.kind, let via = graph.relation(first, of: relation.source) {
+      return try graph.targetEntry(via).storeName
+    }
+    return try graph.targetEntry(relation).storeName
   }
 
   /// `visits.@count <op> value`: one query for the children's inverse keys.
   private func _count(
-    _ c: _FieldCondition, _ relation: _RelationInfo, _ target: any _GraphEntry, _ key: String,
-    childFilter: _FieldPredicate?, notes: inout [String]
+    _ c: _FieldCondition, _ relation: _RelationInfo, _ target: any _GraphEntry, _ key: String, notes: inout [String]
   ) throws -> _FilterNode<Element> {
     var test = c
     test.key = ""
     test.countsElements = false
     var counts: [FieldValue: Int] = [:]
-    for parent in try target.column(key, where: childFilter, graph: graph) { counts[parent, default: 0] += 1 }
+    for parent in try target.column(key, where: nil, graph: graph) { counts[parent, default: 0] += 1 }
     notes.append("\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children")
     if !test.matches(.int(0)) {
       return try _in("id", counts.lazy.filter { test.matches(.int($0.value)) }.map(\.key))
@@ -191,17 +252,26 @@ struct _RelationResolver<Element: Sendable> {
     c.rhs._relationKeys(top: &tops, components: &components)
     let used = tops.compactMap { relations[$0] }.sorted { $0.name < $1.name }
     guard !used.isEmpty else { return nil }
+    // `visits.@sum.cost > 100`: the aggregate for each parent from one query.
+    if c.quantifier == nil, case .function(let f, let args) = c.lhs, f.rawValue.hasPrefix("@"), args.count == 1,
+      case .key(let key) = args[0], let constant = c.rhs.constantValue, let (relation, rest) = split(key),
+      !relation.isToOne
+    {
+      let condition = try _FieldCondition(key: "", op: c.op, value: constant, options: c.options)
+      return try _aggregate(condition, relation, f.rawValue + (rest.isEmpty ? "" : "." + rest), notes: &notes)
+    }
+    // Deep enough for every chain of relations the expression's keys could walk.
+    let depth = Swift.min(components.count, Self.maxHops)
     var attachments: [(name: String, lookup: String, values: [FieldValue: FieldValue], many: Bool)] = []
     for relation in used {
-      var objects: [[String: FieldValue]] = []
       // One query per relation: every related record, keyed by what the parent holds.
       let target = try graph.targetEntry(relation)
       switch relation.kind {
       case .toOne(let key, _, _, _):
-        let byID = try target.objects(where: nil, groupedBy: "id", include: components, depth: 3, graph: graph)
+        let byID = try target.objects(where: nil, groupedBy: "id", include: components, depth: depth, graph: graph)
         attachments.append((relation.name, key, byID.compactMapValues(\.first), false))
       case .toMany(let key):
-        let byParent = try target.objects(where: nil, groupedBy: key, include: components, depth: 3, graph: graph)
+        let byParent = try target.objects(where: nil, groupedBy: key, include: components, depth: depth, graph: graph)
         attachments.append((relation.name, "id", byParent.mapValues { .array($0) }, true))
       case .through(let first, _):
         // Attach through the first relation's records, by each parent's id.
@@ -209,8 +279,7 @@ struct _RelationResolver<Element: Sendable> {
         let viaTarget = try graph.targetEntry(via)
         var inner = components
         if case .through(_, let second) = relation.kind { inner.insert(second) }
-        let byParent = try viaTarget.objects(where: nil, groupedBy: via.key, include: inner, depth: 3, graph: graph)
-        objects = []
+        let byParent = try viaTarget.objects(where: nil, groupedBy: via.key, include: inner, depth: depth, graph: graph)
         var values: [FieldValue: FieldValue] = [:]
         for (parent, children) in byParent {
           guard case .through(_, let second) = relation.kind else { continue }
@@ -218,8 +287,7 @@ struct _RelationResolver<Element: Sendable> {
         }
         attachments.append((relation.name, "id", values, true))
       }
-      _ = objects
-      notes.append("\(_where(relation)): materialized, 1 query on \(target.storeName); \(c) computed on each record")
+      notes.append("\(_where(relation)): materialized, 1 query on \(try _storeName(relation)); \(c) computed on each record")
     }
     let test = try _ExpressionCompiler<Element>.elementTest(c)
     let frozen = attachments
@@ -241,8 +309,7 @@ struct _RelationResolver<Element: Sendable> {
     _ collation: RequestCollation, notes: inout [String]
   ) throws -> _TypedSort<Element> {
     let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph)
-    notes.append(
-      "\(_where(split.relation)): sort by \(name), 1 query on \(try graph.targetEntry(split.relation).storeName)")
+    notes.append("\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))")
     let read: @Sendable (UnsafePointer<Element>) -> FieldValue
     if split.relation.isToOne {
       guard let fk = split.relation.read as? @Sendable (Element) -> FieldValue else {
@@ -263,57 +330,83 @@ struct _RelationResolver<Element: Sendable> {
 
 /// The values of keys through relations, keyed by the id the record holds.
 enum _RelationColumns {
+  /// A key's path and its one collection operator: `cost.@sum` and `@sum.cost` are
+  /// `(["cost"], @sum)`; nil when the key has no operator.
+  static func aggregate(_ rest: String, of relation: _RelationInfo) throws -> (path: [String], op: _Function?) {
+    var path: [String] = []
+    var op: _Function? = nil
+    for component in rest.split(separator: ".") {
+      if component.hasPrefix("@") {
+        guard let f = _Function.collectionOperator(String(component)), op == nil else {
+          throw RequestSetError(
+            .invalidFormat,
+            "\"\(component)\" in \"\(relation.name).\(rest)\" is not one collection operator. "
+              + "Use one of @count, @sum, @avg, @min or @max.")
+        }
+        op = f
+      } else {
+        path.append(String(component))
+      }
+    }
+    return (path, op)
+  }
+
   /// For a to-one, each target's value of `rest`, by target id; for a to-many, each
-  /// parent's values (or their `@count`, `@sum`, `@avg`, `@min`, `@max`), by parent id.
-  /// The fallback is the value of a record with no related record.
+  /// parent's values (or their `@count`, `@sum`, `@avg`, `@min`, `@max`), by parent id,
+  /// as they read when the related records are nested in the parent. The fallback is the
+  /// value of a record with no related record.
   static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph) throws
     -> (values: [FieldValue: FieldValue], fallback: FieldValue)
   {
     let target = try graph.targetEntry(relation)
     switch relation.kind {
     case .toOne:
-      let pairs = try target.columns("id", rest.isEmpty ? "id" : rest, where: nil, graph: graph)
+      let columns = try target.columns(["id", rest.isEmpty ? "id" : rest], where: nil, graph: graph)
       var map: [FieldValue: FieldValue] = [:]
-      map.reserveCapacity(pairs.count)
-      for (id, value) in pairs { map[id] = value }
+      map.reserveCapacity(columns[0].count)
+      for (id, value) in zip(columns[0], columns[1]) { map[id] = value }
       return (map, .null)
     case .toMany(let key):
-      var path: [Substring] = []
-      var op: _Function? = nil
-      for component in rest.split(separator: ".", omittingEmptySubsequences: false) {
-        if component.hasPrefix("@") {
-          guard let f = _Function.collectionOperator(String(component)), op == nil else {
-            throw RequestSetError(
-              .invalidFormat, "\"\(component)\" in \"\(relation.name).\(rest)\" is not one collection operator. "
-                + "Use one of @count, @sum, @avg, @min or @max.")
-          }
-          op = f
-        } else {
-          path.append(component)
-        }
+      let (path, op) = try aggregate(rest, of: relation)
+      if path.isEmpty && op == nil {
+        throw RequestSetError(
+          .invalidRelation,
+          "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
+            + "(\(relation.name).@count, \(relation.name).@sum.cost) that gives one value per record.")
       }
-      let valueKey = path.isEmpty ? "id" : path.joined(separator: ".")
-      let pairs = try target.columns(key, valueKey, where: nil, graph: graph)
+      let columns = try target.columns([key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph)
       var grouped: [FieldValue: [FieldValue]] = [:]
-      for (parent, value) in pairs {
-        if !path.isEmpty, value == .null, op != nil { continue }
-        grouped[parent, default: []].append(value)
-      }
-      guard let op else {
-        if path.isEmpty {
-          throw RequestSetError(
-            .invalidRelation,
-            "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
-              + "(\(relation.name).@count, \(relation.name).@sum.cost) that gives one value per record.")
-        }
-        return (grouped.mapValues { .array($0) }, .array([]))
-      }
-      func reduce(_ values: [FieldValue]) -> FieldValue { (try? _ExpressionValues.apply(op, [.array(values)])) ?? .null }
-      return (grouped.mapValues(reduce), reduce([]))
+      for (parent, value) in zip(columns[0], columns[1]) { grouped[parent, default: []].append(value) }
+      return reduce(grouped, op)
     case .through(let first, let second):
+      // The through records' values, kept only where the second relation reaches a record,
+      // as `vets` lists only the vets its visits reach.
       guard let via = graph.relation(first, of: relation.source) else { return ([:], .null) }
-      return try values(via, second + (rest.isEmpty ? "" : "." + rest), graph: graph)
+      let viaTarget = try graph.targetEntry(via)
+      let (path, op) = try aggregate(rest, of: relation)
+      if path.isEmpty && op == nil {
+        throw RequestSetError(
+          .invalidRelation,
+          "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
+            + "(\(relation.name).@count) that gives one value per record.")
+      }
+      let reached = second + ".id"
+      let valueKey = path.isEmpty ? reached : second + "." + path.joined(separator: ".")
+      let columns = try viaTarget.columns([via.key, reached, valueKey], where: nil, graph: graph)
+      var grouped: [FieldValue: [FieldValue]] = [:]
+      for i in columns[0].indices where columns[1][i] != .null {
+        grouped[columns[0][i], default: []].append(columns[2][i])
+      }
+      return reduce(grouped, op)
     }
+  }
+
+  private static func reduce(_ grouped: [FieldValue: [FieldValue]], _ op: _Function?)
+    -> (values: [FieldValue: FieldValue], fallback: FieldValue)
+  {
+    guard let op else { return (grouped.mapValues { .array($0) }, .array([])) }
+    func reduce(_ values: [FieldValue]) -> FieldValue { (try? _ExpressionValues.apply(op, [.array(values)])) ?? .null }
+    return (grouped.mapValues(reduce), reduce([]))
   }
 }
 
@@ -324,6 +417,7 @@ extension RequestSet {
     if let graph = _query.graph {
       let resolver = _RelationResolver<Element>(graph: graph, relations: graph.relations(of: Element.self))
       if let (relation, rest) = resolver.split(key) {
+        try resolver.checkHops(key)
         let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
         let own = try _column(relation.isToOne ? relation.key : "id")
         return own.map { values[$0] ?? fallback }

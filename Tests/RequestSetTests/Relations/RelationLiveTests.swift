@@ -94,9 +94,11 @@ import Testing
   func explainSaysHowEachRelationRuns(kind: StoreKind) throws {
     let graph = try Self.clinic(kind)
     let text = graph.records(Pet.self)
-      .filter("owner.city", value: "Oslo").filter("ANY visits.cost > 20").filter("visits.@sum.cost > 1").explain()
+      .filter("owner.city", value: "Oslo").filter("ANY visits.cost > 20").filter("visits.@sum.cost > 1")
+      .filter("SUBQUERY(visits, $v, $v.cost > 1 AND $v.day > 0).@count > 0").explain()
     #expect(text.contains("relation Pet.owner (to-one → Person): semi-join, 1 query on"))
     #expect(text.contains("relation Pet.visits (to-many → Visit): semi-join"))
+    #expect(text.contains("for visits.@sum.cost of each record"))
     #expect(text.contains("materialized"))
   }
 }
