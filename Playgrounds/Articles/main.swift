@@ -274,4 +274,261 @@ let migratedRex = try pets.fetch(id: 1)!
 precondition(migratedRex.address.city == "Oslo")
 pets.close()
 try FileManager.default.removeItem(at: petFolder)
+// BEGIN ARTICLE: Relationships, the record types and their relations
+struct Person: Record { var id: Int; var name: String; var city: String; var age: Int? }
+struct Vet: Record { var id: Int; var name: String; var clinic: String? }
+struct Pet: Record { var id: Int; var name: String; var species: String; var age: Int; var ownerID: Int? }
+struct Visit: Record { var id: Int; var petID: Int; var vetID: Int?; var cost: Double; var day: Int }
+
+extension Pet: RelatedRecord {
+  static let owner = ToOne<Pet, Person>("owner", \.ownerID, onDelete: .nullify, allowsDangling: true)
+  static let visits = ToMany<Pet, Visit>("visits", inverse: \.petID)
+  static let vets = ToManyThrough("vets", through: visits, then: Visit.vet)
+  static let relations: [any Relation<Pet>] = [owner, visits, vets]
+}
+
+extension Person: RelatedRecord {
+  static let pets = ToMany<Person, Pet>("pets", inverse: \.ownerID)
+  static let relations: [any Relation<Person>] = [pets]
+}
+
+extension Visit: RelatedRecord {
+  static let pet = ToOne<Visit, Pet>("pet", \.petID, onDelete: .cascade)   // required: petID is not optional
+  static let vet = ToOne<Visit, Vet>("vet", \.vetID, onDelete: .nullify)
+  static let relations: [any Relation<Visit>] = [pet, vet]
+}
+
+extension Vet: RelatedRecord {
+  static let visits = ToMany<Vet, Visit>("visits", inverse: \.vetID)
+  static let relations: [any Relation<Vet>] = [visits]
+}
+// END ARTICLE
+
+// BEGIN ARTICLE: Relationships, a graph
+let people = MemoryStore<Person>()
+let patients = MemoryStore<Pet>()
+let visits = MemoryStore<Visit>()
+let vets = MemoryStore<Vet>()
+let clinic = try RecordGraph(people, patients, visits, vets)   // one store per type
+
+try clinic.insert(contentsOf: [Person(id: 1, name: "Ann", city: "Oslo"), Person(id: 2, name: "Bo", city: "Rome")])
+try clinic.insert(contentsOf: [Vet(id: 1, name: "Vera"), Vet(id: 2, name: "Max")])
+try clinic.insert(contentsOf: [
+  Pet(id: 1, name: "Rex", species: "Dog", age: 3, ownerID: 1),
+  Pet(id: 2, name: "Tom", species: "Cat", age: 5, ownerID: 2),
+  Pet(id: 3, name: "Kit", species: "Cat", age: 1, ownerID: nil),
+])
+try clinic.insert(contentsOf: [
+  Visit(id: 1, petID: 1, vetID: 1, cost: 10, day: 1),
+  Visit(id: 2, petID: 1, vetID: 2, cost: 30, day: 2),
+  Visit(id: 3, petID: 2, vetID: 2, cost: 5, day: 3),
+])
+let allPets = clinic.records(Pet.self)
+// END ARTICLE
+precondition(allPets.count == 3 && visits.count == 3)
+
+// BEGIN ARTICLE: Relationships, validation
+do {
+  _ = try RecordGraph(people, patients)   // no store of Visit or Vet
+} catch let error as RequestSetError where error.code == .invalidRelation {
+  print(error.message)
+  // The relation Pet.vets points at Vet, but the graph holds no store of Vet. Pass a store
+  // of Vet to RecordGraph, or remove the relation.
+}
+// END ARTICLE
+do {
+  _ = try RecordGraph(people, patients)
+  preconditionFailure("a graph without Visit's and Vet's stores was accepted")
+} catch let error as RequestSetError {
+  precondition(error.code == .invalidRelation && error.message.hasPrefix("The relation Pet.vets points at Vet"))
+}
+do {
+  _ = try RequestSet(patients).filter("owner.city", value: "Oslo").fetch()
+  preconditionFailure("a set not made by a graph walked a relation")
+} catch let error as RequestSetError {
+  precondition(error.code == .unknownKey)
+}
+
+// BEGIN ARTICLE: Relationships, to-one keys
+let oslo = allPets.filter("owner.city", value: "Oslo")              // a dotted key
+let typedOslo = allPets.filter(Pet.owner.city == "Oslo")              // a typed key, checked by the compiler
+let formatOslo = allPets.filter("owner.city == %@", "Oslo")           // a format string
+let tripletOslo = allPets.filter(where: ["owner.city", "IN", ["Oslo", "Bergen"]])   // a triplet
+let ownerless = allPets.filter("owner == nil")                         // the foreign key itself
+print(oslo.map(\.name), typedOslo.map(\.name), formatOslo.map(\.name), tripletOslo.map(\.name), ownerless.map(\.name))
+// ["Rex"] ["Rex"] ["Rex"] ["Rex"] ["Kit"]
+// END ARTICLE
+precondition([oslo, typedOslo, formatOslo, tripletOslo].allSatisfy { $0.map(\.name) == ["Rex"] })
+precondition(ownerless.map(\.name) == ["Kit"])
+
+// BEGIN ARTICLE: Relationships, to-many keys
+let pricey = allPets.filter("ANY visits.cost > 20")                         // Rex
+let cheap = allPets.filter("ALL visits.cost < 20")                          // Tom, and Kit (no visits)
+let notMax = allPets.filter("NONE visits.vet.name == 'Max'")                // Kit
+let unseen = allPets.filter("visits.@count == 0")                           // Kit
+let spent = allPets.filter("visits.@sum.cost > 20")                         // Rex
+let seenByMax = allPets.filter("SUBQUERY(visits, $v, $v.vet.name == 'Max').@count > 0")   // Rex, Tom
+let seenByVera = allPets.filter("ANY vets.name == 'Vera'")                  // Rex
+let typedPricey = allPets.filter(Pet.visits.any.cost > 20)                  // Rex
+let typedBusy = allPets.filter(Pet.visits.count >= 2)                       // Rex
+let typedSpent = allPets.filter(Pet.visits.sum(\.cost) > 20)                // Rex
+let typedUnseen = allPets.filter(Pet.visits.isEmpty)                        // Kit
+print(pricey.map(\.name), cheap.map(\.name), notMax.map(\.name), unseen.map(\.name), spent.map(\.name))
+print(seenByMax.map(\.name), seenByVera.map(\.name), typedPricey.map(\.name), typedBusy.map(\.name))
+print(typedSpent.map(\.name), typedUnseen.map(\.name))
+// END ARTICLE
+precondition(pricey.map(\.name) == ["Rex"] && cheap.map(\.name) == ["Tom", "Kit"] && notMax.map(\.name) == ["Kit"])
+precondition(unseen.map(\.name) == ["Kit"] && spent.map(\.name) == ["Rex"] && seenByMax.map(\.name) == ["Rex", "Tom"])
+precondition(seenByVera.map(\.name) == ["Rex"] && typedPricey.map(\.name) == ["Rex"] && typedBusy.map(\.name) == ["Rex"])
+precondition(typedSpent.map(\.name) == ["Rex"] && typedUnseen.map(\.name) == ["Kit"])
+precondition(Pet.owner.name == "owner" && Pet.visits.count.key == "visits.@count")
+precondition(allPets.filter("owner.name", value: "Ann").map(\.name) == ["Rex"])
+do {
+  _ = try allPets.filter("visits.cost", value: 5).fetch()
+  preconditionFailure("a to-many key was read as one value")
+} catch let error as RequestSetError {
+  precondition(error.code == .invalidRelation && error.message.contains("ANY visits.cost"))
+}
+
+// BEGIN ARTICLE: Relationships, missing related records
+let noCity = allPets.filter("owner.city", value: nil)       // Kit
+let notOslo = allPets.filter(Pet.owner.city != "Oslo")      // Tom, and Kit (no owner)
+print(noCity.map(\.name), notOslo.map(\.name))
+// END ARTICLE
+precondition(noCity.map(\.name) == ["Kit"] && notOslo.map(\.name) == ["Tom", "Kit"])
+
+// BEGIN ARTICLE: Relationships, sorting
+let byCity = allPets.sortBy("owner.city")                                   // Kit (nil), Rex (Oslo), Tom (Rome)
+let byOwner = allPets.sortBy("owner.name", order: .descending)              // Tom, Rex, Kit
+let byVisits = allPets.sortBy(Pet.visits.count, order: .descending)         // Rex, Tom, Kit
+let bySpend = allPets.sortBy(Pet.visits.sum(\.cost), order: .descending)    // Rex, Tom, Kit
+print(byCity.map(\.name), byOwner.map(\.name), byVisits.map(\.name), bySpend.map(\.name))
+// END ARTICLE
+precondition(byCity.map(\.name) == ["Kit", "Rex", "Tom"] && byOwner.map(\.name) == ["Tom", "Rex", "Kit"])
+precondition(byVisits.map(\.name) == ["Rex", "Tom", "Kit"] && bySpend.map(\.name) == ["Rex", "Tom", "Kit"])
+do {
+  _ = try allPets.values("owner.city")
+  preconditionFailure("values read through a relation")
+} catch let error as RequestSetError {
+  precondition(error.code == .unknownKey)
+}
+
+// BEGIN ARTICLE: Relationships, prefetching
+let rows = try allPets.fetch(
+  including: Pet.owner, Pet.vets, Pet.visits.sortBy(\.day, order: .descending).limit(1).including(Visit.vet))
+for row in rows {
+  let latest = row[Pet.visits].first.map { "day \($0.day) with \($0[Visit.vet]?.name ?? "-")" } ?? "-"
+  print(row.name, row[Pet.owner]?.city ?? "-", row[Pet.vets].map(\.name), latest)
+}
+// Rex Oslo ["Vera", "Max"] day 2 with Max
+// Tom Rome ["Max"] day 3 with Max
+// Kit - [] -
+// END ARTICLE
+precondition(rows.map(\.name) == ["Rex", "Tom", "Kit"] && rows.map { $0[Pet.owner]?.city } == ["Oslo", "Rome", nil])
+precondition(rows[0][Pet.visits].map(\.id) == [2] && rows[0][Pet.vets].map(\.name) == ["Vera", "Max"])
+precondition(rows[0].record.name == "Rex" && rows[2][Pet.visits].isEmpty)
+let ownersOnly = try allPets.fetch(including: Pet.owner)
+precondition(ownersOnly.allSatisfy { $0[Pet.visits].isEmpty })
+do {
+  _ = try RequestSet(patients).fetch(including: Pet.owner)
+  preconditionFailure("a set not made by a graph prefetched")
+} catch let error as RequestSetError {
+  precondition(error.code == .invalidRelation)
+}
+
+// BEGIN ARTICLE: Relationships, writes
+do {
+  try clinic.insert(Visit(id: 9, petID: 77, vetID: nil, cost: 1, day: 1))
+} catch let error as RequestSetError where error.code == .danglingReference {
+  print(error.message)   // Visit 9's pet (petID = 77) names no Pet. Insert that Pet first, …
+}
+try clinic.delete(Vet.self, id: 2)                       // .nullify: visits 2 and 3 keep no vet
+print(try clinic.records(Visit.self).filter("vet == nil").fetch().map(\.id))   // [2, 3]
+try clinic.delete(Pet.self, id: 1)                       // .cascade: Rex's visits go too
+print(try clinic.records(Visit.self).fetch().map(\.id))  // [3]
+try clinic.delete(Person.self, id: 2)                    // .nullify: Tom keeps no owner
+print(try clinic.records(Pet.self).filter("owner == nil").fetch().map(\.name))   // ["Tom", "Kit"]
+// END ARTICLE
+let visitsLeft = try clinic.records(Visit.self).fetch().map(\.id)
+let petsWithoutOwner = try clinic.records(Pet.self).filter("owner == nil").fetch().map(\.name)
+precondition(visitsLeft == [3] && visits.count == 1 && petsWithoutOwner == ["Tom", "Kit"])
+
+// BEGIN ARTICLE: Relationships, explain
+import RequestSetSQLite
+
+let clinicFolder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-\(UUID())")
+try FileManager.default.createDirectory(at: clinicFolder, withIntermediateDirectories: true)
+let sqlPets = try SQLiteStore<Pet>(path: clinicFolder.appendingPathComponent("pets.sqlite").path)
+let mixed = try RecordGraph(people, sqlPets, visits, vets)   // SQLite beside memory
+try mixed.insert(contentsOf: [
+  Pet(id: 1, name: "Rex", species: "Dog", age: 3, ownerID: 1), Pet(id: 2, name: "Kit", species: "Cat", age: 1, ownerID: nil),
+])
+let inOsloSQL = mixed.records(Pet.self).filter(Pet.owner.city == "Oslo")
+print(inOsloSQL.explain())
+// RequestSet<Pet> over SQLiteStore<Pet>
+// relation Pet.owner (to-one → Person): semi-join, 1 query on MemoryStore<Person> for owner.city == "Oslo" → ownerID IN {1 ids}
+// stage 1: pushed to SQLiteStore<Pet>: WHERE ownerID IN {1}
+// …
+print(allPets.filter("visits.@sum.cost > 20").explain())
+// RequestSet<Pet> over MemoryStore<Pet>
+// relation Pet.visits (to-many → Visit): materialized, 1 query on MemoryStore<Visit>; visits.cost.@sum > 20 computed on each record
+// …
+print(inOsloSQL.map(\.name))   // ["Rex"]
+sqlPets.close()
+try FileManager.default.removeItem(at: clinicFolder)
+// END ARTICLE
+precondition(inOsloSQL.map(\.name) == ["Rex"] && !FileManager.default.fileExists(atPath: clinicFolder.path))
+
+// BEGIN ARTICLE: MigratingFromTheSeedLibraries, relationships
+struct Species: Record { var id: Int; var simpleName: String }
+struct Specimen: Record { var id: Int; var name: String; var speciesID: Int }
+struct Department: Record { var id: Int; var name: String }
+struct Employee: Record { var id: Int; var name: String; var salary: Int; var departmentID: Int? }
+
+extension Specimen: RelatedRecord {
+  static let species = ToOne<Specimen, Species>("species", \.speciesID)
+  static let relations: [any Relation<Specimen>] = [species]
+}
+extension Department: RelatedRecord {
+  static let employees = ToMany<Department, Employee>("employees", inverse: \.departmentID)
+  static let relations: [any Relation<Department>] = [employees]
+}
+extension Employee: RelatedRecord {
+  static let department = ToOne<Employee, Department>("department", \.departmentID, onDelete: .cascade)
+  static let relations: [any Relation<Employee>] = [department]
+}
+
+let company = try RecordGraph(MemoryStore<Species>(), MemoryStore<Specimen>(), MemoryStore<Department>(), MemoryStore<Employee>())
+try company.insert(contentsOf: [Species(id: 1, simpleName: "Cow"), Species(id: 2, simpleName: "Dog")])
+try company.insert(contentsOf: [Specimen(id: 1, name: "Daisy", speciesID: 1), Specimen(id: 2, name: "Rex", speciesID: 2)])
+try company.insert(contentsOf: [Department(id: 1, name: "Sales"), Department(id: 2, name: "Lab"), Department(id: 3, name: "Attic")])
+try company.insert(contentsOf: [
+  Employee(id: 1, name: "Ann", salary: 6000, departmentID: 1), Employee(id: 2, name: "Bo", salary: 4000, departmentID: 1),
+  Employee(id: 3, name: "Cy", salary: 3000, departmentID: 2), Employee(id: 4, name: "Di", salary: 5500, departmentID: nil),
+])
+let departments = company.records(Department.self)
+let staff = company.records(Employee.self)
+
+let animalTypes = ["Cow", "Sheep"]
+let farmAnimals = company.records(Specimen.self).filter(where: ["species.simpleName", "IN", animalTypes])   // Daisy
+let wellPaid = departments.filter("ANY employees.salary > 5000")                                 // Sales
+let richSubquery = departments.filter("SUBQUERY(employees, $e, $e.salary > 5000).@count > 0")    // Sales
+let inSales = staff.filter("department.name", value: "Sales")                                   // Ann, Bo
+let placed = try staff.filter("department.id != nil").fetch(including: Employee.department)     // Ann, Bo, Cy
+let topTwo = try departments.fetch(including: Department.employees.sortBy(\.salary, order: .descending).limit(2))
+let crowded = departments.filter(Department.employees.count > 1).sortBy(Department.employees.count, order: .descending)
+let empty = departments.filter(Department.employees.isEmpty)                                   // Attic
+print(farmAnimals.map(\.name), wellPaid.map(\.name), richSubquery.map(\.name), inSales.map(\.name))
+print(placed.map { "\($0.name) in \($0[Employee.department]?.name ?? "-")" }, topTwo.map { $0[Department.employees].map(\.name) })
+print(crowded.map(\.name), empty.map(\.name))   // ["Sales"] ["Attic"]
+try company.delete(Department.self, id: 1)      // .cascade: Ann and Bo go too
+print(try staff.refreshed().fetch().map(\.name))   // ["Cy", "Di"]
+// END ARTICLE
+precondition(farmAnimals.map(\.name) == ["Daisy"] && wellPaid.map(\.name) == ["Sales"] && richSubquery.map(\.name) == ["Sales"])
+precondition(inSales.map(\.name) == ["Ann", "Bo"] && placed.map(\.name) == ["Ann", "Bo", "Cy"])
+precondition(topTwo.map { $0[Department.employees].map(\.name) } == [["Ann", "Bo"], ["Cy"], []])
+precondition(crowded.map(\.name) == ["Sales"] && empty.map(\.name) == ["Attic"])
+let staffLeft = try staff.refreshed().fetch().map(\.name)
+precondition(staffLeft == ["Cy", "Di"])
+
 print("articles: every example ran")

@@ -218,3 +218,36 @@ for try await state in animals.sortBy("species", "name").sectioned(by: "species"
 }
 // END README
 precondition(asyncCows.allSatisfy { $0.species == "Cow" } && asyncCount >= 6)
+
+// BEGIN README: relationships
+struct Person: Record { var id: Int; var name: String; var city: String }
+struct Pet: Record { var id: Int; var name: String; var ownerID: Int? }
+struct Visit: Record { var id: Int; var petID: Int; var cost: Double }
+
+extension Pet: RelatedRecord {
+  static let owner = ToOne<Pet, Person>("owner", \.ownerID)               // optional: .nullify on delete
+  static let visits = ToMany<Pet, Visit>("visits", inverse: \.petID)
+  static let relations: [any Relation<Pet>] = [owner, visits]
+}
+extension Visit: RelatedRecord {
+  static let pet = ToOne<Visit, Pet>("pet", \.petID, onDelete: .cascade)
+  static let relations: [any Relation<Visit>] = [pet]
+}
+
+let clinic = try RecordGraph(MemoryStore<Person>(), MemoryStore<Pet>(), MemoryStore<Visit>())   // one store per type
+try clinic.insert(contentsOf: [Person(id: 1, name: "Ann", city: "Oslo"), Person(id: 2, name: "Bo", city: "Rome")])
+try clinic.insert(contentsOf: [Pet(id: 1, name: "Rex", ownerID: 1), Pet(id: 2, name: "Tom", ownerID: 2)])
+try clinic.insert(contentsOf: [Visit(id: 1, petID: 1, cost: 10), Visit(id: 2, petID: 1, cost: 30), Visit(id: 3, petID: 2, cost: 5)])
+let clinicPets = clinic.records(Pet.self)
+print(clinicPets.filter(Pet.owner.city == "Oslo").map(\.name))                    // ["Rex"]
+print(clinicPets.filter("ANY visits.cost > 20 OR owner.city == 'Rome'").map(\.name))   // ["Rex", "Tom"]
+print(clinicPets.sortBy(Pet.visits.sum(\.cost), order: .descending).map(\.name))  // ["Rex", "Tom"]
+for row in try clinicPets.fetch(including: Pet.owner, Pet.visits) {               // 3 queries, however many pets
+  print(row.name, row[Pet.owner]?.city ?? "-", row[Pet.visits].map(\.cost))       // Rex Oslo [10.0, 30.0], …
+}
+try clinic.delete(Pet.self, id: 1)                                                // .cascade: Rex's visits go too
+print(try clinic.records(Visit.self).fetch().map(\.id))                           // [3]
+// END README
+precondition(clinicPets.filter(Pet.owner.city == "Rome").map(\.name) == ["Tom"])   // Rex is gone
+let visitsLeft = try clinic.records(Visit.self).fetch().map(\.id)
+precondition(visitsLeft == [3] && clinicPets.refreshed().map(\.name) == ["Tom"])

@@ -161,4 +161,76 @@ section("Arrays")
 let fixed = RequestSet([3, 1, 2])
 print("RequestSet([3, 1, 2]).sortBy(\\.self): \(Array(fixed.sortBy(\.self)))")
 
+// MARK: 13. Relationships: owners, pets and visits
+// Records hold the ids of other records, as rows hold foreign keys. A type declares its
+// relations once, as static lets; a RecordGraph holds one store per type, and the sets it
+// makes walk the relations with the same keys every filter form uses.
+section("Relationships")
+
+struct PetOwner: Record { var id: Int; var name: String; var city: String }
+struct Pet: Record { var id: Int; var name: String; var ownerID: Int? }
+struct Visit: Record { var id: Int; var petID: Int; var reason: String; var cost: Double; var day: Int }
+
+extension PetOwner: RelatedRecord {
+  static let pets = ToMany<PetOwner, Pet>("pets", inverse: \.ownerID)  // the inverse of Pet.owner
+  static let relations: [any Relation<PetOwner>] = [pets]
+}
+extension Pet: RelatedRecord {
+  // The delete rule sits on the foreign key, as SQL's ON DELETE does: deleting an owner
+  // deletes their pets, and deleting a pet deletes its visits.
+  static let owner = ToOne<Pet, PetOwner>("owner", \.ownerID, onDelete: .cascade)
+  static let visits = ToMany<Pet, Visit>("visits", inverse: \.petID)
+  static let relations: [any Relation<Pet>] = [owner, visits]
+}
+extension Visit: RelatedRecord {
+  static let pet = ToOne<Visit, Pet>("pet", \.petID, onDelete: .cascade)  // required: petID is not optional
+  static let relations: [any Relation<Visit>] = [pet]
+}
+
+let owners = MemoryStore<PetOwner>(), petStore = MemoryStore<Pet>(), visitStore = MemoryStore<Visit>()
+let clinic = try RecordGraph(owners, petStore, visitStore)  // one store per type; kinds may mix
+try clinic.insert(contentsOf: [PetOwner(id: 1, name: "Ann", city: "Oslo"), PetOwner(id: 2, name: "Bo", city: "Rome")])
+try clinic.insert(contentsOf: [
+  Pet(id: 1, name: "Rex", ownerID: 1), Pet(id: 2, name: "Tom", ownerID: 2), Pet(id: 3, name: "Kit", ownerID: nil),
+])
+try clinic.insert(contentsOf: [
+  Visit(id: 1, petID: 1, reason: "vaccine", cost: 40, day: 1), Visit(id: 2, petID: 1, reason: "checkup", cost: 25, day: 9),
+  Visit(id: 3, petID: 2, reason: "checkup", cost: 25, day: 4),
+])
+do {
+  try clinic.insert(Visit(id: 4, petID: 99, reason: "?", cost: 0, day: 0))  // the graph checks foreign keys
+} catch let error as RequestSetError {
+  print("\(error.code): \(error.message)")
+}
+
+let clinicPets = clinic.records(Pet.self)
+let osloPets = clinicPets.filter(Pet.owner.city == "Oslo")  // typed, through the to-one
+let vaccinated = clinicPets.filter("ANY visits.reason == 'vaccine'")  // a format string, through the to-many
+let neverSeen = clinicPets.filter(Pet.visits.isEmpty)
+let ownerless = clinicPets.filter("owner.city", value: nil)  // no related record: its keys read nil
+print("In Oslo: \(osloPets.map(\.name)); vaccinated: \(vaccinated.map(\.name)); never seen: \(neverSeen.map(\.name))")
+print("Owner's city is nil: \(ownerless.map(\.name))")
+expect(osloPets.map(\.name) == ["Rex"] && vaccinated.map(\.name) == ["Rex"], "Rex lives in Oslo and was vaccinated")
+expect(neverSeen.map(\.name) == ["Kit"] && ownerless.map(\.name) == ["Kit"], "Kit has no visits and no owner")
+let bySpend = clinicPets.sortBy(Pet.visits.sum(\.cost), order: .descending)
+print("By money spent: \(bySpend.map(\.name))")
+expect(bySpend.map(\.name) == ["Rex", "Tom", "Kit"], "Rex spent most")
+let busyOwners = clinic.records(PetOwner.self).filter("ANY pets.name == 'Tom' OR pets.@count >= 2")
+print("Owners of Tom or of two pets: \(busyOwners.map(\.name))")
+// explain() says how each relation ran: one query on the related store, whose ids
+// become `ownerID IN {…}` here, which any store (SQL ones too) runs itself.
+print(osloPets.explain())
+
+// Prefetching: one query per relation, never one per pet.
+for row in try clinicPets.fetch(including: Pet.owner, Pet.visits.sortBy(\.day, order: .descending).limit(1)) {
+  let last = row[Pet.visits].first.map { "\($0.reason) on day \($0.day)" } ?? "none"
+  print("  \(row.name): owner \(row[Pet.owner]?.name ?? "-"), last visit \(last)")
+}
+
+// Deleting through the graph applies the delete rules: Ann's pets go, and their visits.
+try clinic.delete(PetOwner.self, id: 1)
+// clinicPets was read above, so it keeps that snapshot: refreshed() reads the stores again.
+print("After deleting Ann: pets \(try clinicPets.refreshed().fetch().map(\.name)), visits \(try clinic.records(Visit.self).fetch().map(\.id))")
+expect(petStore.count == 2 && visitStore.count == 1, "Rex and his two visits went with Ann")
+
 print("\nThat's the tour. Next: README.md for the full map of the API.")
