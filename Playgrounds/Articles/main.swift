@@ -381,7 +381,8 @@ precondition(pricey.map(\.name) == ["Rex"] && cheap.map(\.name) == ["Tom", "Kit"
 precondition(unseen.map(\.name) == ["Kit"] && spent.map(\.name) == ["Rex"] && seenByMax.map(\.name) == ["Rex", "Tom"])
 precondition(seenByVera.map(\.name) == ["Rex"] && typedPricey.map(\.name) == ["Rex"] && typedBusy.map(\.name) == ["Rex"])
 precondition(typedSpent.map(\.name) == ["Rex"] && typedUnseen.map(\.name) == ["Kit"])
-precondition(Pet.owner.name == "owner" && Pet.visits.count.key == "visits.@count")
+precondition(Pet.owner.name.key == "owner.name" && Pet.visits.count.key == "visits.@count")
+precondition(allPets.sortBy(Pet.owner.name).map(\.name) == allPets.sortBy("owner.name").map(\.name))
 precondition(allPets.filter("owner.name", value: "Ann").map(\.name) == ["Rex"])
 do {
   _ = try allPets.filter("visits.cost", value: 5).fetch()
@@ -406,12 +407,14 @@ print(byCity.map(\.name), byOwner.map(\.name), byVisits.map(\.name), bySpend.map
 // END ARTICLE
 precondition(byCity.map(\.name) == ["Kit", "Rex", "Tom"] && byOwner.map(\.name) == ["Tom", "Rex", "Kit"])
 precondition(byVisits.map(\.name) == ["Rex", "Tom", "Kit"] && bySpend.map(\.name) == ["Rex", "Tom", "Kit"])
-do {
-  _ = try allPets.values("owner.city")
-  preconditionFailure("values read through a relation")
-} catch let error as RequestSetError {
-  precondition(error.code == .unknownKey)
-}
+
+// BEGIN ARTICLE: Relationships, values
+let table = try allPets.sortBy("id").values("name", "owner.city", "visits.@count")
+print(table.map { "\($0["name"]!) \($0["owner.city"]!) \($0["visits.@count"]!)" })
+// ["\"Rex\" \"Oslo\" 2", "\"Tom\" \"Rome\" 1", "\"Kit\" nil 0"]
+// END ARTICLE
+precondition(table.map { $0["owner.city"]! } == [.string("Oslo"), .string("Rome"), .null])
+precondition(table.map { $0["visits.@count"]! } == [.int(2), .int(1), .int(0)])
 
 // BEGIN ARTICLE: Relationships, prefetching
 let rows = try allPets.fetch(
@@ -452,6 +455,25 @@ print(try clinic.records(Pet.self).filter("owner == nil").fetch().map(\.name))  
 let visitsLeft = try clinic.records(Visit.self).fetch().map(\.id)
 let petsWithoutOwner = try clinic.records(Pet.self).filter("owner == nil").fetch().map(\.name)
 precondition(visitsLeft == [3] && visits.count == 1 && petsWithoutOwner == ["Tom", "Kit"])
+
+// BEGIN ARTICLE: Relationships, the past
+let archive = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-log-\(UUID())")
+try FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
+func logStore<R: Record>(_ type: R.Type) throws -> LogStore<R> {
+  try LogStore<R>(path: archive.appendingPathComponent("\(R.self).rslog").path)
+}
+let logged = try RecordGraph(logStore(Person.self), logStore(Pet.self), logStore(Visit.self), logStore(Vet.self))
+try logged.insert(Person(id: 1, name: "Ann", city: "Oslo"))
+try logged.insert(Pet(id: 1, name: "Rex", species: "Dog", age: 3, ownerID: 1))
+let beforeTheMove = Date()
+try logged.save(Person(id: 1, name: "Ann", city: "Rome"))
+let osloThen = logged.asOf(beforeTheMove).records(Pet.self).filter("owner.city", value: "Oslo")
+let osloNow = logged.records(Pet.self).filter("owner.city", value: "Oslo")
+print(try osloThen.fetch().map(\.name), try osloNow.fetch().map(\.name))   // ["Rex"] []
+// END ARTICLE
+let osloThenNames = try osloThen.fetch().map(\.name)
+precondition(osloThenNames == ["Rex"] && osloNow.isEmpty)
+try FileManager.default.removeItem(at: archive)
 
 // BEGIN ARTICLE: Relationships, explain
 import RequestSetSQLite
