@@ -177,6 +177,33 @@ struct _SQLiteTranslation {
     return order.filter { counts[$0]! > 1 }.map { lists[$0]! }
   }
 
+  /// The list of `key IN {…}` when SQLite's `IN` runs the engine's test exactly: a plain
+  /// condition (binary collation, no quantifier, no `@count`) whose values are all scalars
+  /// `inListValue` accepts; nil otherwise.
+  static func inList(_ c: StoreCondition, _ path: String) -> _InList? {
+    guard c.quantifier == nil, !c.countsElements, c.collation == .binary, !c.caseInsensitive,
+      !c.diacriticInsensitive, case .array(let items) = c.value
+    else { return nil }
+    var list = _InList(path: path)
+    for item in items {
+      switch item {
+      case .null: list.null = true
+      case .bool(let b): list.bools.insert(b)
+      case .int:
+        list.numbers.append(SQLJSON.encode(item).text)
+      case .uint(let u) where u <= UInt64(Int64.max):
+        list.numbers.append(SQLJSON.encode(item).text)
+      case .double(let d) where d.isFinite:
+        list.numbers.append(SQLJSON.encode(item).text)
+      case .string(let text):
+        guard !text.utf8.contains(0) else { return nil }
+        list.strings.append(SQLJSON.encode(.string(SQLJSON.nfc(text))).text)
+      default: return nil
+      }
+    }
+    return list
+  }
+
   /// One key's list as SQL: `json_extract(…) IN (SELECT value FROM json_each(?))` per kind
   /// (numbers by exact value across integer and real, text by bytes), the JSON array bound
   /// as one parameter however long it is; nil and Bools by their JSON type.
@@ -210,6 +237,12 @@ struct _SQLiteTranslation {
   }
 
   private mutating func native(_ c: StoreCondition, _ path: String) -> String? {
+    if case .in = c.operator, let list = Self.inList(c, path) {
+      // `key IN {…}` of scalars (a relation's semi-join): SQL's IN over the bound list,
+      // which an index on the key serves, instead of `rs_cond` on every row.
+      if !list.null && list.bools.isEmpty && list.numbers.isEmpty && list.strings.isEmpty { return "0" }
+      return inTest(list)
+    }
     guard c.quantifier == nil, !c.countsElements, c.collation == .binary, !c.caseInsensitive,
       !c.diacriticInsensitive, case .compare(let comparison) = c.operator
     else { return nil }
