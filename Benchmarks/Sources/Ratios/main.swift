@@ -8,12 +8,12 @@ import RequestSet
 //   swift run -c release --package-path Benchmarks Ratios [record count] [section …] [--csv FILE]
 //
 // Sections: core, format, log, live, query, issue11 (all of these by default), and scale,
-// smallq, issue13, migrate and issue22 (only when named; issue22 times the targets of
-// "One prepared query", see PreparedRatios.swift; migrate times issue 25's migrations, see
-// MigrationRatios.swift: scale runs up to 10,000,000 records; smallq loops the
-// small queries for profiling, see SmallQueryLoop.swift; issue13 measures the SQL stores
-// against GRDB and plain libpq on a private PostgreSQL server, see Issue13Ratios.swift).
-// `query` ignores the record count and
+// smallq, issue13, migrate, issue22 and issue23 (only when named; issue22 times the targets
+// of "One prepared query", see PreparedRatios.swift; migrate times issue 25's migrations,
+// see MigrationRatios.swift; issue23 times relationships, see RelationRatios.swift: scale
+// runs up to 10,000,000 records; smallq loops the small queries for profiling, see
+// SmallQueryLoop.swift; issue13 measures the SQL stores against GRDB and plain libpq on a
+// private PostgreSQL server, see Issue13Ratios.swift). `query` ignores the record count and
 // always runs 10,000, 100,000 and 1,000,000 records; so do issue11's small indexed queries.
 // `scale` writes its figures as CSV to FILE (for Benchmarks/Scripts/scale_chart.py), or
 // prints them when no FILE is given.
@@ -32,7 +32,7 @@ if let i = arguments.firstIndex(of: "--csv"), i + 1 < arguments.count {
 let n = arguments.first.flatMap(Int.init) ?? 1_000_000
 let sections = Set(arguments.filter { Int($0) == nil }.map { $0 == "records" ? "issue11" : $0 })
 func wanted(_ section: String) -> Bool {
-  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22"].contains(section) : sections.contains(section)
+  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23"].contains(section) : sections.contains(section)
 }
 
 let needsAnimals = ["core", "format", "log", "issue11", "issue13", "migrate", "issue22"].contains(where: wanted)
@@ -49,4 +49,5 @@ if wanted("scale") { try scaleTables(csvPath: csvPath) }
 if wanted("issue13") { try issue13Tables(animals) }
 if wanted("migrate") { try printTable("Migrations (issue 25) at \(n) records", migrationRows(animals)) }
 if wanted("issue22") { try issue22Tables(animals) }
+if wanted("issue23") { try issue23Tables(n) }
 if wanted("smallq") { try smallQueryLoops(makeAnimals(n)) }
