@@ -110,6 +110,50 @@ import Testing
     return graph
   }
 
+  // MARK: Nil and empty
+
+  /// No owner (nil or dangling id) reads nil through `owner`; no visits make ANY false,
+  /// ALL and NONE true, `@count` and `@sum` 0, `@min` and `@max` nil.
+  @Test(arguments: StoreKind.writable)
+  func noRelatedRecordReadsNilOrEmpty(kind: StoreKind) throws {
+    let graph = try Self.smallClinic(kind)
+    try graph.insert(Pet(id: 4, name: "Odd", species: "Fish", age: 1, ownerID: 555))
+    let pets = graph.records(Pet.self)
+    func ids(_ format: String) throws -> [Int] { try pets.filter(format).sortBy("id").fetch().map(\.id) }
+    #expect(try ids("owner.city != 'Oslo'") == [3, 4])
+    #expect(try ids("owner.city == nil") == [3, 4])
+    #expect(try ids("owner.age > 0") == [1, 2])
+    #expect(try ids("owner.age <= 100") == [1, 2])
+    #expect(try ids("NOT (owner.age > 0)") == [3, 4])
+    #expect(try ids("ANY visits.cost > 0") == [1, 2, 3])
+    #expect(try ids("ALL visits.cost > 1000") == [4])
+    #expect(try ids("NONE visits.cost > 0") == [4])
+    #expect(try ids("visits.@count == 0") == [4])
+    #expect(try ids("visits.@sum.cost == 0") == [4])
+    #expect(try ids("visits.@min.day != 3") == [1, 3, 4])
+    #expect(try ids("visits.@max.cost < 1000") == [1, 2, 3])
+    #expect(try pets.filter(Pet.visits.isEmpty).fetch().map(\.id) == [4])
+    // Sorting: no owner sorts as nil, first ascending and last descending.
+    #expect(try pets.sortBy("owner.name").sortBy("id").fetch().map(\.id) == [3, 4, 1, 2])
+    #expect(try pets.sortBy("owner.name", order: .descending).sortBy("id").fetch().map(\.id) == [1, 2, 3, 4])
+    #expect(try pets.sortBy(Pet.visits.count, order: .descending).sortBy("id").fetch().map(\.id) == [1, 2, 3, 4])
+  }
+
+  /// `vets` goes through visits to their vets: a visit with no vet adds none, in
+  /// `@count` and in prefetching alike; a vet seen twice counts twice.
+  @Test(arguments: StoreKind.writable)
+  func vetsThroughVisitsSkipVisitsWithNoVet(kind: StoreKind) throws {
+    let graph = try Self.smallClinic(kind)
+    try graph.insert(Visit(id: 5, petID: 2, vetID: 2, cost: 1, day: 9))
+    let pets = graph.records(Pet.self)
+    #expect(try pets.filter("vets.@count == 0").sortBy("id").fetch().map(\.id) == [3])
+    #expect(try pets.filter("vets.@count == 2").sortBy("id").fetch().map(\.id) == [1, 2])
+    #expect(try pets.filter("ANY vets.name == 'Max'").sortBy("id").fetch().map(\.id) == [1, 2])
+    #expect(try pets.filter("NONE vets.name == 'Vera'").sortBy("id").fetch().map(\.id) == [2, 3])
+    let rows = try pets.sortBy("id").fetch(including: Pet.vets)
+    #expect(rows.map { $0[Pet.vets].map(\.record.id).sorted() } == [[1, 2], [2, 2], []])
+  }
+
   // MARK: Foreign keys on writes
 
   @Test(arguments: StoreKind.writable)
