@@ -1,0 +1,560 @@
+import Foundation
+import RequestSet
+import RequestSetSQLite
+import Testing
+
+/// Seeded random queries through relations (to-one, to-many, many-to-many through,
+/// SUBQUERY, nested paths), in every filter form, with sorts, windows, counts and
+/// prefetching, against answers computed in plain Swift over dictionaries, on every
+/// writable store and on a graph that mixes store kinds.
+@Suite struct RelationshipDifferentialTests {
+  /// 2,000 people, 10,000 pets, 20,000 visits, 50 vets.
+  static let data = ClinicData.generate(people: 2_000, pets: 10_000, visits: 20_000, vets: 50, seed: 0xC1_1C)
+  /// Each query reads 10,000 pets and, per relation condition, another store; conditions
+  /// computed on each record (`@sum`, `@avg`, `@min`, `@max`, `SUBQUERY`) materialize
+  /// every visit, about 0.3 s each in a debug build.
+  static let filterQueries = TestScale.pick(quick: 30, soak: 200)
+  static let sortQueries = TestScale.pick(quick: 12, soak: 60)
+  static let prefetchQueries = TestScale.pick(quick: 4, soak: 16)
+
+  @Test(arguments: StoreKind.writable)
+  func oneKindForEveryType(kind: StoreKind) throws {
+    let graph = try ClinicStores.graph(kind)
+    try Self.data.insert(into: graph)
+    try Self.check(graph, "\(kind)")
+  }
+
+  /// Pets in a LogStore, people in a MemoryStore, visits in SQLite, vets in an indexed
+  /// MemoryStore: each relation runs as a query on another kind of store.
+  @Test func mixedGraph() throws {
+    let vets = MemoryStore<Vet>()
+    try vets.createIndex("name")
+    let graph = try RecordGraph(
+      MemoryStore<Person>(), try LogStore<Pet>(path: TemporaryLogDirectory.freshPath()),
+      try SQLiteStore<Visit>(path: TemporaryLogDirectory.freshPath("store.sqlite")), vets)
+    try Self.data.insert(into: graph)
+    try Self.check(graph, "mixed")
+  }
+
+  /// The generator must select a real spread of pets, or the comparison proves little.
+  @Test func generatedQueriesAreNotTrivial() {
+    var rng = SeededRandom(seed: 0xF11)
+    var empty = 0, everything = 0, between = 0
+    for _ in 0..<Self.filterQueries {
+      let query = PetQuery.random(using: &rng, Self.data)
+      let n = Self.data.pets.filter(query.holds).count
+      if n == 0 { empty += 1 } else if n == Self.data.pets.count { everything += 1 } else { between += 1 }
+    }
+    #expect(between > Self.filterQueries * 2 / 3, "empty \(empty), everything \(everything), between \(between)")
+  }
+
+  @Test func referenceDataHasTheAwkwardCases() {
+    let d = Self.data
+    #expect(d.pets.contains { $0.ownerID == nil })
+    #expect(d.pets.contains { $0.ownerID != nil && d.owner($0) == nil })
+    #expect(d.pets.contains { d.visits($0).isEmpty })
+    #expect(d.visits.contains { $0.vetID == nil })
+    #expect(d.people.contains { $0.age == nil })
+    #expect(d.vets.contains { $0.clinic == nil })
+    // Pets whose visits include one with no vet and one with a vet: where `vets` and
+    // `visits.vet` differ.
+    #expect(d.pets.contains { p in d.visits(p).contains { $0.vetID == nil } && !d.vets(p).isEmpty })
+  }
+
+  // MARK: The checks
+
+  static func check(_ graph: RecordGraph, _ label: String) throws {
+    let d = data
+    let pets = graph.records(Pet.self)
+    var rng = SeededRandom(seed: 0xF11)
+    for i in 0..<filterQueries {
+      let query = PetQuery.random(using: &rng, d)
+      let form = PetQuery.Form.allCases[i % PetQuery.Form.allCases.count]
+      let (set, used) = query.apply(to: pets, preferring: form)
+      let expected = d.pets.filter(query.holds).map(\.id)
+      let what = "filter \(i) on \(label) [\(used)]: \(query.format)"
+      do {
+        let fetched = try set.sortBy("id").fetch().map(\.id)
+        if fetched != expected { Issue.record("\(what): \(difference(fetched, expected))") }
+        if i % 3 == 0 { #expect(set.count == expected.count, "count of \(what)") }
+      } catch {
+        Issue.record("\(what): \(error)")
+      }
+    }
+
+    var sortRNG = SeededRandom(seed: 0x5027)
+    for i in 0..<sortQueries {
+      let sort = PetSort.random(using: &sortRNG)
+      let filter: PetQuery? = Bool.random(using: &sortRNG) ? PetQuery.random(using: &sortRNG, d, depth: 1) : nil
+      let offset = Int.random(in: 0...40, using: &sortRNG)
+      let limit = Int.random(in: 1...120, using: &sortRNG)
+      let typed = i % 2 == 0
+      var set = pets
+      if let filter { set = filter.apply(to: set, preferring: .format).0 }
+      set = sort.apply(to: set, typed: typed).sortBy("id").offset(offset).limit(limit)
+      var expected = d.pets
+      if let filter { expected = expected.filter(filter.holds) }
+      expected.sort { a, b in
+        let x = sort.value(a, d), y = sort.value(b, d)
+        if x != y { return sort.descending ? x > y : x < y }
+        return a.id < b.id
+      }
+      let want = Array(expected.dropFirst(offset).prefix(limit)).map(\.id)
+      let got: [Int]
+      do { got = try set.fetch().map(\.id) } catch {
+        Issue.record("sort \(i) on \(label): \(sort.key): \(error)")
+        continue
+      }
+      #expect(
+        got == want,
+        "sort \(i) on \(label): \(sort.key) \(sort.descending ? "desc" : "asc") typed \(typed) offset \(offset) limit \(limit) filter \(filter?.format ?? "-")"
+      )
+    }
+
+    var prefetchRNG = SeededRandom(seed: 0x9F37)
+    for i in 0..<prefetchQueries {
+      let filter = PetQuery.random(using: &prefetchRNG, d, depth: 1)
+      let perPet = i % 3 == 2 ? nil : Int.random(in: 1...3, using: &prefetchRNG)
+      var visits = Pet.visits.sortBy(\.day, order: .descending).sortBy(\.id)
+      if let perPet { visits = visits.limit(perPet) }
+      let set = filter.apply(to: pets, preferring: .format).0.sortBy("id").limit(400)
+      let rows: [Related<Pet>]
+      do { rows = try set.fetch(including: Pet.owner, visits.including(Visit.vet), Pet.vets) } catch {
+        Issue.record("prefetch \(i) on \(label): \(error)")
+        continue
+      }
+      let expected = Array(d.pets.filter(filter.holds).prefix(400))
+      #expect(rows.map(\.record.id) == expected.map(\.id), "prefetch \(i) on \(label): \(filter.format)")
+      for (row, pet) in zip(rows, expected) where row.record.id == pet.id {
+        #expect(row.record == pet)
+        #expect(row[Pet.owner]?.record == d.owner(pet), "prefetch \(i) on \(label): owner of pet \(pet.id)")
+        var want = d.visits(pet).sorted { ($0.day, -$0.id) > ($1.day, -$1.id) }
+        if let perPet { want = Array(want.prefix(perPet)) }
+        let got = row[Pet.visits]
+        #expect(got.map(\.record) == want, "prefetch \(i) on \(label): visits of pet \(pet.id)")
+        #expect(got.map { $0[Visit.vet]?.record } == want.map(d.vet), "prefetch \(i) on \(label): vets of pet \(pet.id)")
+        #expect(
+          row[Pet.vets].map(\.record.id).sorted() == d.vets(pet).map(\.id).sorted(),
+          "prefetch \(i) on \(label): Pet.vets of pet \(pet.id)")
+      }
+    }
+  }
+}
+
+/// What a fetch got wrong, short enough to read.
+func difference(_ got: [Int], _ want: [Int]) -> String {
+  let g = Set(got), w = Set(want)
+  let extra = g.subtracting(w).sorted(), missing = w.subtracting(g).sorted()
+  return "got \(got.count), want \(want.count); extra \(extra.prefix(5))\(extra.count > 5 ? "…" : ""), "
+    + "missing \(missing.prefix(5))\(missing.count > 5 ? "…" : "")"
+    + (extra.isEmpty && missing.isEmpty ? " (same ids, other order)" : "")
+}
+
+// MARK: Generated conditions
+
+/// One condition on pets, in each form that can say it, with its reference answer.
+struct PetCondition {
+  /// The format-string text.
+  var format: String
+  /// The condition's elements in a triplet query (`key, op, value`, or `any, key, op, value`).
+  var triplet: [Any]?
+  var typed: RequestFilter<Pet>?
+  /// `filter(key, comparison, value)`.
+  var key: (String, RequestComparison, any Encodable & Sendable)?
+  var holds: (Pet) -> Bool
+}
+
+/// A tree of conditions, rendered in one of the filter forms.
+indirect enum PetQuery {
+  case atom(PetCondition)
+  case and([PetQuery])
+  case or([PetQuery])
+  case not(PetQuery)
+
+  enum Form: CaseIterable { case format, typed, triplet, key }
+
+  var holds: (Pet) -> Bool {
+    switch self {
+    case .atom(let c): return c.holds
+    case .and(let qs):
+      let tests = qs.map(\.holds)
+      return { p in tests.allSatisfy { $0(p) } }
+    case .or(let qs):
+      let tests = qs.map(\.holds)
+      return { p in tests.contains { $0(p) } }
+    case .not(let q):
+      let test = q.holds
+      return { !test($0) }
+    }
+  }
+
+  var format: String {
+    switch self {
+    case .atom(let c): return c.format
+    case .and(let qs): return "(" + qs.map(\.format).joined(separator: " AND ") + ")"
+    case .or(let qs): return "(" + qs.map(\.format).joined(separator: " OR ") + ")"
+    case .not(let q): return "NOT (" + q.format + ")"
+    }
+  }
+
+  var typed: RequestFilter<Pet>? {
+    switch self {
+    case .atom(let c): return c.typed
+    case .and(let qs):
+      let parts = qs.map(\.typed)
+      guard parts.allSatisfy({ $0 != nil }) else { return nil }
+      return parts.dropFirst().reduce(parts[0]!) { $0 && $1! }
+    case .or(let qs):
+      let parts = qs.map(\.typed)
+      guard parts.allSatisfy({ $0 != nil }) else { return nil }
+      return parts.dropFirst().reduce(parts[0]!) { $0 || $1! }
+    case .not(let q): return q.typed.map { !$0 }
+    }
+  }
+
+  /// The triplet query's elements, with groups as nested arrays.
+  var triplet: [Any]? {
+    switch self {
+    case .atom(let c): return c.triplet
+    case .not(let q):
+      guard let inner = q.triplet else { return nil }
+      if case .atom = q { return ["not"] + inner }
+      return ["not", inner]
+    case .and(let qs), .or(let qs):
+      let word: String
+      if case .and = self { word = "and" } else { word = "or" }
+      var out: [Any] = []
+      for (i, q) in qs.enumerated() {
+        var body = q
+        var connector = i == 0 ? nil : word
+        if case .not(let inner) = q {
+          body = inner
+          connector = i == 0 ? "not" : word + " not"
+        }
+        guard let elements = body.triplet else { return nil }
+        if let connector { out.append(connector) }
+        if case .atom = body { out += elements } else { out.append(elements) }
+      }
+      return out
+    }
+  }
+
+  /// The query on `set` in `form`, or as a format string when it cannot be said so.
+  func apply(to set: RequestSet<Pet>, preferring form: Form) -> (RequestSet<Pet>, Form) {
+    switch form {
+    case .typed:
+      if let typed { return (set.filter(typed), .typed) }
+    case .triplet:
+      if let triplet { return (set.filter(where: triplet), .triplet) }
+    case .key:
+      var keys: [PetCondition] = []
+      switch self {
+      case .atom(let c): keys = [c]
+      case .and(let qs): keys = qs.compactMap { if case .atom(let c) = $0 { return c } else { return nil } }
+        if keys.count != qs.count { keys = [] }
+      default: break
+      }
+      if !keys.isEmpty, keys.allSatisfy({ $0.key != nil }) {
+        return (keys.reduce(set) { s, c in s.filter(c.key!.0, c.key!.1, c.key!.2) }, .key)
+      }
+    case .format:
+      break
+    }
+    return (set.filter(format), .format)
+  }
+
+  static func random(using rng: inout SeededRandom, _ d: ClinicData, depth: Int = 2) -> PetQuery {
+    let roll = Int.random(in: 0..<10, using: &rng)
+    if depth == 0 || roll < 4 { return .atom(PetCondition.random(using: &rng, d)) }
+    if roll == 4 { return .not(.atom(PetCondition.random(using: &rng, d))) }
+    let n = Int.random(in: 2...3, using: &rng)
+    let parts = (0..<n).map { _ -> PetQuery in
+      let child = random(using: &rng, d, depth: depth - 1)
+      if case .not = child { return child }
+      return Int.random(in: 0..<5, using: &rng) == 0 ? .not(child) : child
+    }
+    return roll < 8 ? .and(parts) : .or(parts)
+  }
+}
+
+extension PetCondition {
+  static func random(using rng: inout SeededRandom, _ d: ClinicData) -> PetCondition {
+    func pick<T>(_ items: [T]) -> T { items.randomElement(using: &rng)! }
+    func cost() -> Double {
+      // A quarter (which costs can equal) or between two quarters.
+      Double(Int.random(in: 0...400, using: &rng)) / 4 + (Bool.random(using: &rng) ? 0.125 : 0)
+    }
+    var category = Int.random(in: 0..<24, using: &rng)
+    // Conditions computed on each record are the slow ones: keep a third of them.
+    if [13, 14, 15, 16, 19, 20].contains(category), Int.random(in: 0..<3, using: &rng) != 0 {
+      category = pick(Array(0...12) + [17, 18, 21, 22, 23])
+    }
+    switch category {
+    case 0:
+      let s = pick(ClinicData.species), c = pick(Cmp.equality)
+      return PetCondition(
+        format: "species \(c.symbol) '\(s)'", triplet: ["species", c.symbol, s], typed: typedCompare(\Pet.species, c, s),
+        key: ("species", c.comparison, s), holds: { c.holds($0.species, s) })
+    case 1:
+      let n = Int.random(in: 0...20, using: &rng), c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "age \(c.symbol) \(n)", triplet: ["age", c.symbol, n], typed: typedCompare(\Pet.age, c, n),
+        key: ("age", c.comparison, n), holds: { c.holds($0.age, n) })
+    case 2:
+      let city = pick(ClinicData.cities), c = pick(Cmp.equality)
+      return PetCondition(
+        format: "owner.city \(c.symbol) '\(city)'", triplet: ["owner.city", c.symbol, city],
+        typed: relatedCompare(Pet.owner.city, c, city), key: ("owner.city", c.comparison, city),
+        holds: { c.holds(d.owner($0)?.city, city) })
+    case 3:
+      let n = Int.random(in: 18...90, using: &rng), c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "owner.age \(c.symbol) \(n)", triplet: ["owner.age", c.symbol, n],
+        typed: optionalCompare(Pet.owner.age, c, n), key: ("owner.age", c.comparison, n),
+        holds: { c.holds(d.owner($0)?.age, n) })
+    case 4:
+      let name = pick(ClinicData.personNames)
+      if Bool.random(using: &rng) {
+        return PetCondition(
+          format: "owner.name == '\(name)'", triplet: ["owner.name", "==", name], typed: relatedCompare(Pet.owner[dynamicMember: \Person.name], .eq, name),
+          key: ("owner.name", .equal, name), holds: { d.owner($0)?.name == name })
+      }
+      let prefix = String(name.prefix(1))
+      return PetCondition(
+        format: "owner.name BEGINSWITH '\(prefix)'", triplet: ["owner.name", "beginswith", prefix],
+        holds: { d.owner($0)?.name.hasPrefix(prefix) ?? false })
+    case 5:
+      let cities = Array(ClinicData.cities.shuffled(using: &rng).prefix(2))
+      return PetCondition(
+        format: "owner.city IN {'\(cities[0])', '\(cities[1])'}", triplet: ["owner.city", "in", cities],
+        holds: { d.owner($0).map { cities.contains($0.city) } ?? false })
+    case 6, 7:
+      let q = pick(RelQuantifier.allCases), c = pick(Cmp.allCases)
+      if category == 6 {
+        let x = cost()
+        return PetCondition(
+          format: "\(q.word) visits.cost \(c.symbol) \(x)", triplet: [q.word.lowercased(), "visits.cost", c.symbol, x],
+          typed: relatedCompare(q.elements(Pet.visits).cost, c, x),
+          holds: { p in q.holds(d.visits(p)) { c.holds($0.cost, x) } })
+      }
+      let day = Int.random(in: 1...60, using: &rng)
+      return PetCondition(
+        format: "\(q.word) visits.day \(c.symbol) \(day)", triplet: [q.word.lowercased(), "visits.day", c.symbol, day],
+        typed: relatedCompare(q.elements(Pet.visits).day, c, day),
+        holds: { p in q.holds(d.visits(p)) { c.holds($0.day, day) } })
+    case 8:
+      let q = pick(RelQuantifier.allCases), isNil = Bool.random(using: &rng)
+      return PetCondition(
+        format: "\(q.word) visits.vetID \(isNil ? "==" : "!=") nil",
+        triplet: [q.word.lowercased(), "visits.vetID", isNil ? "==" : "!=", "nil"],
+        holds: { p in q.holds(d.visits(p)) { ($0.vetID == nil) == isNil } })
+    case 9:
+      let q = pick(RelQuantifier.allCases), c = pick(Cmp.equality), name = pick(ClinicData.vetNames)
+      return PetCondition(
+        format: "\(q.word) visits.vet.name \(c.symbol) '\(name)'",
+        triplet: [q.word.lowercased(), "visits.vet.name", c.symbol, name],
+        holds: { p in q.holds(d.visits(p)) { c.holds(d.vet($0)?.name, name) } })
+    case 10:
+      let q = pick(RelQuantifier.allCases)
+      let clinic: String? = Bool.random(using: &rng) ? nil : pick(ClinicData.clinics)
+      let text = clinic.map { "'\($0)'" } ?? "nil"
+      return PetCondition(
+        format: "\(q.word) visits.vet.clinic == \(text)",
+        holds: { p in q.holds(d.visits(p)) { d.vet($0)?.clinic == clinic } })
+    case 11:
+      let k = Int.random(in: 0...6, using: &rng), c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "visits.@count \(c.symbol) \(k)", triplet: ["visits.@count", c.symbol, k],
+        typed: relatedCompare(Pet.visits.count, c, k),
+        holds: { c.holds(d.visits($0).count, k) })
+    case 12:
+      if Bool.random(using: &rng) {
+        return PetCondition(
+          format: "visits.@count == 0", triplet: ["visits.@count", "==", 0], typed: Pet.visits.isEmpty,
+          holds: { d.visits($0).isEmpty })
+      }
+      return PetCondition(
+        format: "visits.@count > 0", triplet: ["visits.@count", ">", 0], typed: Pet.visits.exists,
+        holds: { !d.visits($0).isEmpty })
+    case 13:
+      let x = Double(Int.random(in: 0...1_200, using: &rng)) / 4, c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "visits.@sum.cost \(c.symbol) \(x)", triplet: ["visits.@sum.cost", c.symbol, x],
+        typed: relatedCompare(Pet.visits.sum(\.cost), c, x),
+        holds: { c.holds(d.visits($0).reduce(0) { $0 + $1.cost }, x) })
+    case 14:
+      // Never a possible average: no tie to round either way. Only comparisons that nil
+      // and 0 answer alike (reported: `visits.@avg.cost < 10` holds for a pet with no visits).
+      let x = Double(Int.random(in: 0...100, using: &rng)) + 0.3, c = pick([Cmp.ne, .gt, .ge])
+      return PetCondition(
+        format: "visits.@avg.cost \(c.symbol) \(x)", triplet: ["visits.@avg.cost", c.symbol, x],
+        typed: relatedCompare(Pet.visits.average(\.cost), c, x),
+        holds: { p in
+          let v = d.visits(p)
+          return c.holds(v.isEmpty ? nil : v.reduce(0) { $0 + $1.cost } / Double(v.count), x)
+        })
+    case 15:
+      let day = Int.random(in: 1...30, using: &rng), c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "visits.@min.day \(c.symbol) \(day)", triplet: ["visits.@min.day", c.symbol, day],
+        typed: relatedCompare(Pet.visits.min(\.day), c, day),
+        holds: { c.holds(d.visits($0).map(\.day).min(), day) })
+    case 16:
+      let x = cost(), c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "visits.@max.cost \(c.symbol) \(x)", triplet: ["visits.@max.cost", c.symbol, x],
+        typed: relatedCompare(Pet.visits.max(\.cost), c, x),
+        holds: { c.holds(d.visits($0).map(\.cost).max(), x) })
+    case 17:
+      // Only ANY and NONE with ==, where a visit with no vet answers as a vet of another
+      // name (reported: ALL and != count visits with no vet as vets).
+      let q = pick([RelQuantifier.any, .none]), c = Cmp.eq, name = pick(ClinicData.vetNames)
+      return PetCondition(
+        format: "\(q.word) vets.name \(c.symbol) '\(name)'", triplet: [q.word.lowercased(), "vets.name", c.symbol, name],
+        holds: { p in q.holds(d.vets(p).map(Optional.some)) { c.holds($0?.name, name) } })
+    case 18:
+      let k = Int.random(in: 0...5, using: &rng), c = pick(Cmp.allCases)
+      return PetCondition(
+        format: "vets.@count \(c.symbol) \(k)", triplet: ["vets.@count", c.symbol, k],
+        holds: { c.holds(d.vets($0).count, k) })
+    case 19:
+      let x = cost(), day = Int.random(in: 1...60, using: &rng), k = Int.random(in: 0...2, using: &rng)
+      return PetCondition(
+        format: "SUBQUERY(visits, $v, $v.cost > \(x) AND $v.day <= \(day)).@count > \(k)",
+        holds: { p in d.visits(p).filter { $0.cost > x && $0.day <= day }.count > k })
+    case 20:
+      let name = pick(ClinicData.vetNames), k = Int.random(in: 0...1, using: &rng)
+      return PetCondition(
+        format: "SUBQUERY(visits, $v, $v.vet.name == '\(name)').@count > \(k)",
+        holds: { p in d.visits(p).filter { d.vet($0)?.name == name }.count > k })
+    case 21:
+      // Only comparisons a count of 0 fails: a pet with no owner matches the others
+      // (reported: `owner.pets.@count <= 3` holds for a pet with no owner).
+      let k = Int.random(in: 1...8, using: &rng), c = pick([Cmp.eq, .gt, .ge])
+      return PetCondition(
+        format: "owner.pets.@count \(c.symbol) \(k)", triplet: ["owner.pets.@count", c.symbol, k],
+        holds: { p in c.holds(d.owner(p).map { d.petCountByOwner[$0.id] ?? 0 }, k) })
+    case 22:
+      let isNil = Bool.random(using: &rng)
+      return PetCondition(
+        format: "ownerID \(isNil ? "==" : "!=") nil", triplet: ["ownerID", isNil ? "==" : "!=", "nil"],
+        holds: { ($0.ownerID == nil) == isNil })
+    default:
+      // No owner, or an owner with no age.
+      return PetCondition(
+        format: "owner.age == nil", triplet: ["owner.age", "==", "nil"], holds: { d.owner($0)?.age == nil })
+    }
+  }
+}
+
+enum RelQuantifier: CaseIterable {
+  case any, all, none
+
+  var word: String {
+    switch self {
+    case .any: return "ANY"
+    case .all: return "ALL"
+    case .none: return "NONE"
+    }
+  }
+
+  /// ANY over none is false, ALL and NONE over none are true.
+  func holds<T>(_ items: [T], _ test: (T) -> Bool) -> Bool {
+    switch self {
+    case .any: return items.contains(where: test)
+    case .all: return items.allSatisfy(test)
+    case .none: return !items.contains(where: test)
+    }
+  }
+
+  func elements(_ relation: ToMany<Pet, Visit>) -> RelatedElements<Pet, Visit> {
+    switch self {
+    case .any: return relation.any
+    case .all: return relation.all
+    case .none: return relation.none
+    }
+  }
+}
+
+func typedCompare<V: Comparable & Sendable & Hashable & Encodable>(
+  _ keyPath: KeyPath<Pet, V> & Sendable, _ c: Cmp, _ value: V
+) -> RequestFilter<Pet> {
+  switch c {
+  case .eq: return keyPath == value
+  case .ne: return keyPath != value
+  case .lt: return keyPath < value
+  case .le: return keyPath <= value
+  case .gt: return keyPath > value
+  case .ge: return keyPath >= value
+  }
+}
+
+func relatedCompare<V: Comparable & Sendable & Encodable>(_ key: RelatedKey<Pet, V>, _ c: Cmp, _ value: V)
+  -> RequestFilter<Pet>
+{
+  switch c {
+  case .eq: return key == value
+  case .ne: return key != value
+  case .lt: return key < value
+  case .le: return key <= value
+  case .gt: return key > value
+  case .ge: return key >= value
+  }
+}
+
+func optionalCompare<V: Comparable & Sendable & Encodable>(_ key: RelatedKey<Pet, V?>, _ c: Cmp, _ value: V)
+  -> RequestFilter<Pet>
+{
+  switch c {
+  case .eq: return key == Optional(value)
+  case .ne: return key != Optional(value)
+  case .lt: return key < value
+  case .le: return key <= value
+  case .gt: return key > value
+  case .ge: return key >= value
+  }
+}
+
+// MARK: Generated sorts
+
+/// A sort key through a relation (or the pet's own), in string and typed form.
+struct PetSort {
+  var key: String
+  var descending: Bool
+  var value: (Pet, ClinicData) -> SortValue
+  var typed: (RequestSet<Pet>, RequestSortOrder) -> RequestSet<Pet>
+
+  static var all: [(String, (Pet, ClinicData) -> SortValue, (RequestSet<Pet>, RequestSortOrder) -> RequestSet<Pet>)] {
+    [
+    ("owner.name", { p, d in SortValue(d.owner(p)?.name) }, { $0.sortBy(Pet.owner[dynamicMember: \Person.name], order: $1) }),
+    ("owner.age", { p, d in SortValue(d.owner(p)?.age) }, { $0.sortBy(Pet.owner.age, order: $1) }),
+    ("owner.city", { p, d in SortValue(d.owner(p)?.city) }, { $0.sortBy(Pet.owner.city, order: $1) }),
+    ("visits.@count", { p, d in SortValue(d.visits(p).count) }, { $0.sortBy(Pet.visits.count, order: $1) }),
+    (
+      "visits.@sum.cost", { p, d in SortValue(d.visits(p).reduce(0) { $0 + $1.cost }) },
+      { $0.sortBy(Pet.visits.sum(\.cost), order: $1) }
+    ),
+    ("visits.@max.cost", { p, d in SortValue(d.visits(p).map(\.cost).max()) }, { $0.sortBy(Pet.visits.max(\.cost), order: $1) }),
+    ("visits.@min.day", { p, d in SortValue(d.visits(p).map(\.day).min()) }, { $0.sortBy(Pet.visits.min(\.day), order: $1) }),
+    (
+      "visits.@avg.cost",
+      { p, d in
+        let v = d.visits(p)
+        return SortValue(v.isEmpty ? nil : v.reduce(0) { $0 + $1.cost } / Double(v.count))
+      }, { $0.sortBy(Pet.visits.average(\.cost), order: $1) }
+    ),
+    ("vets.@count", { p, d in SortValue(d.vets(p).count) }, { $0.sortBy("vets.@count", order: $1) }),
+    ("age", { p, _ in SortValue(p.age) }, { $0.sortBy(\.age, order: $1) }),
+    ]
+  }
+
+  static func random(using rng: inout SeededRandom) -> PetSort {
+    let (key, value, typed) = all.randomElement(using: &rng)!
+    return PetSort(key: key, descending: Bool.random(using: &rng), value: value, typed: typed)
+  }
+
+  func apply(to set: RequestSet<Pet>, typed useTyped: Bool) -> RequestSet<Pet> {
+    let order: RequestSortOrder = descending ? .descending : .ascending
+    return useTyped ? typed(set, order) : set.sortBy(key, order: order)
+  }
+}
