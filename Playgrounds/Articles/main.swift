@@ -354,7 +354,7 @@ let oslo = allPets.filter("owner.city", value: "Oslo")              // a dotted 
 let typedOslo = allPets.filter(Pet.owner.city == "Oslo")              // a typed key, checked by the compiler
 let formatOslo = allPets.filter("owner.city == %@", "Oslo")           // a format string
 let tripletOslo = allPets.filter(where: ["owner.city", "IN", ["Oslo", "Bergen"]])   // a triplet
-let ownerless = allPets.filter("owner == nil")                         // the foreign key itself
+let ownerless = allPets.filter("owner == nil")                         // no owner: a nil or dangling key
 print(oslo.map(\.name), typedOslo.map(\.name), formatOslo.map(\.name), tripletOslo.map(\.name), ownerless.map(\.name))
 // ["Rex"] ["Rex"] ["Rex"] ["Rex"] ["Kit"]
 // END ARTICLE

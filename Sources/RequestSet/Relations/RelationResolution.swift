@@ -133,14 +133,12 @@ struct _RelationResolver<Element: Sendable> {
     switch relation.kind {
     case .toOne(let key, _, _, _):
       var inner = c
-      guard !rest.isEmpty else {
-        // `owner == 3`, `owner == nil`: the foreign key itself.
-        inner.key = key
-        return .field(inner)
-      }
-      inner.key = rest
-      // A record with no related record reads nil through the relation.
-      if !inner.matches(.null) {
+      // `owner == 3`, `owner == nil`: the related record's id, so a key that names no
+      // record (a dangling id) reads as no owner, as every key through the relation does.
+      inner.key = rest.isEmpty ? "id" : rest
+      // A record with no related record reads nil through the relation, and a collection
+      // operator further on reads what it gives for an empty collection (0 for `@count`).
+      if !Self.missingMatches(inner) {
         let ids = Set(try target.column("id", where: .field(inner), graph: graph))
         notes.append("\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}")
         return try _in(key, ids)
@@ -198,6 +196,20 @@ struct _RelationResolver<Element: Sendable> {
       let reaches = _FieldCondition(key: second + ".id", comparison: .notEqual, value: .null, collation: .binary)
       return try field(inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &notes, reached: .field(reaches))
     }
+  }
+
+  /// Whether `c` holds for a record whose relation reaches no record: its key reads nil,
+  /// or, when the key ends in a collection operator (`pets.@count`), what the operator
+  /// gives for an empty collection.
+  static func missingMatches(_ c: _FieldCondition) -> Bool {
+    guard let op = c.key.split(separator: ".").last(where: { $0.hasPrefix("@") }),
+      let f = _Function.collectionOperator(String(op))
+    else { return c.matches(.null) }
+    var test = c
+    test.key = ""
+    test.quantifier = nil
+    test.countsElements = false
+    return test.matches((try? _ExpressionValues.apply(f, [.array([])])) ?? .null)
   }
 
   /// `visits.@sum.cost <op> value` (any collection operator): the value for each parent
@@ -365,7 +377,12 @@ enum _RelationColumns {
       var map: [FieldValue: FieldValue] = [:]
       map.reserveCapacity(columns[0].count)
       for (id, value) in zip(columns[0], columns[1]) { map[id] = value }
-      return (map, .null)
+      // With no related record a key reads nil, and a collection operator further on
+      // (`owner.pets.@count`) what it gives for an empty collection.
+      guard let op = rest.split(separator: ".").last(where: { $0.hasPrefix("@") }),
+        let f = _Function.collectionOperator(String(op))
+      else { return (map, .null) }
+      return (map, (try? _ExpressionValues.apply(f, [.array([])])) ?? .null)
     case .toMany(let key):
       let (path, op) = try aggregate(rest, of: relation)
       if path.isEmpty && op == nil {

@@ -91,6 +91,25 @@ import Testing
   }
 
   @Test(arguments: StoreKind.writable)
+  func typedKeysReachEveryMemberAndStringKeysTakeCollectionOperators(kind: StoreKind) throws {
+    let graph = try Self.clinic(kind)
+    let pets = graph.records(Pet.self)
+    // `name` is Person's: the relation's own members do not shadow it.
+    #expect(Pet.owner.name.key == "owner.name")
+    #expect(try pets.sortBy(Pet.owner.name, order: .descending).sortBy("id").fetch().map(\.name) == ["Tom", "Rex", "Kit"])
+    #expect(try pets.filter(Pet.owner.name == "Ann").fetch().map(\.name) == ["Rex"])
+    // Key, comparison, value with a collection operator in the key.
+    #expect(try pets.filter("visits.@count", .greaterThan, 0).sortBy("id").fetch().map(\.name) == ["Rex", "Tom"])
+    #expect(try pets.filter("visits.@sum.cost", .greaterThan, 20).fetch().map(\.name) == ["Rex"])
+    #expect(try pets.filter("vets.@count", .equal, 2).fetch().map(\.name) == ["Rex"])
+    #expect(try pets.filter("owner.pets.@count", .equal, 0).fetch().map(\.name) == ["Kit"])
+    #expect(try pets.sortBy("id").values("owner.pets.@count").map { $0["owner.pets.@count"] } == [.int(1), .int(1), .int(0)])
+    // `owner == nil` is "no owner": a nil or a dangling key.
+    try graph.insert(Pet(id: 4, name: "Odd", species: "Fish", age: 1, ownerID: 555))  // Pet.owner allows dangling keys
+    #expect(try pets.filter("owner == nil").sortBy("id").fetch().map(\.name) == ["Kit", "Odd"])
+  }
+
+  @Test(arguments: StoreKind.writable)
   func explainSaysHowEachRelationRuns(kind: StoreKind) throws {
     let graph = try Self.clinic(kind)
     let text = graph.records(Pet.self)

@@ -383,15 +383,15 @@ extension PetCondition {
         typed: relatedCompare(Pet.visits.sum(\.cost), c, x),
         holds: { c.holds(d.visits($0).reduce(0) { $0 + $1.cost }, x) })
     case 14:
-      // Never a possible average: no tie to round either way. Only comparisons that nil
-      // and 0 answer alike (reported: `visits.@avg.cost < 10` holds for a pet with no visits).
-      let x = Double(Int.random(in: 0...100, using: &rng)) + 0.3, c = pick([Cmp.ne, .gt, .ge])
+      // Never a possible average: no tie to round either way. A pet with no visits
+      // averages 0, as KVC's @avg of an empty collection does (documented).
+      let x = Double(Int.random(in: 0...100, using: &rng)) + 0.3, c = pick(Cmp.allCases)
       return PetCondition(
         format: "visits.@avg.cost \(c.symbol) \(x)", triplet: ["visits.@avg.cost", c.symbol, x],
         typed: relatedCompare(Pet.visits.average(\.cost), c, x),
         holds: { p in
           let v = d.visits(p)
-          return c.holds(v.isEmpty ? nil : v.reduce(0) { $0 + $1.cost } / Double(v.count), x)
+          return c.holds(v.isEmpty ? 0 : v.reduce(0) { $0 + $1.cost } / Double(v.count), x)
         })
     case 15:
       let day = Int.random(in: 1...30, using: &rng), c = pick(Cmp.allCases)
@@ -406,9 +406,8 @@ extension PetCondition {
         typed: relatedCompare(Pet.visits.max(\.cost), c, x),
         holds: { c.holds(d.visits($0).map(\.cost).max(), x) })
     case 17:
-      // Only ANY and NONE with ==, where a visit with no vet answers as a vet of another
-      // name (reported: ALL and != count visits with no vet as vets).
-      let q = pick([RelQuantifier.any, .none]), c = Cmp.eq, name = pick(ClinicData.vetNames)
+      // `vets` lists the vets the visits reach: a visit with no vet adds none.
+      let q = pick(RelQuantifier.allCases), c = pick(Cmp.equality), name = pick(ClinicData.vetNames)
       return PetCondition(
         format: "\(q.word) vets.name \(c.symbol) '\(name)'", triplet: [q.word.lowercased(), "vets.name", c.symbol, name],
         holds: { p in q.holds(d.vets(p).map(Optional.some)) { c.holds($0?.name, name) } })
@@ -428,14 +427,20 @@ extension PetCondition {
         format: "SUBQUERY(visits, $v, $v.vet.name == '\(name)').@count > \(k)",
         holds: { p in d.visits(p).filter { d.vet($0)?.name == name }.count > k })
     case 21:
-      // Only comparisons a count of 0 fails: a pet with no owner matches the others
-      // (reported: `owner.pets.@count <= 3` holds for a pet with no owner).
-      let k = Int.random(in: 1...8, using: &rng), c = pick([Cmp.eq, .gt, .ge])
+      // A collection reached through a missing owner is empty, as an absent nested array
+      // is: its count is 0 (documented).
+      let k = Int.random(in: 0...8, using: &rng), c = pick(Cmp.allCases)
       return PetCondition(
         format: "owner.pets.@count \(c.symbol) \(k)", triplet: ["owner.pets.@count", c.symbol, k],
-        holds: { p in c.holds(d.owner(p).map { d.petCountByOwner[$0.id] ?? 0 }, k) })
+        holds: { p in c.holds(d.owner(p).map { d.petCountByOwner[$0.id] ?? 0 } ?? 0, k) })
     case 22:
       let isNil = Bool.random(using: &rng)
+      if Bool.random(using: &rng) {
+        // The relation itself: no owner is a nil or a dangling key.
+        return PetCondition(
+          format: "owner \(isNil ? "==" : "!=") nil", triplet: ["owner", isNil ? "==" : "!=", "nil"],
+          holds: { (d.owner($0) == nil) == isNil })
+      }
       return PetCondition(
         format: "ownerID \(isNil ? "==" : "!=") nil", triplet: ["ownerID", isNil ? "==" : "!=", "nil"],
         holds: { ($0.ownerID == nil) == isNil })
