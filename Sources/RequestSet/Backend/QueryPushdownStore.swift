@@ -216,10 +216,15 @@ public struct StoreExplanation: Sendable, CustomStringConvertible {
     self.plan = plan
   }
 
-  /// The statement, its bindings and its plan, on separate lines.
+  /// The statement, its bindings and its plan, on separate lines; a binding longer than
+  /// 240 characters shows its first 240 and its length.
   public var description: String {
     var lines = ["statement: " + statement]
-    if !bindings.isEmpty { lines.append("bindings: [" + bindings.joined(separator: ", ") + "]") }
+    if !bindings.isEmpty {
+      // A bound list (a relation's ids) may be thousands of values long: show its start.
+      let shown = bindings.map { $0.count > 240 ? String($0.prefix(240)) + "… (\($0.count) characters)" : $0 }
+      lines.append("bindings: [" + shown.joined(separator: ", ") + "]")
+    }
     for step in plan { lines.append("plan: " + step) }
     return lines.joined(separator: "\n")
   }
