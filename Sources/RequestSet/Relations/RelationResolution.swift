@@ -202,14 +202,12 @@ struct _RelationResolver<Element: Sendable> {
   /// or, when the key ends in a collection operator (`pets.@count`), what the operator
   /// gives for an empty collection.
   static func missingMatches(_ c: _FieldCondition) -> Bool {
-    guard let op = c.key.split(separator: ".").last(where: { $0.hasPrefix("@") }),
-      let f = _Function.collectionOperator(String(op))
-    else { return c.matches(.null) }
+    guard let empty = _RelationColumns.emptyAnswer(c.key) else { return c.matches(.null) }
     var test = c
     test.key = ""
     test.quantifier = nil
     test.countsElements = false
-    return test.matches((try? _ExpressionValues.apply(f, [.array([])])) ?? .null)
+    return test.matches(empty)
   }
 
   /// `visits.@sum.cost <op> value` (any collection operator): the value for each parent
@@ -360,7 +358,23 @@ enum _RelationColumns {
         path.append(String(component))
       }
     }
+    if path.isEmpty && op == nil {
+      throw RequestSetError(
+        .invalidRelation,
+        "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
+          + "(\(relation.name).@count, \(relation.name).@sum.cost) that gives one value per record.")
+    }
     return (path, op)
+  }
+
+  /// What a key ending in a collection operator (`pets.@count`) reads for an empty
+  /// collection (0 for `@count`, `@sum` and `@avg`, nil for `@min` and `@max`); nil for a
+  /// key without one.
+  static func emptyAnswer(_ key: String) -> FieldValue? {
+    guard let op = key.split(separator: ".").last(where: { $0.hasPrefix("@") }),
+      let f = _Function.collectionOperator(String(op))
+    else { return nil }
+    return (try? _ExpressionValues.apply(f, [.array([])])) ?? .null
   }
 
   /// For a to-one, each target's value of `rest`, by target id; for a to-many, each
@@ -379,18 +393,9 @@ enum _RelationColumns {
       for (id, value) in zip(columns[0], columns[1]) { map[id] = value }
       // With no related record a key reads nil, and a collection operator further on
       // (`owner.pets.@count`) what it gives for an empty collection.
-      guard let op = rest.split(separator: ".").last(where: { $0.hasPrefix("@") }),
-        let f = _Function.collectionOperator(String(op))
-      else { return (map, .null) }
-      return (map, (try? _ExpressionValues.apply(f, [.array([])])) ?? .null)
+      return (map, emptyAnswer(rest) ?? .null)
     case .toMany(let key):
       let (path, op) = try aggregate(rest, of: relation)
-      if path.isEmpty && op == nil {
-        throw RequestSetError(
-          .invalidRelation,
-          "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
-            + "(\(relation.name).@count, \(relation.name).@sum.cost) that gives one value per record.")
-      }
       let columns = try target.columns([key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for (parent, value) in zip(columns[0], columns[1]) { grouped[parent, default: []].append(value) }
@@ -401,12 +406,6 @@ enum _RelationColumns {
       guard let via = graph.relation(first, of: relation.source) else { return ([:], .null) }
       let viaTarget = try graph.targetEntry(via)
       let (path, op) = try aggregate(rest, of: relation)
-      if path.isEmpty && op == nil {
-        throw RequestSetError(
-          .invalidRelation,
-          "\(relation.sourceName).\(relation.name) is a to-many relation: sort or read it through a key "
-            + "(\(relation.name).@count) that gives one value per record.")
-      }
       let reached = second + ".id"
       let valueKey = path.isEmpty ? reached : second + "." + path.joined(separator: ".")
       let columns = try viaTarget.columns([via.key, reached, valueKey], where: nil, graph: graph)
