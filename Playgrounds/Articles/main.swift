@@ -493,7 +493,11 @@ print(inOsloSQL.explain())
 // …
 print(allPets.filter("visits.@sum.cost > 20").explain())
 // RequestSet<Pet> over MemoryStore<Pet>
-// relation Pet.visits (to-many → Visit): materialized, 1 query on MemoryStore<Visit>; visits.cost.@sum > 20 computed on each record
+// relation Pet.visits (to-many → Visit): 1 query on MemoryStore<Visit> for visits.@sum.cost of each record
+// …
+print(allPets.filter("SUBQUERY(visits, $v, $v.cost > 20).@count > 0").explain())
+// RequestSet<Pet> over MemoryStore<Pet>
+// relation Pet.visits (to-many → Visit): materialized, 1 query on MemoryStore<Visit>; SUBQUERY(visits, $v, $v.cost > 20).@count > 0 computed on each record
 // …
 print(inOsloSQL.map(\.name))   // ["Rex"]
 sqlPets.close()
