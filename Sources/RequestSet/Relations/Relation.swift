@@ -87,12 +87,14 @@ public protocol RelatedRecord: Record {
 /// related record: every key through the relation reads nil, as in Core Data.
 @dynamicMemberLookup
 public struct ToOne<Source: Record, Target: Record>: Relation {
+  /// The name string keys and format strings use (`"owner.city"`).
   public let relationName: String
   /// What deleting the target does to the records that point at it.
   public let deleteRule: RelationDeleteRule
   /// Whether a foreign key may name no stored record; when false, ``RecordGraph``'s writes
   /// refuse one with `.danglingReference`.
   public let allowsDanglingKey: Bool
+  /// The engine's description of the relation. Not for use outside RequestSet.
   public let _relation: _RelationInfo
   /// The foreign key's value of a record, as the target's id (nil when it has none).
   let _foreignKey: @Sendable (Source) -> Target.ID?
@@ -171,7 +173,9 @@ public struct ToOne<Source: Record, Target: Record>: Relation {
 /// reduce it with `@count`, `@sum`, `@avg`, `@min` or `@max`. Prefetching it can keep the
 /// first few of each record with ``sortBy(_:order:)`` and ``limit(_:)``.
 public struct ToMany<Source: Record, Target: Record>: Relation {
+  /// The name string keys and format strings use (`"owner.city"`).
   public let relationName: String
+  /// The engine's description of the relation. Not for use outside RequestSet.
   public let _relation: _RelationInfo
   /// How prefetching orders and limits each record's related records, and what it
   /// prefetches below them.
@@ -231,7 +235,9 @@ public struct ToMany<Source: Record, Target: Record>: Relation {
 /// ```
 /// `vets.name` reads as `visits.vet.name`: a vet seen twice counts twice in `@count`.
 public struct ToManyThrough<Source: Record, Through: Record, Target: Record>: Relation {
+  /// The name string keys and format strings use (`"owner.city"`).
   public let relationName: String
+  /// The engine's description of the relation. Not for use outside RequestSet.
   public let _relation: _RelationInfo
   let first: ToMany<Source, Through>
   let second: ToOne<Through, Target>
