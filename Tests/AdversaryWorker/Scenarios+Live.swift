@@ -7,11 +7,46 @@ private struct StreamedItem: Record {
   var id: Int
 }
 
+private struct Measured: Record {
+  var id: Int
+  var value: Double
+}
+
+/// The first state of a sectioned live set as "key:ids" words, awaited from a thread
+/// that is not a task's.
+private func firstSections<Key>(_ sections: RequestSetSections<Measured, Key>) throws -> String {
+  let box = Described()
+  Task {
+    do {
+      var states = sections.makeAsyncIterator()
+      if let state = try await states.next() {
+        box.text = state.sections.map { "\($0.key):" + $0.records.map { String($0.id) }.joined(separator: ",") }
+          .joined(separator: " ")
+      }
+    } catch {
+      box.failure = error
+    }
+    box.done.signal()
+  }
+  box.done.wait()
+  if let failure = box.failure { throw failure }
+  return box.text
+}
+
 /// A value handed from the task that streams to the thread that waits for it.
 private final class Streamed: @unchecked Sendable {
   // @unchecked: `ids` is written by the one streaming task before it signals `done`, and
   // read by the waiting thread only after `done.wait()` returns.
   var ids: [Int] = []
+  var failure: (any Error)?
+  let done = DispatchSemaphore(value: 0)
+}
+
+/// Text handed from a task to the thread that waits for it.
+private final class Described: @unchecked Sendable {
+  // @unchecked: `text` and `failure` are written by the one task before it signals
+  // `done`, and read by the waiting thread only after `done.wait()` returns.
+  var text = ""
   var failure: (any Error)?
   let done = DispatchSemaphore(value: 0)
 }
@@ -34,6 +69,18 @@ extension Scenarios {
       streamed.done.wait()
       if let failure = streamed.failure { throw failure }
       say("streamed " + streamed.ids.map(String.init).joined(separator: ", "))
-    }
+    },
+    // sectionsNaN: sections keyed by a Double that is NaN for some records, by string key
+    // and by key path; prints each form's sections as "key:ids".
+    "sectionsNaN": { _ in
+      let store = MemoryStore<Measured>()
+      try store.insert(contentsOf: [
+        Measured(id: 1, value: .nan), Measured(id: 2, value: 1), Measured(id: 3, value: .nan),
+        Measured(id: 4, value: -0.0), Measured(id: 5, value: 0),
+      ])
+      let set = RequestSet(store).sortBy(\.id)
+      say("key " + (try firstSections(set.sectioned(by: "value"))))
+      say("path " + (try firstSections(set.sectioned(by: \.value))))
+    },
   ]
 }

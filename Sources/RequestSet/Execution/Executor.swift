@@ -474,16 +474,13 @@ enum _Executor {
   }
 
   /// NaN, which sorts as one value (see `FieldValue._order`), is one value to `distinct`
-  /// too, though it is not equal to itself.
+  /// too, though it is not equal to itself: values holding NaN compare as `_GroupingKey`,
+  /// as `groupBy` and sections do; every other value as it is (no allocation).
   private static func _distinctNaN(_ value: AnyHashable) -> AnyHashable {
     switch value.base {
-    case let d as Double where d.isNaN: return AnyHashable(_NaNKey())
-    case let f as Float where f.isNaN: return AnyHashable(_NaNKey())
-    case let v as FieldValue where _Numbers.isNaN(v): return AnyHashable(_NaNKey())
-    // An array or object holding NaN: equal to a value that sorts level with it, as NaN
-    // ties with NaN there too (`==` alone would keep every [NaN] apart, or not, by whether
-    // two records share the array's storage).
-    case let v as FieldValue where _NaNTiedValue.holdsNaN(v): return AnyHashable(_NaNTiedValue(value: v))
+    case let d as Double where d.isNaN: return AnyHashable(_GroupingKey(.double(.nan)))
+    case let f as Float where f.isNaN: return AnyHashable(_GroupingKey(.double(.nan)))
+    case let v as FieldValue where !_GroupingKey.isPlain(v): return AnyHashable(_GroupingKey(v))
     default: return value
     }
   }
@@ -698,44 +695,4 @@ struct _TopK {
   }
 
   func sorted() throws -> [_Ranked] { try heap.sorted { try less($0, $1) } }
-}
-
-/// The one value every NaN stands for in `distinct`.
-private struct _NaNKey: Hashable {}
-
-/// An array or object holding NaN, as `distinct` compares it: equal to another when they
-/// sort level (`FieldValue._order`), so NaN inside ties with NaN.
-private struct _NaNTiedValue: Hashable {
-  let value: FieldValue
-
-  static func == (lhs: _NaNTiedValue, rhs: _NaNTiedValue) -> Bool {
-    FieldValue._order(lhs.value, rhs.value, .binary) == 0
-  }
-
-  /// Only the shape: numbers equal across kinds and NaN hash no other way consistently.
-  func hash(into hasher: inout Hasher) {
-    hasher.combine(value._kind.rawValue)
-    switch value {
-    case .array(let a): hasher.combine(a.count)
-    case .object(let o): hasher.combine(o.count)
-    default: break
-    }
-  }
-
-  /// Whether an array or object holds NaN at any depth.
-  static func holdsNaN(_ value: FieldValue) -> Bool {
-    switch value {
-    case .array, .object: break
-    default: return false  // a scalar NaN is `_NaNKey`; no allocation for scalars
-    }
-    var stack = [value]
-    while let v = stack.popLast() {
-      switch v {
-      case .array(let a): stack += a
-      case .object(let o): stack += o.values
-      default: if _Numbers.isNaN(v) { return true }
-      }
-    }
-    return false
-  }
 }

@@ -36,8 +36,9 @@ struct _IndexCatalog: Sendable {
   ) throws {
     let sorted = _SortedIndex(entries: entries)
     if unique && checkingExisting {
-      var seen = Set<FieldValue>(minimumCapacity: entries.count)
-      for e in entries where e.value != .null && !seen.insert(e.value).inserted {
+      // Values match as the index's lookups do: NaN is one value (`_GroupingKey`).
+      var seen = Set<_GroupingKey>(minimumCapacity: entries.count)
+      for e in entries where e.value != .null && !seen.insert(_GroupingKey(e.value)).inserted {
         throw RequestSetError(
           .uniqueViolation,
           "Cannot create a unique index on \"\(key)\" of \(typeName): more than one record has \(key) == \(e.value). "
@@ -107,13 +108,13 @@ struct _IndexCatalog: Sendable {
   ) throws {
     for (u, index) in indexes.enumerated() where index.unique {
       var current: [ID: FieldValue] = [:]  // an id's value after the changes so far
-      var claims: [FieldValue: ID] = [:]  // values taken by the changes so far
+      var claims: [_GroupingKey: ID] = [:]  // values taken by the changes so far (NaN is one value)
       var replaced = Set<Int>()  // stored slots whose stored value no longer counts
       for change in changes {
         let slot = slotOf(change.id)
         let previous = current[change.id] ?? slot.map { storedValue($0, u) }
         if let slot { replaced.insert(slot) }
-        if let previous, claims[previous] == change.id { claims[previous] = nil }
+        if let previous, claims[_GroupingKey(previous)] == change.id { claims[_GroupingKey(previous)] = nil }
         guard let values = change.values else {
           current[change.id] = .null
           continue
@@ -121,7 +122,7 @@ struct _IndexCatalog: Sendable {
         let value = values[u]
         current[change.id] = value
         if value == .null { continue }
-        var taken = claims[value].map { $0 != change.id } ?? false
+        var taken = claims[_GroupingKey(value)].map { $0 != change.id } ?? false
         if !taken {
           for holder in _IndexRange.equal(value).slots(in: index.entries) where !replaced.contains(holder) {
             taken = true
@@ -135,7 +136,7 @@ struct _IndexCatalog: Sendable {
               + "(the record with id \(change.id) would be a second one). Give it another value, or change the "
               + "other record first; nothing was written.")
         }
-        claims[value] = change.id
+        claims[_GroupingKey(value)] = change.id
       }
     }
   }

@@ -167,6 +167,8 @@ extension RequestSet where Element: Record {
   /// ```
   /// Sections are in the order of their first record; sort by the key first for one
   /// section per value. A record without the key (or with nil) falls in the `.null` section.
+  /// Keys match as ``RequestSet/groupBy(_:)`` groups them: every NaN is one section, `-0.0`
+  /// is `0`, and `1` is `1.0`; a section's key is its first record's.
   /// - Parameter key: A string key, dotted for nested fields (`"owner.city"`).
   /// - Throws: From the iterator: ``RequestSetError`` `.unknownKey` for a key no record
   ///   holds, and what ``changes`` throws.
@@ -177,7 +179,8 @@ extension RequestSet where Element: Record {
   }
 
   /// The live set grouped into sections by the value at a key path; see
-  /// `sectioned(by:)` with a string key.
+  /// `sectioned(by:)` with a string key. Keys match as they do there: a `Double` key
+  /// makes one section of every NaN.
   ///
   /// ```swift
   /// for try await state in animals.sortBy(\.species).sectioned(by: \.species) {

@@ -15,16 +15,25 @@ struct _SectionDiff {
   }
 
   /// Groups records into sections by their keys, in order of each key's first record.
+  ///
+  /// Keys match as `groupBy`'s do (``_AnyGroupingKey``): every NaN is one section, `1`
+  /// and `1.0` are one section. A section's key is the first record's.
   static func sections<Element: Record, Key: Hashable & Sendable>(_ records: [Element], keys: [Key])
     -> [RequestSetSection<Element, Key>]
   {
-    var order: [Key] = []
-    var grouped: [Key: [Element]] = [:]
+    var sectionKeys: [Key] = []
+    var sectionRecords: [[Element]] = []
+    var position: [_AnyGroupingKey<Key>: Int] = [:]
     for (record, key) in zip(records, keys) {
-      if grouped[key] == nil { order.append(key) }
-      grouped[key, default: []].append(record)
+      if let i = position[_AnyGroupingKey(key)] {
+        sectionRecords[i].append(record)
+      } else {
+        position[_AnyGroupingKey(key)] = sectionKeys.count
+        sectionKeys.append(key)
+        sectionRecords.append([record])
+      }
     }
-    return order.map { RequestSetSection(key: $0, records: grouped[$0]!) }
+    return zip(sectionKeys, sectionRecords).map { RequestSetSection(key: $0, records: $1) }
   }
 
   init() {}
@@ -33,34 +42,34 @@ struct _SectionDiff {
   init<Element: Record, Key: Hashable & Sendable>(
     from old: [RequestSetSection<Element, Key>], to new: [RequestSetSection<Element, Key>], updated: Set<Element.ID>
   ) {
-    var oldSection: [Key: Int] = [:]
-    for (i, s) in old.enumerated() { oldSection[s.key] = i }
-    var newSection: [Key: Int] = [:]
-    for (i, s) in new.enumerated() { newSection[s.key] = i }
+    var oldSection: [_AnyGroupingKey<Key>: Int] = [:]
+    for (i, s) in old.enumerated() { oldSection[_AnyGroupingKey(s.key)] = i }
+    var newSection: [_AnyGroupingKey<Key>: Int] = [:]
+    for (i, s) in new.enumerated() { newSection[_AnyGroupingKey(s.key)] = i }
 
-    deletedSections = old.indices.filter { newSection[old[$0].key] == nil }
-    insertedSections = new.indices.filter { oldSection[new[$0].key] == nil }
+    deletedSections = old.indices.filter { newSection[_AnyGroupingKey(old[$0].key)] == nil }
+    insertedSections = new.indices.filter { oldSection[_AnyGroupingKey(new[$0].key)] == nil }
     // Sections in both: those off the longest run kept in order have moved.
-    let kept = new.indices.compactMap { n in oldSection[new[n].key].map { (from: $0, to: n) } }
+    let kept = new.indices.compactMap { n in oldSection[_AnyGroupingKey(new[n].key)].map { (from: $0, to: n) } }
     let steady = Self._longestIncreasing(kept.map(\.from))
     movedSections = kept.enumerated().filter { !steady.contains($0.offset) }.map(\.element)
 
     // Where each record sits, among the sections both states hold.
     var oldPlace: [Element.ID: SectionedRow] = [:]
-    for (i, s) in old.enumerated() where newSection[s.key] != nil {
+    for (i, s) in old.enumerated() where newSection[_AnyGroupingKey(s.key)] != nil {
       for (r, record) in s.records.enumerated() { oldPlace[record.id] = SectionedRow(section: i, row: r) }
     }
     var newPlace: [Element.ID: SectionedRow] = [:]
-    for (i, s) in new.enumerated() where oldSection[s.key] != nil {
+    for (i, s) in new.enumerated() where oldSection[_AnyGroupingKey(s.key)] != nil {
       for (r, record) in s.records.enumerated() { newPlace[record.id] = SectionedRow(section: i, row: r) }
     }
-    for (i, s) in old.enumerated() where newSection[s.key] != nil {
+    for (i, s) in old.enumerated() where newSection[_AnyGroupingKey(s.key)] != nil {
       for (r, record) in s.records.enumerated() where newPlace[record.id] == nil {
         deletedRows.append(SectionedRow(section: i, row: r))
       }
     }
     for (n, s) in new.enumerated() {
-      guard let o = oldSection[s.key] else { continue }
+      guard let o = oldSection[_AnyGroupingKey(s.key)] else { continue }
       // Rows that stay in this section: those off the longest run kept in order move;
       // rows from another section move too.
       var staying: [(row: Int, from: Int)] = []
@@ -82,7 +91,7 @@ struct _SectionDiff {
       }
     }
     movedRows.sort { $0.to < $1.to }
-    for (n, s) in new.enumerated() where oldSection[s.key] != nil {
+    for (n, s) in new.enumerated() where oldSection[_AnyGroupingKey(s.key)] != nil {
       for (r, record) in s.records.enumerated() where updated.contains(record.id) && oldPlace[record.id] != nil {
         updatedRows.append(SectionedRow(section: n, row: r))
       }

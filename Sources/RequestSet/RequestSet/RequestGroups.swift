@@ -126,14 +126,14 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
 
     // Fold every record into its group, keeping groups in first-seen order. NaN equals
     // nothing, not even itself, yet sorts and `distinct` tie NaN with NaN (see
-    // `FieldValue._order`): in the lookup key every NaN stands as nil (no field reads as
-    // nil, a missing one reads `.null`), so all NaNs make one group.
-    var groupIndex: [[FieldValue?]: Int] = [:]
+    // `FieldValue._order`): the lookup key is `_GroupingKey`, so all NaNs make one group,
+    // inside arrays and objects too.
+    var groupIndex: [[_GroupingKey]: Int] = [:]
     var groupKeys: [[FieldValue]] = []
     var accumulators: [[_Accumulator]] = []
     for slot in e.slots {
       let groupKey = try groupReaders.map { try $0?(slot) ?? .null }
-      let lookup = groupKey.map { _Numbers.isNaN($0) ? nil : $0 }
+      let lookup = groupKey.map(_GroupingKey.init)
       let g: Int
       if let existing = groupIndex[lookup] {
         g = existing

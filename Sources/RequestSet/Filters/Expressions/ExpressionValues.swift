@@ -166,14 +166,15 @@ enum _ExpressionValues {
       if best._kind != .number && best._kind != .string { _ = try _needNumber(f, best) }
       return best
     case .mode:
-      var counts: [FieldValue: Int] = [:]
+      // Values count as one as `groupBy` groups them (every NaN is one value).
+      var counts: [_GroupingKey: Int] = [:]
       var order: [FieldValue] = []
       for v in values {
-        if counts[v] == nil { order.append(v) }
-        counts[v, default: 0] += 1
+        if counts[_GroupingKey(v)] == nil { order.append(v) }
+        counts[_GroupingKey(v), default: 0] += 1
       }
       let top = counts.values.max() ?? 0
-      return .array(order.filter { counts[$0] == top })
+      return .array(order.filter { counts[_GroupingKey($0)] == top })
     default:
       break
     }

@@ -490,7 +490,8 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Parameters:
   ///   - key: A Codable key, or a dotted path into a nested value (`"owner.city"`).
   ///   - unique: Whether a write that would give two records the same non-nil value
-  ///     throws `.uniqueViolation` (nil values are exempt, as in SQL).
+  ///     throws `.uniqueViolation` (nil values are exempt, as in SQL; every NaN is one
+  ///     value, as `groupBy` groups it).
   /// - Throws: ``RequestSetError`` `.unknownKey` for a key no record can hold;
   ///   `.uniqueViolation` when `unique` and two records share a value; `.invalidIndex`
   ///   when an index on the key exists with the other `unique` setting; `.readOnly`;
