@@ -7,6 +7,11 @@ private struct StreamedItem: Record {
   var id: Int
 }
 
+private struct Aged: Record {
+  var id: Int
+  var age: Int
+}
+
 private struct Measured: Record {
   var id: Int
   var value: Double
@@ -69,6 +74,23 @@ extension Scenarios {
       streamed.done.wait()
       if let failure = streamed.failure { throw failure }
       say("streamed " + streamed.ids.map(String.init).joined(separator: ", "))
+    },
+    // asyncSumOverflow: `async.sum(\.age)` of two `Int.max - 1` ages on a MemoryStore;
+    // prints the error's code, as the synchronous `sum(\.age)` throws it.
+    "asyncSumOverflow": { _ in
+      let store = MemoryStore<Aged>()
+      try store.insert(contentsOf: [Aged(id: 1, age: .max - 1), Aged(id: 2, age: .max - 1)])
+      let box = Described()
+      Task {
+        do {
+          box.text = "sum \(try await RequestSet(store).async.sum(\.age))"
+        } catch {
+          box.failure = error
+        }
+        box.done.signal()
+      }
+      box.done.wait()
+      if let error = box.failure as? RequestSetError { say("error \(error.code)") } else { say(box.text) }
     },
     // sectionsNaN: sections keyed by a Double that is NaN for some records, by string key
     // and by key path; prints each form's sections as "key:ids".

@@ -13,10 +13,19 @@ extension RequestSet {
   /// let total = try animals.filter("species", value: "Cow").sum(\.weight)
   /// ```
   /// Floating-point sums follow IEEE 754 (a sum past the largest value is infinity);
-  /// integer key paths use the `FixedWidthInteger` overload, which throws instead of
-  /// overflowing.
+  /// integer key paths sum as the `FixedWidthInteger` overload does, exactly, throwing
+  /// instead of overflowing, even when this overload is the one a generic caller (or
+  /// ``AsyncRequestSet/sum(_:)``) reaches.
+  /// - Throws: ``RequestSetError`` `.overflow` when an integer total does not fit.
   /// - Complexity: O(*m*) over the *m* records of the set, which are never materialized.
   public func sum<Value: AdditiveArithmetic>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value {
+    // One sum per kind of value, whichever overload the caller's context picked.
+    if let integer = Value.self as? any FixedWidthInteger.Type {
+      func exact<I: FixedWidthInteger>(_: I.Type) throws -> Value {
+        try sum(keyPath as! KeyPath<Element, I> & Sendable) as! Value
+      }
+      return try exact(integer)
+    }
     var total = Value.zero
     try _forEachRecord { total += $0.pointee[keyPath: keyPath] }
     return total
@@ -57,7 +66,15 @@ extension RequestSet {
   /// ```swift
   /// let youngest = try animals.min(\.age)
   /// ```
+  /// A floating-point key path skips NaN, as the `BinaryFloatingPoint` overload does, even
+  /// when this overload is the one a generic caller (or ``AsyncRequestSet/min(_:)``) reaches.
   public func min<Value: Comparable>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    if let floating = Value.self as? any BinaryFloatingPoint.Type {
+      func skippingNaN<F: BinaryFloatingPoint>(_: F.Type) throws -> Value? {
+        try min(keyPath as! KeyPath<Element, F> & Sendable).map { $0 as! Value }
+      }
+      return try skippingNaN(floating)
+    }
     var best: Value?
     try _forEachRecord { p in
       let v = p.pointee[keyPath: keyPath]
@@ -71,7 +88,15 @@ extension RequestSet {
   /// ```swift
   /// let oldest = try animals.max(\.age)
   /// ```
+  /// A floating-point key path skips NaN, as the `BinaryFloatingPoint` overload does, even
+  /// when this overload is the one a generic caller (or ``AsyncRequestSet/max(_:)``) reaches.
   public func max<Value: Comparable>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
+    if let floating = Value.self as? any BinaryFloatingPoint.Type {
+      func skippingNaN<F: BinaryFloatingPoint>(_: F.Type) throws -> Value? {
+        try max(keyPath as! KeyPath<Element, F> & Sendable).map { $0 as! Value }
+      }
+      return try skippingNaN(floating)
+    }
     var best: Value?
     try _forEachRecord { p in
       let v = p.pointee[keyPath: keyPath]
