@@ -45,6 +45,15 @@ extension PostgresStore {
     return names
   }
 
+  /// Throws `.migrationPending` while the table's migrations wait for ``migrate()``, as
+  /// every write does (see ``RecordStore/_checkWritable()``): writes through a query ask
+  /// before they read.
+  ///
+  /// ```swift
+  /// try store._checkWritable()
+  /// ```
+  public func _checkWritable() throws { try _checkMigrated() }
+
   /// Throws `.migrationPending` while the store's migrations wait for ``migrate()``.
   func _checkMigrated() throws {
     guard let hold = _migrationState.withLock({ $0.hold }) else { return }

@@ -85,6 +85,7 @@ extension RequestSet where Element: Record {
     guard let runner = _source.pushdown, _source.pastVersion == nil, _query.invalid == nil,
       _query.stages.count == 1, !_query.stages[0].window.isSet
     else { return nil }
+    _ = try _writableStore()  // refuses a write the store cannot take (.migrationPending, .readOnly)
     let query: StoreQuery
     do {
       // The reader is released before the write: a store may not write while it reads.

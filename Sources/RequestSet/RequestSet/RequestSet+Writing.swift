@@ -38,6 +38,15 @@ extension RequestSet where Element: Record {
     return store
   }
 
+  /// The store behind the set, for a write through the query: every such write starts
+  /// here, on either road (pushed down, or read and applied), so the store's own refusal
+  /// (`.migrationPending`, `.readOnly`, `.closed`) comes before any record is read.
+  func _writableStore() throws -> any RecordStore<Element> {
+    let store = try _store()
+    try store._checkWritable()
+    return store
+  }
+
   /// Evaluates the query on the store's current contents and applies the changes it
   /// yields, atomically, if the store has not changed meanwhile; otherwise tries again.
   ///
@@ -47,7 +56,7 @@ extension RequestSet where Element: Record {
   func _write(
     _ makeChanges: (StoreSnapshot<Element>, [Int]) throws -> [RecordChange<Element>]
   ) throws -> Int {
-    let store = try _store()
+    let store = try _writableStore()
     var lastConflict: RequestSetError?
     for attempt in 0..<_maxWriteAttempts {
       if attempt > 0 { _backOff(attempt) }
@@ -203,7 +212,7 @@ extension RequestSet where Element: Record {
     var fields: [(String, FieldValue)] = []
     var setters: [@Sendable (inout Element) -> Void] = []
     try _collectAssignments(stage.filter, &fields, &setters)
-    let store = try _store()
+    let store = try _writableStore()
     for attempt in 0..<_maxWriteAttempts {
       if attempt > 0 { _backOff(attempt) }
       let snapshot = try store.snapshot()

@@ -104,6 +104,22 @@ public protocol RecordStore<Element>: AnyObject, Sendable {
   /// // runs on store.asyncThreads, not on the task's thread
   /// ```
   var asyncThreads: StoreThreads? { get }
+
+  /// Throws when the store cannot take a write now: closed, opened read-only, or waiting
+  /// for a migration (`.closed`, `.readOnly`, `.migrationPending`). Writes through a query
+  /// (`update`, `delete`, `firstOrInsert`) ask before they read, so they throw the error a
+  /// direct write would rather than one from reading records an unrun migration has not
+  /// yet reshaped. The default accepts every write; ``apply(_:ifVersion:)`` still checks.
+  ///
+  /// ```swift
+  /// try store._checkWritable()   // .migrationPending until store.migrate() runs
+  /// ```
+  func _checkWritable() throws
+}
+
+extension RecordStore {
+  /// Accepts every write: a store whose writes can be refused says so in `apply`.
+  public func _checkWritable() throws {}
 }
 
 extension RecordStore {

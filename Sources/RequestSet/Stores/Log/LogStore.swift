@@ -256,6 +256,16 @@ public final class LogStore<Element: Record>: RecordStore {
   /// - Complexity: O(1).
   public var fileSize: Int { _state.withLock { $0.index.end } }
 
+  /// Throws `.closed`, `.readOnly` or `.migrationPending` when the log cannot take a
+  /// write now, as every write does (see ``RecordStore/_checkWritable()``).
+  ///
+  /// ```swift
+  /// try store._checkWritable()
+  /// ```
+  public func _checkWritable() throws {
+    try _state.withLock { try $0.checkWritable() }
+  }
+
   /// Inserts a record.
   ///
   /// ```swift
