@@ -55,7 +55,8 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let invalidUpdate = Code("invalidUpdate")
     /// A log file is damaged or is not a RequestSet log; the message names the offset.
     public static let corruptLog = Code("corruptLog")
-    /// Another writer holds the log's write lock.
+    /// Another writer holds the log's write lock; or a write through a ``RecordGraph`` was
+    /// started on a thread already inside one (from a closure the first write runs).
     public static let locked = Code("locked")
     /// The operating system refused a file operation (the message names it and the path).
     public static let ioFailure = Code("ioFailure")
