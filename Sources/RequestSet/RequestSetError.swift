@@ -113,8 +113,8 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let connectionFailed = Code("connectionFailed")
 
     /// A relation is declared wrongly or used where it cannot be: a relation to a type the
-    /// ``RecordGraph`` holds no store of, two relations of one name, a foreign key that is
-    /// not a stored property, `.nullify` on a required key, a cycle of `.cascade` rules, or
+    /// ``RecordGraph`` holds no store of, two relations of one name, a relation named like
+    /// a key of its type, a foreign key that is not a stored property, `.nullify` on a required key, a cycle of `.cascade` rules, or
     /// a key through a to-many used where one value is needed. The message names the
     /// relation and the fix.
     public static let invalidRelation = Code("invalidRelation")

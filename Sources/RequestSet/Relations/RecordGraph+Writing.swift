@@ -62,6 +62,8 @@ extension RecordGraph {
   /// try graph.insert(contentsOf: visits)
   /// ```
   /// A key may name a record of the same batch (an employee's manager inserted with them).
+  /// The write holds the process's graph write lock from the check to the insert, so no
+  /// graph write (of this graph or another) deletes a checked record in between.
   /// - Throws: `.danglingReference`, `.duplicateID`, or the store's error; nothing is
   ///   written then.
   public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
@@ -96,6 +98,8 @@ extension RecordGraph {
   /// try graph.delete(Owner.self, id: 3)   // animals' ownerID becomes nil (.nullify)
   /// try graph.delete(Animal.self, id: 9)  // its visits go too (.cascade)
   /// ```
+  /// The delete holds the process's graph write lock from reading the referrers to its last
+  /// change, so no graph write (of this graph or another) adds a referrer in between.
   /// - Returns: Whether the record was stored.
   /// - Throws: `.deleteDenied` naming the relation and how many records point at it;
   ///   any store's error. Nothing is deleted then (see the atomicity notes above).
@@ -136,12 +140,9 @@ extension RecordGraph {
   private func _entry<T: Record>(_ type: T.Type) throws -> _Entry<T> {
     if let asOfTime {
       throw RequestSetError(
-        .readOnly,
-        "This graph reads the stores as of \(asOfTime): it cannot write. Write through the graph itself.")
+        .readOnly, "This graph reads the stores as of \(asOfTime): it cannot write. Write through the graph itself.")
     }
-    guard let entry = entries[ObjectIdentifier(T.self)] as? _Entry<T> else {
-      throw Self.missingStore(T.self, for: nil)
-    }
+    guard let entry = entries[ObjectIdentifier(T.self)] as? _Entry<T> else { throw Self.missingStore(T.self, for: nil) }
     return entry
   }
 
@@ -156,18 +157,14 @@ extension RecordGraph {
       guard !keys.isEmpty else { continue }
       var found = Set(
         try targetEntry(relation).column(
-          "id", where: .field(try _FieldCondition(key: "id", op: .in, value: .array(Array(keys)))),
-          graph: self))
+          "id", where: .field(try _FieldCondition(key: "id", op: .in, value: .array(Array(keys)))), graph: self))
       if relation.target == T.self { found.formUnion(records.map { _encodedID($0.id) }) }
-      guard let record = records.first(where: { !found.contains(read($0)) && read($0) != .null }) else {
-        continue
-      }
+      guard let record = records.first(where: { !found.contains(read($0)) && read($0) != .null }) else { continue }
       throw RequestSetError(
         .danglingReference,
         "\(T.self) \(record.id)'s \(relation.name) (\(key) = \(read(record))) names no \(relation.targetName). "
           + "Insert that \(relation.targetName) first, set \(key) to an existing id"
-          + (relation.isToOne
-            && { if case .toOne(_, false, _, _) = relation.kind { return true } else { return false } }()
+          + (relation.isToOne && { if case .toOne(_, false, _, _) = relation.kind { return true } else { return false } }()
             ? " or nil" : "")
           + ", or declare the relation with allowsDangling: true.")
     }
@@ -178,9 +175,7 @@ extension RecordGraph {
   private func _planReferrers(_ plan: inout _DeletePlan) throws {
     while let (type, ids) = plan.nextWave() {
       for relation in (referrers[ObjectIdentifier(type)] ?? []).sorted(by: { $0.name < $1.name }) {
-        guard case .toOne(let key, _, let rule, _) = relation.kind, let source = entry(relation.source) else {
-          continue
-        }
+        guard case .toOne(let key, _, let rule, _) = relation.kind, let source = entry(relation.source) else { continue }
         let pointing = try source.records(
           where: .field(try _FieldCondition(key: key, op: .in, value: .array(ids))), graph: self
         ).filter { !plan.isDeleted(relation.source, $0.id) }
@@ -232,9 +227,7 @@ struct _DeletePlan {
     if !fresh.isEmpty { pending.append((entry.type, fresh)) }
   }
 
-  mutating func nullify(
-    _ entry: any _GraphEntry, _ records: [(id: FieldValue, record: any Sendable)], with nullify: any Sendable
-  ) {
+  mutating func nullify(_ entry: any _GraphEntry, _ records: [(id: FieldValue, record: any Sendable)], with nullify: any Sendable) {
     let type = _note(entry)
     for (id, record) in records where deleted[type]?[id] == nil {
       let old = saved[type]?[id]?.old ?? record
@@ -257,8 +250,7 @@ struct _DeletePlan {
       let entry = entries[type]!
       let saves = Array((saved[type] ?? [:]).values)
       let deletes = Array((deleted[type] ?? [:]).values)
-      let (changes, undo) = entry.changes(
-        saving: saves.map(\.new), deleting: deletes, restoring: saves.map(\.old))
+      let (changes, undo) = entry.changes(saving: saves.map(\.new), deleting: deletes, restoring: saves.map(\.old))
       do {
         try entry.apply(changes)
         done.append((entry, undo))
@@ -282,14 +274,11 @@ extension _Entry {
     return nullify(record)
   }
 
-  func changes(saving: [any Sendable], deleting: [any Sendable], restoring: [any Sendable]) -> (
-    any Sendable, any Sendable
-  ) {
+  func changes(saving: [any Sendable], deleting: [any Sendable], restoring: [any Sendable]) -> (any Sendable, any Sendable) {
     let saves = saving.compactMap { $0 as? T }
     let deletes = deleting.compactMap { $0 as? T }
     let changes: [RecordChange<T>] = saves.map { .save($0) } + deletes.map { .delete(id: $0.id) }
-    let undo: [RecordChange<T>] =
-      restoring.compactMap { $0 as? T }.map { .save($0) } + deletes.map { .insert($0) }
+    let undo: [RecordChange<T>] = restoring.compactMap { $0 as? T }.map { .save($0) } + deletes.map { .insert($0) }
     return (changes, undo)
   }
 }
