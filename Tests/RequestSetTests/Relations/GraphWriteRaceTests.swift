@@ -89,7 +89,7 @@ import Testing
   @Test func aGraphWriteInsideAGraphWriteThrowsInsteadOfDeadlocking() throws {
     let graph = try RecordGraph(MemoryStore<RacePet>(), MemoryStore<RaceCascadeVisit>())
     try graph.insert(contentsOf: [RacePet(id: 1), RacePet(id: 2)])
-    let inner = Mutex<RequestSetError?>(nil)
+    let inner = _Lock<RequestSetError?>(nil)
     let deleted = try graph.delete(
       graph.records(RacePet.self).filter { pet in
         if pet.id == 1 {
@@ -191,7 +191,7 @@ enum RaceTrials {
     for t in 0..<trials {
       let pet = firstPet + t
       try inserting.insert(RacePet(id: pet))
-      let errors = Mutex<[String]>([])
+      let errors = _Lock<[String]>([])
       let deleted = Atomic<Bool>(false)
       let insertsDone = Atomic<Bool>(false)
       let ready = DispatchSemaphore(value: 0)
