@@ -55,7 +55,8 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let invalidUpdate = Code("invalidUpdate")
     /// A log file is damaged or is not a RequestSet log; the message names the offset.
     public static let corruptLog = Code("corruptLog")
-    /// Another writer holds the log's write lock.
+    /// Another writer holds the log's write lock; or a write through a ``RecordGraph`` was
+    /// started on a thread already inside one (from a closure the first write runs).
     public static let locked = Code("locked")
     /// The operating system refused a file operation (the message names it and the path).
     public static let ioFailure = Code("ioFailure")
@@ -112,8 +113,8 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     public static let connectionFailed = Code("connectionFailed")
 
     /// A relation is declared wrongly or used where it cannot be: a relation to a type the
-    /// ``RecordGraph`` holds no store of, two relations of one name, a foreign key that is
-    /// not a stored property, `.nullify` on a required key, a cycle of `.cascade` rules, or
+    /// ``RecordGraph`` holds no store of, two relations of one name, a relation named like
+    /// a key of its type, a foreign key that is not a stored property, `.nullify` on a required key, a cycle of `.cascade` rules, or
     /// a key through a to-many used where one value is needed. The message names the
     /// relation and the fix.
     public static let invalidRelation = Code("invalidRelation")

@@ -165,6 +165,10 @@ final class _StoredPaths: Sendable {
   /// Whether the record type has a stored property of that name.
   func isStoredProperty(_ name: String) -> Bool { root.children[name] != nil }
 
+  /// The record type's stored properties by name, each with the name of one stored
+  /// property below it (the first by name), or nil when it holds none of its own.
+  var properties: [String: String?] { root.children.mapValues { $0.children.keys.min() } }
+
   /// The names of the stored properties `keyPath` chains through, outermost first; nil
   /// when it is not a chain of stored properties (a computed property, a subscript).
   func names(of keyPath: AnyKeyPath) -> [String]? {

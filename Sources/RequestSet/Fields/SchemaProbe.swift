@@ -56,6 +56,25 @@ enum _SchemaProbe {
     _witnesses.withLock { !($0[ObjectIdentifier(type)]?.isEmpty ?? true) }
   }
 
+  /// The top-level keys the witnesses of `type` encode, each with one key below it (the
+  /// first by name) when it holds an object: the `Codable` keys the process has seen the
+  /// type's records use, renamed ones included.
+  static func seenKeys(of type: Any.Type) -> [String: String?] {
+    let witnesses = _witnesses.withLock { $0[ObjectIdentifier(type)] ?? [] }
+    var keys: [String: String?] = [:]
+    for w in witnesses {
+      guard case .object(let fields) = w.fields else { continue }
+      for (name, value) in fields {
+        guard case .object(let inner) = value, let below = inner.keys.min() else {
+          if keys[name] == nil { keys[name] = .some(nil) }
+          continue
+        }
+        keys[name] = below
+      }
+    }
+    return keys
+  }
+
   /// The keys under which `fields` holds a value other than null.
   private static func _valuedKeys(_ fields: FieldValue) -> Set<String> {
     var keys = Set<String>()

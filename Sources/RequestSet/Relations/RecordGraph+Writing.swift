@@ -10,8 +10,38 @@
 //   them, so a crash can leave the referrers changed and the record still there (which a
 //   retried delete finishes). The SQL stores keep one table each and commit separately,
 //   even in one database file.
-// Writes made through a store or a request set directly (`store.delete(id:)`,
-// `set.delete()`) do not see relations: check and cascade through the graph.
+//
+// What is isolated, in one process:
+// - Every write through a graph (`insert`, `save`, both `delete`s) holds one process-wide
+//   lock (`_GraphWriteLock`) from its first check to its last change, so what it checked
+//   still holds when it writes: an insert's target cannot be deleted between the check and
+//   the insert, a `.deny` delete sees every record that points at the target, and a
+//   cascade reaches every referrer. `.deny` never deletes a record something points at,
+//   and a cascade leaves no dangling reference, under any interleaving of graph writes.
+// - The lock is the process's, not a graph's or a store object's: two graphs over the
+//   same stores, or over separate store objects of the same files or tables, exclude each
+//   other (`_GraphWriteLock` says why one lock). Graph writes of one process therefore run
+//   one at a time; reads never wait for them.
+// - Writes made through a store or a request set directly (`store.insert`,
+//   `store.delete(id:)`, `set.delete()`, `set.update`) do not take the lock, just as they
+//   do not see relations: nothing is checked and no rule runs. Check and cascade through
+//   the graph.
+//
+// What is not isolated: writes from several processes. Each process's graphs hold that
+// process's lock only, and no store locks what another store's query read, so a check in
+// one process and a write in another can interleave:
+// - SQLite and PostgreSQL: several processes may write the same tables. An insert in one
+//   can land just after a delete in another checked for referrers (a dangling reference,
+//   or a `.deny` delete that went past a new referrer), and a cascade can miss a referrer
+//   inserted meanwhile. Each table's own changes stay atomic; nothing spans two tables.
+// - LogStore: one process writes a log (a second writer gets `.locked`), so the stores of
+//   one graph can only be written from two processes when each owns a different log of
+//   it and opens the others read-only; its reads of those see the other process's commits
+//   as of the read, and the same interleavings follow. A graph write that would change a
+//   read-only store throws `.readOnly` and changes nothing.
+// To keep a graph consistent across processes, make its writes in one process. A query
+// finds what a race left: `graph.records(Visit.self).filter("pet == nil")` lists the
+// visits whose pet is gone (a required key reads nil when its record is missing).
 
 extension RecordGraph {
   /// Inserts a record after checking that each of its to-one keys names a stored record.
@@ -32,13 +62,17 @@ extension RecordGraph {
   /// try graph.insert(contentsOf: visits)
   /// ```
   /// A key may name a record of the same batch (an employee's manager inserted with them).
+  /// The write holds the process's graph write lock from the check to the insert, so no
+  /// graph write (of this graph or another) deletes a checked record in between.
   /// - Throws: `.danglingReference`, `.duplicateID`, or the store's error; nothing is
   ///   written then.
   public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
     let records = Array(records)
     let entry = try _entry(T.self)
-    try _checkReferences(records)
-    try entry.store.insert(contentsOf: records)
+    try _GraphWriteLock.shared.hold {
+      try _checkReferences(records)
+      try entry.store.insert(contentsOf: records)
+    }
   }
 
   /// Inserts or replaces a record after checking its to-one keys.
@@ -50,8 +84,10 @@ extension RecordGraph {
   /// - Throws: `.danglingReference` or the store's error; nothing is written then.
   public func save<T: Record>(_ record: T) throws {
     let entry = try _entry(T.self)
-    try _checkReferences([record])
-    try entry.store.save(record)
+    try _GraphWriteLock.shared.hold {
+      try _checkReferences([record])
+      try entry.store.save(record)
+    }
   }
 
   /// Deletes a record and applies the delete rule of every relation that points at it:
@@ -62,18 +98,22 @@ extension RecordGraph {
   /// try graph.delete(Owner.self, id: 3)   // animals' ownerID becomes nil (.nullify)
   /// try graph.delete(Animal.self, id: 9)  // its visits go too (.cascade)
   /// ```
+  /// The delete holds the process's graph write lock from reading the referrers to its last
+  /// change, so no graph write (of this graph or another) adds a referrer in between.
   /// - Returns: Whether the record was stored.
   /// - Throws: `.deleteDenied` naming the relation and how many records point at it;
   ///   any store's error. Nothing is deleted then (see the atomicity notes above).
   @discardableResult
   public func delete<T: Record>(_ type: T.Type, id: T.ID) throws -> Bool {
     let entry = try _entry(T.self)
-    guard let record = try entry.store.fetch(id: id) else { return false }
-    var plan = _DeletePlan()
-    plan.delete(entry, [(_encodedID(record.id), record)])
-    try _planReferrers(&plan)
-    try plan.apply()
-    return true
+    return try _GraphWriteLock.shared.hold {
+      guard let record = try entry.store.fetch(id: id) else { return false }
+      var plan = _DeletePlan()
+      plan.delete(entry, [(_encodedID(record.id), record)])
+      try _planReferrers(&plan)
+      try plan.apply()
+      return true
+    }
   }
 
   /// Deletes every record of a graph's set, applying delete rules as
@@ -86,13 +126,15 @@ extension RecordGraph {
   @discardableResult
   public func delete<T: Record>(_ set: RequestSet<T>) throws -> Int {
     let entry = try _entry(T.self)
-    let records = try set.refreshed().fetch()
-    guard !records.isEmpty else { return 0 }
-    var plan = _DeletePlan()
-    plan.delete(entry, records.map { (_encodedID($0.id), $0) })
-    try _planReferrers(&plan)
-    try plan.apply()
-    return records.count
+    return try _GraphWriteLock.shared.hold {
+      let records = try set.refreshed().fetch()
+      guard !records.isEmpty else { return 0 }
+      var plan = _DeletePlan()
+      plan.delete(entry, records.map { (_encodedID($0.id), $0) })
+      try _planReferrers(&plan)
+      try plan.apply()
+      return records.count
+    }
   }
 
   private func _entry<T: Record>(_ type: T.Type) throws -> _Entry<T> {

@@ -16,8 +16,26 @@ import Foundation
 /// animals): a relation runs as one query on the related type's store, whose answer
 /// (a list of ids) the query then runs on its own store. The graph checks every relation
 /// when it is made: a relation to a type no store holds, two relations of one name, a
-/// foreign key reflection cannot name, `.nullify` on a required key or a cycle of
-/// `.cascade` rules throw `.invalidRelation`, naming the relation and the fix.
+/// relation named like a key of its own type (a stored property, the first component of a
+/// nested key such as `address` of `address.city`, or a `Codable` key of the type's records
+/// the process has seen), a foreign key reflection cannot name, `.nullify` on a required key
+/// or a cycle of `.cascade` rules throw `.invalidRelation`, naming the relation, what it
+/// collides with, and the fix:
+///
+/// ```swift
+/// struct Pet: Record { var id: Int; var name: String; var ownerID: Int? }
+/// extension Pet: RelatedRecord {
+///   static let relations: [any Relation<Pet>] = [ToOne<Pet, Owner>("name", \.ownerID)]
+/// }
+/// try RecordGraph(pets, owners)
+/// // invalidRelation: The relation Pet.name has the name of Pet's stored key "name": string
+/// // keys and format strings that name "name" would read the relation instead of the field. …
+/// ```
+///
+/// Writes through a graph check foreign keys and apply delete rules while holding one lock
+/// of the process (see ``insert(contentsOf:)`` and ``delete(_:id:)``): graph writes racing on
+/// several threads leave no dangling reference. Writes from several processes are not
+/// covered (the Relationships article says what is).
 public final class RecordGraph: Sendable {
   let entries: [ObjectIdentifier: any _GraphEntry]
   /// Each type's relations, by name.
@@ -32,8 +50,9 @@ public final class RecordGraph: Sendable {
   /// ```swift
   /// let graph = try RecordGraph([animals, owners])
   /// ```
-  /// - Throws: `.invalidRelation` for two stores of one type, or a relation the stores
-  ///   cannot serve (see the type's discussion).
+  /// - Throws: `.invalidRelation` for two stores of one type, a relation named like a key
+  ///   of its type or like another of its relations, or a relation the stores cannot serve
+  ///   (see the type's discussion).
   public init(_ stores: [any RecordStore]) throws {
     var entries: [ObjectIdentifier: any _GraphEntry] = [:]
     for store in stores {
@@ -50,10 +69,11 @@ public final class RecordGraph: Sendable {
     for (id, entry) in entries {
       var named: [String: _RelationInfo] = [:]
       for relation in entry.declaredRelations {
-        guard named[relation.name] == nil else {
+        if let other = named[relation.name] {
           throw RequestSetError(
             .invalidRelation,
-            "\(entry.type) declares two relations named \"\(relation.name)\". Give each relation its own name.")
+            "\(entry.type) declares two relations named \"\(relation.name)\": \(Self._describe(other)) and "
+              + "\(Self._describe(relation)). Give each relation its own name.")
         }
         named[relation.name] = relation
         if case .toOne = relation.kind { referrers[ObjectIdentifier(relation.target), default: []].append(relation) }
@@ -170,6 +190,7 @@ public final class RecordGraph: Sendable {
             .invalidRelation,
             "The relation \(path) has an invalid name. Name it with a plain key, with no dot and no @.")
         }
+        try _checkNameIsFree(relation)
         guard entry(relation.target) != nil else { throw Self.missingStore(relation.target, for: relation) }
         guard relation.keyFound else {
           throw RequestSetError(
@@ -200,6 +221,44 @@ public final class RecordGraph: Sendable {
       }
     }
     try _checkCascadeCycles()
+  }
+
+  /// A string key whose first component names a relation walks the relation (see
+  /// `_RelationResolver.split`), so a relation named like one of the source's own keys
+  /// would take that key over: `filter("name", value: "Rex")` would compare the related
+  /// record, while `filter(\.name == "Rex")` reads the field. Such a relation is refused.
+  ///
+  /// The source's keys are its stored properties (reflection lists them, for any record
+  /// type) and the `Codable` keys of its records the process has seen (stored, opened or
+  /// queried): a key that `CodingKeys` renames is known only from a record.
+  private func _checkNameIsFree(_ relation: _RelationInfo) throws {
+    var keys = _StoredPaths.of(relation.source).properties
+    for (key, below) in _SchemaProbe.seenKeys(of: relation.source) where keys[key] == nil || below != nil {
+      keys[key] = .some(below)
+    }
+    guard let below = keys[relation.name] else { return }
+    let path = "\(relation.sourceName).\(relation.name)"
+    let key = relation.name
+    let clash: String
+    if let below {
+      clash =
+        "the name of \(relation.sourceName)'s stored key \"\(key)\", the first component of its nested keys "
+        + "(\"\(_DottedKey.join(key, below))\"): string keys and format strings that start with \"\(key).\" would "
+        + "walk the relation instead of reading the field"
+    } else {
+      clash =
+        "the name of \(relation.sourceName)'s stored key \"\(key)\": string keys and format strings that name "
+        + "\"\(key)\" would read the relation instead of the field"
+    }
+    throw RequestSetError(
+      .invalidRelation,
+      "The relation \(path) has \(clash). Give the relation a name no key of \(relation.sourceName) uses (such as "
+        + "the related type's), or rename the field.")
+  }
+
+  /// A relation as messages name it: `Pet.owner (to-one → Person)`.
+  private static func _describe(_ relation: _RelationInfo) -> String {
+    "\(relation.sourceName).\(relation.name) (\(relation.kindName) → \(relation.targetName))"
   }
 
   /// A cycle of `.cascade` rules (A's delete cascades to B, B's to A) would delete
