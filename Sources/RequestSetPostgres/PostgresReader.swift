@@ -326,7 +326,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   /// The record in a row's first column, decoded from libpq's buffer (no `String` copy).
   private func record(_ rows: _PGResult, _ row: Int) throws -> Element {
     let value = try rows.withBytes(row, 0) { try SQLJSON.decode(utf8: $0) } ?? .null
-    return try value.decode(Element.self)
+    return try value.storedRecord(Element.self, in: "the table \(store._quoted)")
   }
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {

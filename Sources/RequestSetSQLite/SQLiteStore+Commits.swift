@@ -110,7 +110,8 @@ final class _SQLitePoller<Element: Record>: Sendable {
             changes.append(.delete(id: id))
             continue
           }
-          let record = try SQLJSON.decode(fetch.text(0)).decode(Element.self)
+          let record = try SQLJSON.decode(fetch.text(0)).storedRecord(
+            Element.self, in: "the table \(store.table) of \(store.path)")
           changes.append(op == "insert" ? .insert(record) : .save(record))
         }
         commits.append(StoreCommit(version: version, changes: changes))

@@ -514,7 +514,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   }
 
   func _decodeRecord(_ text: String) throws -> Element {
-    try SQLJSON.decode(text).decode(Element.self)
+    try SQLJSON.decode(text).storedRecord(Element.self, in: "the table \(table) of \(path)")
   }
 
   // MARK: Indexes
