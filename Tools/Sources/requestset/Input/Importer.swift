@@ -92,7 +92,9 @@ final class Importer {
       recordsRead += 1
       if recordsRead & 0x3FF == 0 {
         let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let percent = input.size > 0 ? " (\(input.bytesRead * 100 / input.size)%)" : ""
+        // In Double: bytesRead * 100 overflows Int for a (sparse) input of 92 PB.
+        let percent =
+          input.size > 0 ? " (\(Int(min(Double(input.bytesRead) / Double(input.size), 1) * 100))%)" : ""
         progress.update(
           "reading \(self.options.from): \(recordsRead) rows\(percent), \(Int(Double(recordsRead) / seconds)) rows/s"
         )
@@ -241,6 +243,11 @@ final class Importer {
             + "with --id.")
       }
       return n + 1
+    case .uint(let n):
+      throw ToolError(
+        "\(log) holds the id \(n), past the largest integer id (\(Int.max)), so ids cannot be generated for the "
+          + "input, whose first record has no \"id\". Give every record an id, or name the key that holds it "
+          + "with --id.")
     case .null: return 1
     case let other:
       throw ToolError(
