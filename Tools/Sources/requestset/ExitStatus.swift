@@ -74,7 +74,29 @@ enum Interrupt {
     actions.initialize(repeating: sigaction(), count: 64)
     for number in crashSignals { sigaction(number, nil, actions + Int(number)) }
     previousActions = actions
-    for number in crashSignals { signal(number, crashed) }
+    // On the alternate stack, so a stack overflow (itself a SIGSEGV) still cleans up.
+    var action = sigaction()
+    #if canImport(Glibc)
+      action.__sigaction_handler.sa_handler = crashed
+    #else
+      action.__sigaction_u.__sa_handler = crashed
+    #endif
+    action.sa_flags = Int32(SA_ONSTACK)
+    sigemptyset(&action.sa_mask)
+    for number in crashSignals { sigaction(number, &action, nil) }
+    useAlternateSignalStack()
+  }
+
+  /// Gives the calling thread a stack of its own for the crash handler: a thread whose
+  /// stack overflowed has none left to run it on. Called by ``install()`` for the main
+  /// thread and by each thread the tool starts; the stack lives as long as the process.
+  static func useAlternateSignalStack() {
+    let size = 1 << 16
+    var stack = stack_t()
+    stack.ss_sp = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+    stack.ss_size = size
+    stack.ss_flags = 0
+    sigaltstack(&stack, nil)
   }
 
   /// Removes the registered files and exits with `status`.

@@ -103,6 +103,29 @@ func logWithIDs(_ ids: [Int], in dir: String) throws -> String {
     #expect(!FileManager.default.fileExists(atPath: dir + "/fresh.rslog"))
   }
 
+  @Test func aHeaderNestedDeeperThanJSONMayIsABadLineNotAStackOverflow() throws {
+    let dir = try freshDirectory()
+    let log = dir + "/deep.rslog"
+    // 65 keys: 64 nested objects, as deep as JSON input may nest.
+    let deepest = Array(repeating: "a", count: 65).joined(separator: ".")
+    try write("id,\(deepest)\n1,2\n", to: dir + "/ok.csv")
+    let ok = try Tool.run("import", log, "--from", dir + "/ok.csv")
+    #expect(ok.status == 0, "\(ok)")
+    // 100,000 keys overflowed the stack building the record (SIGSEGV, the copy left behind).
+    let tooDeep = Array(repeating: "a", count: 100_000).joined(separator: ".")
+    try write("id,\(tooDeep)\n1,2\n", to: dir + "/deep.csv")
+    let r = try Tool.run("import", log, "--from", dir + "/deep.csv")
+    #expect(r.status == 1, "\(r)")
+    #expect(
+      r.stderr.hasPrefix(
+        """
+        requestset: \(dir)/deep.csv has 2 bad lines; nothing was written:
+          line 1: the header's column "a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.…" nests 99999 objects deep; at \
+        most 64 are read
+        """), "\(r)")
+    #expect(try importLeftovers(in: dir) == [])
+  }
+
   @Test func aWriteErrorLeavesTheLogAsItWasAndNothingBesideIt() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)
