@@ -60,6 +60,23 @@ import Testing
         """, "\(r)")
   }
 
+  @Test func updateRefusesAKeyNestedDeeperThanJSONMay() throws {
+    let log = try threeRecords()
+    let deepest = Array(repeating: "a", count: 65).joined(separator: ".")
+    let ok = try Tool.run("update", log, "id == 1", "--set", "\(deepest)=1")
+    #expect(ok.status == 0, "\(ok)")
+    // 30,000 keys overflowed the stack building the nested objects (SIGSEGV).
+    let tooDeep = Array(repeating: "a", count: 30_000).joined(separator: ".")
+    for arguments in [["--set", "\(tooDeep)=1"], ["--unset", tooDeep]] {
+      let r = try Tool.run(["update", log, "--all"] + arguments)
+      #expect(r.status == 2, "\(r)")
+      #expect(
+        r.stderr.hasPrefix(
+          "Error: The key \"a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.…\" nests 29999 objects deep; give a key at "
+            + "most 64 deep."), "\(r)")
+    }
+  }
+
   @Test func generatingIDsAfterAStoredUnsignedIDIsAnError() throws {
     let dir = try freshDirectory()
     try write("{\"id\":18446744073709551615}\n", to: dir + "/seed.jsonl")
