@@ -1,3 +1,4 @@
+import FuzzDriver
 import RequestSet
 
 /// The record the fuzzed format strings query.
@@ -32,19 +33,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
   return 0
 }
 
-/// libFuzzer's driver, for programs that bring their own `main`.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-  _ argc: UnsafeMutablePointer<Int32>,
-  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-  _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
-
 /// SwiftPM links an executable target's entry point under this name; it hands the
 /// command line to libFuzzer.
 @_cdecl("FormatFuzzer_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-  var count = argc
-  var arguments = argv
-  return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzz(data, size) }
+  runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

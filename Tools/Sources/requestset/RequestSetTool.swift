@@ -16,7 +16,8 @@ struct RequestSetTool: AsyncParsableCommand {
 
       Exit status: 0 on success, 1 on an error (its message is printed on standard error), \
       2 on a usage error (an unknown command or option, a missing or malformed argument), \
-      130 when interrupted by Ctrl-C.
+      130 when interrupted by Ctrl-C (SIGINT), 143 on SIGTERM, 129 on SIGHUP; a writing command \
+      removes its temporary files first, and on a crash too.
       """,
     version: ToolVersion.current,
     subcommands: [
@@ -26,7 +27,7 @@ struct RequestSetTool: AsyncParsableCommand {
 
   /// Runs the command the arguments name, with the exit statuses ``ExitStatus`` documents:
   /// argument-parser's usage errors (its status 64) exit with 2, as `sqlite3`, `jq` and
-  /// most Unix tools do, and Ctrl-C exits with 130.
+  /// most Unix tools do, and Ctrl-C exits with 130 (SIGTERM 143, SIGHUP 129).
   static func main() async {
     Interrupt.install()
     do {

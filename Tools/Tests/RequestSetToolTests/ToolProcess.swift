@@ -90,8 +90,8 @@ final class RunningTool: @unchecked Sendable {
   let process: Process
   private let output = Mutex(Data())
 
-  init(_ arguments: [String]) throws {
-    process = Tool.process(arguments)
+  init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    process = Tool.process(arguments, environment: environment)
     let out = Pipe()
     process.standardOutput = out
     process.standardError = FileHandle.nullDevice
@@ -125,4 +125,88 @@ func freshDirectory() throws -> String {
     "requestset-tool-tests/\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   return dir.path
+}
+
+/// The tool started as a shell starts a program: no signal blocked and SIGINT, SIGTERM,
+/// SIGHUP, SIGXFSZ and the crash signals at their default actions, its output in files.
+///
+/// `Process` cannot do this: a test runs on a thread that blocks most signals, and a child
+/// inherits that mask, so a SIGTERM it is sent would wait pending forever and a file size
+/// limit would never send it SIGXFSZ; a test of what the tool does about those signals
+/// would pass whatever the tool does.
+final class SpawnedTool {
+  let pid: pid_t
+
+  /// Starts `executable` (the tool by default) with `arguments`, standard input from
+  /// `/dev/null` and its output written to the files `stdout` and `stderr`.
+  init(_ arguments: [String], executable: String = Tool.path, stdout: String, stderr: String) throws {
+    #if canImport(Glibc)
+      var attributes = posix_spawnattr_t()
+      var actions = posix_spawn_file_actions_t()
+    #else
+      var attributes: posix_spawnattr_t? = nil
+      var actions: posix_spawn_file_actions_t? = nil
+    #endif
+    posix_spawnattr_init(&attributes)
+    posix_spawn_file_actions_init(&actions)
+    defer {
+      posix_spawnattr_destroy(&attributes)
+      posix_spawn_file_actions_destroy(&actions)
+    }
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for s in [SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGPIPE, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] {
+      sigaddset(&defaults, s)
+    }
+    posix_spawnattr_setsigmask(&attributes, &unblocked)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var environment = ProcessInfo.processInfo.environment
+    environment["COLUMNS"] = nil
+    environment["SWIFT_BACKTRACE"] = "enable=no"  // a crash here is expected; skip the backtrace
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for p in argv + envp { free(p) } }
+    var pid = pid_t()
+    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    guard rc == 0 else { throw ToolError("posix_spawn \(executable): \(String(cString: strerror(rc)))") }
+    self.pid = pid
+  }
+
+  /// How the child ended: its exit status, or the signal that ended it.
+  enum Ending: Equatable {
+    case exit(Int32)
+    case signal(Int32)
+  }
+
+  /// Waits up to `seconds` for the child to end; one that has not is killed (SIGKILL) and
+  /// reported as nil, so a hang fails the test instead of stalling the run.
+  func wait(seconds: Double = 120) -> Ending? {
+    let deadline = Date().addingTimeInterval(seconds)
+    var status: Int32 = 0
+    while Date() < deadline {
+      let r = waitpid(pid, &status, WNOHANG)
+      if r == pid { return Self.ending(status) }
+      if r < 0 && errno != EINTR { return nil }
+      usleep(10_000)
+    }
+    kill(pid, SIGKILL)
+    waitpid(pid, &status, 0)
+    return nil
+  }
+
+  private static func ending(_ status: Int32) -> Ending {
+    // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
+    status & 0x7F == 0 ? .exit((status >> 8) & 0xFF) : .signal(status & 0x7F)
+  }
+
+  struct ToolError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+  }
 }

@@ -14,7 +14,8 @@ struct ImportOptions: ParsableArguments {
     help: """
       The key that holds each record's id. Without --id, a record's "id" key is its id, \
       and when the first record has no "id" key every record gets a generated one: \
-      1, 2, 3, … after the largest integer id the log holds.
+      1, 2, 3, … after the largest integer id the log holds, up to 9223372036854775807 \
+      (Int.max; a record that would need an id after it is a bad line).
       """)
   var id: String?
   @Option(
@@ -40,7 +41,8 @@ struct Import: ParsableCommand {
       in bounded memory, into a copy of the log that replaces it only when every line was \
       good: when any line is bad (not a JSON object, a wrong number of CSV cells, no id, an \
       id used twice or already stored), the bad lines are reported with their line numbers \
-      and the log is left as it was. An interrupted import (Ctrl-C) leaves it as it was too. \
+      and the log is left as it was. An interrupted import (Ctrl-C, SIGTERM) leaves it as it \
+      was too, and nothing beside it. \
       A large import is written as several commits (one per 20,000 records), which \
       `history` lists.
 

@@ -226,7 +226,14 @@ extension OutputFormat: ExpressibleByArgument {}
 /// ISO 8601 times as `--as-of-time` takes them and `history` prints them.
 enum ISO8601Time {
   /// Parses `2026-11-23T22:56:48Z`, with or without fractional seconds, with `Z` or an offset.
+  ///
+  /// The year must have four digits: Foundation's parser misreads a longer year
+  /// (`9999999-01-01` comes back as a date 1.7 million years BC).
   static func parse(_ text: String) -> Date? {
+    let year = text.utf8.prefix(5)
+    guard year.count == 5, year.prefix(4).allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+      year.last == UInt8(ascii: "-")
+    else { return nil }
     let plain = ISO8601DateFormatter()
     if let date = plain.date(from: text) { return date }
     let fractional = ISO8601DateFormatter()

@@ -40,6 +40,16 @@ struct Update: ParsableCommand {
       }
     }
     if removals.contains("id") { throw ValidationError("--unset cannot remove the id.") }
+    // As deep as JSON input may nest: each dot is one more object, built by recursion.
+    let keys = assignments.map { String($0[..<$0.firstIndex(of: "=")!]) } + removals
+    for key in keys {
+      let depth = FieldValue.fieldNames(inKey: key).count - 1
+      guard depth <= JSONReader.maxDepth else {
+        let shown = key.count > 40 ? key.prefix(40) + "…" : Substring(key)
+        throw ValidationError(
+          "The key \"\(shown)\" nests \(depth) objects deep; give a key at most \(JSONReader.maxDepth) deep.")
+      }
+    }
   }
 
   /// The parsed assignments: dotted key paths and values.

@@ -48,7 +48,10 @@ final class BatchWriter: @unchecked Sendable {
     self.file = file
     self.shownProblems = shownProblems
     problems = Mutex([])
-    let thread = Thread { [self] in self.loop() }
+    let thread = Thread { [self] in
+      Interrupt.useAlternateSignalStack()
+      self.loop()
+    }
     thread.stackSize = 1 << 22
     thread.start()
   }

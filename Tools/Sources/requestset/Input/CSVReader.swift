@@ -50,8 +50,22 @@ struct CSVReader {
         self.header = []
         return
       }
+      let paths = names.map { FieldValue.fieldNames(inKey: $0) }
+      // As deep as JSON input may nest, and no deeper: each dot is one more object, and
+      // objects are built, written and read back by recursion.
+      if let deep = paths.firstIndex(where: { $0.count > JSONReader.maxDepth + 1 }) {
+        let shown = names[deep].count > 40 ? names[deep].prefix(40) + "…" : names[deep]
+        try body(
+          .failure(
+            InputProblem(
+              line: row.line,
+              reason: "the header's column \"\(shown)\" nests \(paths[deep].count - 1) objects deep; "
+                + "at most \(JSONReader.maxDepth) are read")))
+        self.header = []
+        return
+      }
       headerKeys = names
-      self.header = names.map { FieldValue.fieldNames(inKey: $0) }
+      self.header = paths
       return
     }
     guard row.count == header.count else {

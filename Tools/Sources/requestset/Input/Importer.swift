@@ -14,9 +14,11 @@ import RequestSet
 /// when the log is missing), which is renamed over the log only when every line was good,
 /// while the log's write lock is held (a new log is linked into place, which fails if
 /// another program created it meanwhile). A bad line stops the writing, the rest of the
-/// input is still read to report every bad line, and the copy is removed; so is it on
-/// Ctrl-C. A crash leaves at most that copy, which may be deleted. The process id in its
-/// name keeps two imports into a new log from sharing one copy.
+/// input is still read to report every bad line, and the copy and its lock are removed; so
+/// are they on any error, on Ctrl-C, SIGTERM and SIGHUP, and on a crash (``Interrupt``).
+/// Only SIGKILL or a power loss leaves them, and they may be deleted. The process id in
+/// the copy's name keeps two imports into a new log from sharing one copy. Generated ids
+/// stop at `Int.max`: a record that would need one after it is a bad line.
 final class Importer {
   let options: ImportOptions
   let upsert: Bool
@@ -30,7 +32,8 @@ final class Importer {
   /// The id key, and the next generated id when the input has no ids.
   private var idKey: String { options.id ?? "id" }
   private var generating: Bool?
-  private var nextID = 1
+  /// nil once the id `Int.max` is given: no id is left to generate.
+  private var nextID: Int? = 1
 
   init(options: ImportOptions, upsert: Bool) {
     self.options = options
@@ -89,7 +92,9 @@ final class Importer {
       recordsRead += 1
       if recordsRead & 0x3FF == 0 {
         let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let percent = input.size > 0 ? " (\(input.bytesRead * 100 / input.size)%)" : ""
+        // In Double: bytesRead * 100 overflows Int for a (sparse) input of 92 PB.
+        let percent =
+          input.size > 0 ? " (\(Int(min(Double(input.bytesRead) / Double(input.size), 1) * 100))%)" : ""
         progress.update(
           "reading \(self.options.from): \(recordsRead) rows\(percent), \(Int(Double(recordsRead) / seconds)) rows/s"
         )
@@ -169,7 +174,7 @@ final class Importer {
     let fields = item.fields
     if generating == nil {
       generating = options.id == nil && item.id == nil
-      if generating == true { nextID = try Importer.firstGeneratedID(store) }
+      if generating == true { nextID = try Importer.firstGeneratedID(store, log: file) }
     }
     let id: FieldValue
     if generating == true {
@@ -180,8 +185,18 @@ final class Importer {
             reason: "it has an \"id\" field, but the first record has none, so ids are being generated; "
               + "give every record an id, or none"))
       }
-      id = .int(nextID)
-      nextID += 1
+      guard let next = nextID else {
+        return writer.report(
+          InputProblem(
+            line: item.line,
+            reason:
+              "no id is left to generate for it: the previous record took \(Int.max), the largest integer "
+              + "id; give every record an id"))
+      }
+      id = .int(next)
+      // After Int.max there is no next id: the records that would need one are bad lines.
+      let (following, overflow) = next.addingReportingOverflow(1)
+      nextID = overflow ? nil : following
     } else {
       guard let value = idKey == "id" ? item.id : fields[idKey] else {
         return writer.report(
@@ -212,14 +227,31 @@ final class Importer {
   }
 
   /// The first generated id: one more than the largest integer id stored, or 1.
-  static func firstGeneratedID(_ store: LogStore<DynamicRecord>) throws -> Int {
+  ///
+  /// - Parameters:
+  ///   - store: The copy of the log the import writes.
+  ///   - log: The log's own path, which the messages name (the copy is the tool's business).
+  /// - Throws: ``ToolError`` when the largest id stored is not an integer, or is `Int.max`.
+  static func firstGeneratedID(_ store: LogStore<DynamicRecord>, log: String) throws -> Int {
     guard store.count > 0 else { return 1 }
     switch try RequestSet(store).max("id") {
-    case .int(let n): return n + 1
+    case .int(let n):
+      guard n < Int.max else {
+        throw ToolError(
+          "\(log) holds the id \(n), the largest integer, so no id after it can be generated for the "
+            + "input, whose first record has no \"id\". Give every record an id, or name the key that holds it "
+            + "with --id.")
+      }
+      return n + 1
+    case .uint(let n):
+      throw ToolError(
+        "\(log) holds the id \(n), past the largest integer id (\(Int.max)), so ids cannot be generated for the "
+          + "input, whose first record has no \"id\". Give every record an id, or name the key that holds it "
+          + "with --id.")
     case .null: return 1
     case let other:
       throw ToolError(
-        "\(store.path) holds ids such as \(other), not integers, so ids cannot be generated for the input, whose "
+        "\(log) holds ids such as \(other), not integers, so ids cannot be generated for the input, whose "
           + "first record has no \"id\". Give every record an id, or name the key that holds it with --id.")
     }
   }

@@ -1,0 +1,1 @@
+../../../../Tools/Sources/requestset/Output/RecordWriter.swift

@@ -1,0 +1,1 @@
+../../../../Tools/Sources/requestset/Input/JSONReader.swift

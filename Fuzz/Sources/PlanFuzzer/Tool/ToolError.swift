@@ -1,0 +1,1 @@
+../../ImportFuzzer/Tool/ToolError.swift
