@@ -318,6 +318,15 @@ struct _RelationResolver<Element: Sendable> {
     _ name: String, _ split: (relation: _RelationInfo, rest: String), _ order: RequestSortOrder,
     _ collation: RequestCollation, notes: inout [String]
   ) throws -> _TypedSort<Element> {
+    // A sort needs one value per record, as a condition without ANY/ALL/NONE does: a key
+    // through a to-many names many values until a collection operator reduces them.
+    if graph.walksToMany(name, from: Element.self), !name.split(separator: ".").contains(where: { $0.hasPrefix("@") }) {
+      throw RequestSetError(
+        .invalidRelation,
+        "\"\(name)\" walks a to-many relation of \(Element.self) and names many values per record, so it cannot "
+          + "sort. Sort by one value per record: reduce the collection with @count, or with @sum, @avg, @min or @max "
+          + "of a key (\"visits.@count\", \"visits.@max.cost\").")
+    }
     let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph)
     notes.append("\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))")
     let read: @Sendable (UnsafePointer<Element>) -> FieldValue

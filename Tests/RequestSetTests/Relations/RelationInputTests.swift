@@ -22,7 +22,9 @@ import Testing
     // connected through keepers); what matters is an answer, and the same on every store.
     #expect(result.lines.count == 5, "\(result)")
     #expect(result.lines.first?.hasPrefix("key ") == true && result.lines.first != "key invalidRelation", "\(result)")
-    #expect(result.lines[1] == "sort 1" && result.lines[2] == "values 200", "\(result)")
+    // The path walks to-manys, so it names many values per critter: a sort refuses it, as
+    // a filter without ANY does (`aSortByManyValuesIsRefusedAsAFilterIs`).
+    #expect(result.lines[1] == "sort invalidRelation" && result.lines[2] == "values 200", "\(result)")
   }
 
   @Test func aKeyThatNamesNoFieldOfTheRelatedTypeSaysWhichTypeLacksIt() throws {
@@ -45,6 +47,24 @@ import Testing
     }
     #expect(typed?.code == .invalidRelation)
     #expect(typed?.message.contains("Pet.visits is a to-many relation") == true)
+  }
+
+  /// A sort needs one value per record, as a filter without a quantifier does: a key
+  /// through a to-many (at any depth) is refused until an operator reduces it.
+  @Test(arguments: StoreKind.writable)
+  func aSortByManyValuesIsRefusedAsAFilterIs(kind: StoreKind) throws {
+    let graph = try RelationLiveTests.clinic(kind)
+    for key in ["visits.cost", "owner.pets.name", "vets.name", "visits.vet.name"] {
+      let sort = #expect(throws: RequestSetError.self, "\(kind) \(key)") {
+        try graph.records(Pet.self).sortBy(key).fetch()
+      }
+      #expect(sort?.code == .invalidRelation, "\(kind) \(key)")
+      #expect(sort?.message.contains("cannot sort") == true, "\(kind) \(key): \(sort?.message ?? "")")
+    }
+    // Reduced, the same keys sort.
+    for key in ["visits.@max.cost", "owner.pets.@count", "vets.@count", "owner.city"] {
+      #expect(throws: Never.self, "\(kind) \(key)") { try graph.records(Pet.self).sortBy(key).fetch() }
+    }
   }
 
   @Test func aSetOfATypeTheGraphHoldsNoStoreOfSaysSo() throws {
