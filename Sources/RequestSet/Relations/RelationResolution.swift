@@ -299,7 +299,7 @@ struct _RelationResolver<Element: Sendable> {
       }
       notes.append("\(_where(relation)): materialized, 1 query on \(try _storeName(relation)); \(c) computed on each record")
     }
-    let test = try _ExpressionCompiler<Element>.elementTest(c)
+    let test = try _ExpressionCompiler<Element>.valueTest(c)
     let frozen = attachments
     return .closure(
       _ClosureCondition { record in
@@ -453,8 +453,9 @@ extension RequestSetError {
 
 extension _Expression {
   /// The first component of every key of the evaluated record the expression reads
-  /// (`top`), and every component of every key anywhere in it (`components`), SUBQUERY
-  /// bodies included: which relations to materialize, and how deep.
+  /// (`top`: a bare key inside a SUBQUERY is the record's too), and every component of
+  /// every key anywhere in it (`components`, the members a SUBQUERY's variable reads
+  /// included): which relations to materialize, and how deep.
   func _relationKeys(top: inout Set<String>, components: inout Set<String>) {
     switch self {
     case .constant, .evaluatedObject, .variable:
@@ -473,8 +474,7 @@ extension _Expression {
       if case .at(let e) = s { e._relationKeys(top: &top, components: &components) }
     case .subquery(let collection, _, let predicate):
       collection._relationKeys(top: &top, components: &components)
-      var ignored = Set<String>()
-      predicate._relationComponents(top: &ignored, components: &components)
+      predicate._relationComponents(top: &top, components: &components)
     }
   }
 }
@@ -485,7 +485,8 @@ extension _FieldPredicate {
     case .constant: break
     case .and(let parts), .or(let parts): for p in parts { p._relationComponents(top: &top, components: &components) }
     case .not(let inner): inner._relationComponents(top: &top, components: &components)
-    case .field(let c): for p in c.key.split(separator: ".") { components.insert(String(p)) }
+    // A bare key inside a SUBQUERY is the record's, as outside it.
+    case .field(let c): _Expression.key(c.key)._relationKeys(top: &top, components: &components)
     case .expression(let c):
       c.lhs._relationKeys(top: &top, components: &components)
       c.rhs._relationKeys(top: &top, components: &components)
