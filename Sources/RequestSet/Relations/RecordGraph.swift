@@ -105,6 +105,9 @@ public final class RecordGraph: Sendable {
   /// ```swift
   /// let cows = graph.records(Animal.self).filter("species.simpleName", value: "Cow")
   /// ```
+  /// A key walks at most 16 relations (`owner.pets.owner…`, a many-to-many counting two),
+  /// since each is a query: a longer one, in any filter form, a sort, `values` or a key
+  /// inside a computed condition or SUBQUERY, makes the set's reads throw `.invalidRelation`.
   /// A type the graph holds no store of gives a set whose reads throw `.invalidRelation`.
   /// - Complexity: O(1); nothing is read until the set is evaluated.
   public func records<T: Record>(_ type: T.Type = T.self) -> RequestSet<T> {

@@ -55,25 +55,104 @@ struct _RelationResolver<Element: Sendable> {
   let graph: RecordGraph
   let relations: [String: _RelationInfo]
 
-  /// The most relations one key may walk (`owner.pets.owner…`): each is a query, and
-  /// resolving one recurses, so a key built from input cannot exhaust the stack.
+  /// The most relations one key may walk (`owner.pets.owner…`), a many-to-many counting
+  /// two (its join records, then their target): each is a query, and resolving one
+  /// recurses, so a key built from input cannot exhaust the stack. Every form of key
+  /// past it throws `.invalidRelation`: field conditions, sorts, `values`, and the keys
+  /// of computed conditions (a SUBQUERY's `$v.key` counts from its collection's records).
   static var maxHops: Int { 16 }
 
   /// Throws when `key` walks more than ``maxHops`` relations from `Element`.
   func checkHops(_ key: String) throws {
-    var type: Any.Type = Element.self
-    var hops = 0
+    _ = try _walk(key, from: Element.self, hops: 0, written: key)
+  }
+
+  /// Walks the relations `key` names from `type`, after `start` hops: the type the key
+  /// reaches when every component is a relation (nil when it ends in a stored key), and
+  /// the hops taken. Throws past ``maxHops``, naming the key as `written`.
+  private func _walk(_ key: String, from type: Any.Type, hops start: Int, written: String) throws
+    -> (reached: Any.Type?, hops: Int)
+  {
+    var type: Any.Type = type
+    var hops = start
     for component in key.split(separator: ".") {
-      guard let relation = graph.relation(String(component), of: type) else { break }
-      hops += 1
+      guard let relation = graph.relation(String(component), of: type) else { return (nil, hops) }
+      if case .through = relation.kind { hops += 2 } else { hops += 1 }
       if hops > Self.maxHops {
         throw RequestSetError(
           .invalidRelation,
-          "The key \"\(key.prefix(200))\" walks more than \(Self.maxHops) relations from \(Element.self); each is a "
+          "The key \"\(written.prefix(200))\" walks more than \(Self.maxHops) relations from \(Element.self); each is a "
             + "query. Shorten the path, or query the related type's set directly.")
       }
-      if case .through(_, _) = relation.kind { hops += 1 }
       type = relation.target
+    }
+    return (type, hops)
+  }
+
+  /// The most relations any key of `c` walks, keys inside SUBQUERYs included (a
+  /// variable's `$v.key` counts from the hops of its collection); throws past
+  /// ``maxHops``. Recurses once per level of the tree, which the parser's nesting limit
+  /// bounds.
+  func hops(_ c: _ExpressionCondition) throws -> Int {
+    var most = 0
+    var scope: [String: (reached: Any.Type, hops: Int, written: String)] = [:]
+    _ = try _hops(c.lhs, &scope, &most)
+    _ = try _hops(c.rhs, &scope, &most)
+    return most
+  }
+
+  /// The type and hops of what `e` reads when it is a key through relations (a
+  /// SUBQUERY's collection), and the key as written.
+  private func _hops(
+    _ e: _Expression, _ scope: inout [String: (reached: Any.Type, hops: Int, written: String)], _ most: inout Int
+  ) throws -> (reached: Any.Type, hops: Int, written: String)? {
+    func walk(_ key: String, _ base: (reached: Any.Type, hops: Int, written: String)) throws
+      -> (reached: Any.Type, hops: Int, written: String)?
+    {
+      let written = base.written.isEmpty ? key : base.written + "." + key
+      let (reached, hops) = try _walk(key, from: base.reached, hops: base.hops, written: written)
+      most = Swift.max(most, hops)
+      return reached.map { ($0, hops, written) }
+    }
+    switch e {
+    case .constant:
+      return nil
+    case .key(let key):
+      return try walk(key, (Element.self, 0, ""))
+    case .evaluatedObject:
+      return (Element.self, 0, "SELF")
+    case .variable(let name):
+      return scope[name]
+    case .member(let base, let key):
+      guard let reached = try _hops(base, &scope, &most) else { return nil }
+      return try walk(key, reached)
+    case .function(_, let args), .list(let args):
+      for a in args { _ = try _hops(a, &scope, &most) }
+      return nil
+    case .index(let base, let s):
+      if case .at(let position) = s { _ = try _hops(position, &scope, &most) }
+      return try _hops(base, &scope, &most)
+    case .subquery(let collection, let variable, let predicate):
+      let reached = try _hops(collection, &scope, &most)
+      let outer = scope[variable]
+      scope[variable] = reached.map { ($0.reached, $0.hops, "$" + variable) }
+      try _hops(predicate, &scope, &most)
+      scope[variable] = outer
+      return reached
+    }
+  }
+
+  private func _hops(
+    _ p: _FieldPredicate, _ scope: inout [String: (reached: Any.Type, hops: Int, written: String)], _ most: inout Int
+  ) throws {
+    switch p {
+    case .constant: break
+    case .and(let parts), .or(let parts): for part in parts { try _hops(part, &scope, &most) }
+    case .not(let inner): try _hops(inner, &scope, &most)
+    case .field(let c): _ = try _hops(.key(c.key), &scope, &most)
+    case .expression(let c):
+      _ = try _hops(c.lhs, &scope, &most)
+      _ = try _hops(c.rhs, &scope, &most)
     }
   }
 
@@ -262,6 +341,7 @@ struct _RelationResolver<Element: Sendable> {
     c.rhs._relationKeys(top: &tops, components: &components)
     let used = tops.compactMap { relations[$0] }.sorted { $0.name < $1.name }
     guard !used.isEmpty else { return nil }
+    let hops = try hops(c)
     // `visits.@sum.cost > 100`: the aggregate for each parent from one query.
     if c.quantifier == nil, case .function(let f, let args) = c.lhs, f.rawValue.hasPrefix("@"), args.count == 1,
       case .key(let key) = args[0], let constant = c.rhs.constantValue, let (relation, rest) = split(key),
@@ -270,8 +350,10 @@ struct _RelationResolver<Element: Sendable> {
       let condition = try _FieldCondition(key: "", op: c.op, value: constant, options: c.options)
       return try _aggregate(condition, relation, f.rawValue + (rest.isEmpty ? "" : "." + rest), notes: &notes)
     }
-    // Deep enough for every chain of relations the expression's keys could walk.
-    let depth = Swift.min(components.count, Self.maxHops)
+    // Deep enough for the longest chain of relations the expression's keys walk (and, for
+    // a key read off a computed value, which the walk cannot follow, for every relation
+    // name it holds).
+    let depth = Swift.max(hops, Swift.min(components.count, Self.maxHops))
     var attachments: [(name: String, lookup: String, values: [FieldValue: FieldValue], many: Bool)] = []
     for relation in used {
       // One query per relation: every related record, keyed by what the parent holds.
