@@ -243,11 +243,14 @@ protocol _GraphEntry: Sendable {
   /// `@Sendable (UnsafePointer<T>) -> FieldValue`: a record's id, encoded.
   var readID: any Sendable { get }
   /// The values of `key` (which may walk relations) of the records matching `filter`,
-  /// in store order; one query.
-  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue]
+  /// in store order; one query. `notes` gains what resolving the relations of the key and
+  /// the filter did, for `explain()`.
+  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [FieldValue]
   /// The values of several keys of the matching records, one array per key, in store
   /// order; one query.
-  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph) throws -> [[FieldValue]]
+  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [[FieldValue]]
   /// The matching records encoded as objects, with the relations named in `include`
   /// materialized inside them, keyed by the value of `groupKey`; one query per level.
   func objects(
@@ -309,13 +312,19 @@ struct _Entry<T: Record>: _GraphEntry {
     return set
   }
 
-  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue] {
-    try _set(filter, graph)._column(key)
+  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [FieldValue]
+  {
+    try _set(filter, graph)._column(key, notes: &notes)
   }
 
-  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph) throws -> [[FieldValue]] {
+  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [[FieldValue]]
+  {
     let set = _set(filter, graph)
-    return try keys.map { try set._column($0) }
+    var columns: [[FieldValue]] = []
+    for key in keys { columns.append(try set._column(key, notes: &notes)) }
+    return columns
   }
 
   func objects(

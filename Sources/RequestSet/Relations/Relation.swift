@@ -284,6 +284,8 @@ public final class _RelationInfo: Sendable {
 
   var sourceName: String { "\(source)" }
   var targetName: String { "\(target)" }
+  /// How `explain()` names the relation: `Pet.owner (to-one → Person)`.
+  var described: String { "\(sourceName).\(name) (\(kindName) → \(targetName))" }
 
   /// The key that holds the id: the source's foreign key, or the target's inverse key.
   var key: String {

@@ -196,8 +196,12 @@ struct _RelationResolver<Element: Sendable> {
     return .field(try _FieldCondition(key: key, op: .in, value: .array(Array(values))))
   }
 
-  private func _where(_ relation: _RelationInfo) -> String {
-    "\(relation.sourceName).\(relation.name) (\(relation.kindName) → \(relation.targetName))"
+  private func _where(_ relation: _RelationInfo) -> String { relation.described }
+
+  /// Appends `note`, then the notes of the queries it ran (`nested`) indented below it.
+  private func _append(_ note: String, nested: [String], to notes: inout [String]) {
+    notes.append(note)
+    notes += nested.map { "  " + $0 }
   }
 
   /// A field condition whose key starts with a relation.
@@ -217,14 +221,18 @@ struct _RelationResolver<Element: Sendable> {
       inner.key = rest.isEmpty ? "id" : rest
       // A record with no related record reads nil through the relation, and a collection
       // operator further on reads what it gives for an empty collection (0 for `@count`).
+      var nested: [String] = []
       if !Self.missingMatches(inner) {
-        let ids = Set(try target.column("id", where: .field(inner), graph: graph))
-        notes.append("\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}")
+        let ids = Set(try target.column("id", where: .field(inner), graph: graph, notes: &nested))
+        _append(
+          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}",
+          nested: nested, to: &notes)
         return try _in(key, ids)
       }
-      let ids = Set(try target.column("id", where: .not(.field(inner)), graph: graph))
-      notes.append(
-        "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN {\(ids.count) ids}")
+      let ids = Set(try target.column("id", where: .not(.field(inner)), graph: graph, notes: &nested))
+      _append(
+        "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN {\(ids.count) ids}",
+        nested: nested, to: &notes)
       return !(try _in(key, ids))
     case .toMany(let key):
       if c.countsElements, c.quantifier == nil, rest.isEmpty {
@@ -244,21 +252,26 @@ struct _RelationResolver<Element: Sendable> {
       inner.key = rest
       // A path that walks another to-many (`ANY visits.vet.visits.cost`) flattens, as KVC
       // does: the quantifier goes on to it. A path to one value per child drops it.
-      let nested = graph.walksToMany(rest, from: relation.target)
-      inner.quantifier = nested ? (quantifier == .all ? .all : .any) : nil
+      let flattens = graph.walksToMany(rest, from: relation.target)
+      inner.quantifier = flattens ? (quantifier == .all ? .all : .any) : nil
       let idKey = "id"
+      var nested: [String] = []
+      // The join records of a many-to-many count only where they reach a record.
+      let only = reached.map { "\($0.description) AND " } ?? ""
       switch quantifier {
       case .any, .noElement:
-        let parents = Set(try target.column(key, where: children(.field(inner)), graph: graph))
-        notes.append(
-          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(inner) → "
-            + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}")
+        let parents = Set(try target.column(key, where: children(.field(inner)), graph: graph, notes: &nested))
+        _append(
+          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(only)\(inner) → "
+            + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}", nested: nested, to: &notes)
         let node = try _in(idKey, parents)
         return quantifier == .any ? node : !node
       case .all:
-        let failing = Set(try target.column(key, where: children(.not(.field(inner))), graph: graph))
-        notes.append(
-          "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT id IN {\(failing.count) ids}")
+        let failing = Set(try target.column(key, where: children(.not(.field(inner))), graph: graph, notes: &nested))
+        _append(
+          "\(_where(relation)): anti-join, 1 query on \(target.storeName) for \(only)NOT (\(inner)) → "
+            + "NOT id IN {\(failing.count) ids}",
+          nested: nested, to: &notes)
         return !(try _in(idKey, failing))
       }
     case .through(let first, let second):
@@ -273,7 +286,11 @@ struct _RelationResolver<Element: Sendable> {
       var inner = c
       inner.key = first + "." + second + (rest.isEmpty ? "" : "." + rest)
       let reaches = _FieldCondition(key: second + ".id", comparison: .notEqual, value: .null, collation: .binary)
-      return try field(inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &notes, reached: .field(reaches))
+      var nested: [String] = []
+      let node = try field(
+        inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &nested, reached: .field(reaches))
+      _append("\(_where(relation)): \(c) runs as \(inner), over the \(first) that reach a \(second)", nested: nested, to: &notes)
+      return node
     }
   }
 
@@ -299,9 +316,11 @@ struct _RelationResolver<Element: Sendable> {
     test.key = ""
     test.quantifier = nil
     test.countsElements = false
-    let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
-    notes.append(
-      "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record")
+    var nested: [String] = []
+    let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
+    _append(
+      "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record",
+      nested: nested, to: &notes)
     if !test.matches(fallback) {
       return try _in("id", values.lazy.filter { test.matches($0.value) }.map(\.key))
     }
@@ -324,8 +343,11 @@ struct _RelationResolver<Element: Sendable> {
     test.key = ""
     test.countsElements = false
     var counts: [FieldValue: Int] = [:]
-    for parent in try target.column(key, where: nil, graph: graph) { counts[parent, default: 0] += 1 }
-    notes.append("\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children")
+    var nested: [String] = []
+    for parent in try target.column(key, where: nil, graph: graph, notes: &nested) { counts[parent, default: 0] += 1 }
+    _append(
+      "\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children", nested: nested,
+      to: &notes)
     if !test.matches(.int(0)) {
       return try _in("id", counts.lazy.filter { test.matches(.int($0.value)) }.map(\.key))
     }
@@ -400,8 +422,11 @@ struct _RelationResolver<Element: Sendable> {
     _ name: String, _ split: (relation: _RelationInfo, rest: String), _ order: RequestSortOrder,
     _ collation: RequestCollation, notes: inout [String]
   ) throws -> _TypedSort<Element> {
-    let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph)
-    notes.append("\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))")
+    var nested: [String] = []
+    let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph, notes: &nested)
+    _append(
+      "\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))", nested: nested,
+      to: &notes)
     let read: @Sendable (UnsafePointer<Element>) -> FieldValue
     if split.relation.isToOne {
       guard let fk = split.relation.read as? @Sendable (Element) -> FieldValue else {
@@ -463,13 +488,14 @@ enum _RelationColumns {
   /// parent's values (or their `@count`, `@sum`, `@avg`, `@min`, `@max`), by parent id,
   /// as they read when the related records are nested in the parent. The fallback is the
   /// value of a record with no related record.
-  static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph) throws
+  /// `notes` gains what the queries' own relations did, for `explain()`.
+  static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph, notes: inout [String]) throws
     -> (values: [FieldValue: FieldValue], fallback: FieldValue)
   {
     let target = try graph.targetEntry(relation)
     switch relation.kind {
     case .toOne:
-      let columns = try target.columns(["id", rest.isEmpty ? "id" : rest], where: nil, graph: graph)
+      let columns = try target.columns(["id", rest.isEmpty ? "id" : rest], where: nil, graph: graph, notes: &notes)
       var map: [FieldValue: FieldValue] = [:]
       map.reserveCapacity(columns[0].count)
       for (id, value) in zip(columns[0], columns[1]) { map[id] = value }
@@ -478,7 +504,8 @@ enum _RelationColumns {
       return (map, emptyAnswer(rest) ?? .null)
     case .toMany(let key):
       let (path, op) = try aggregate(rest, of: relation)
-      let columns = try target.columns([key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph)
+      let columns = try target.columns(
+        [key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph, notes: &notes)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for (parent, value) in zip(columns[0], columns[1]) { grouped[parent, default: []].append(value) }
       return reduce(grouped, op)
@@ -490,10 +517,12 @@ enum _RelationColumns {
       let (path, op) = try aggregate(rest, of: relation)
       let reached = second + ".id"
       let valueKey = path.isEmpty ? reached : second + "." + path.joined(separator: ".")
-      let columns = try viaTarget.columns([via.key, reached, valueKey], where: nil, graph: graph)
+      // `vets.@count` reads whether each visit reaches a vet once, not twice.
+      let keys = valueKey == reached ? [via.key, reached] : [via.key, reached, valueKey]
+      let columns = try viaTarget.columns(keys, where: nil, graph: graph, notes: &notes)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for i in columns[0].indices where columns[1][i] != .null {
-        grouped[columns[0][i], default: []].append(columns[2][i])
+        grouped[columns[0][i], default: []].append(columns[keys.count - 1][i])
       }
       return reduce(grouped, op)
     }
@@ -512,16 +541,27 @@ extension RequestSet {
   /// The values of `key` for the set's records, in order. In a graph's set the key may
   /// walk relations (`owner.city`, `visits.@count`): one query per relation.
   func _column(_ key: String) throws -> [FieldValue] {
+    var unexplained: [String] = []
+    return try _column(key, notes: &unexplained)
+  }
+
+  /// ``_column(_:)``, with `notes` gaining what resolving relations did (the key's, and
+  /// the set's filter's), for `explain()`.
+  func _column(_ key: String, notes: inout [String]) throws -> [FieldValue] {
     if let graph = _query.graph {
       let resolver = _RelationResolver<Element>(graph: graph, relations: graph.relations(of: Element.self))
       if let (relation, rest) = resolver.split(key) {
         try resolver.checkHops(key)
-        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
-        let own = try _column(relation.isToOne ? relation.key : "id")
+        var nested: [String] = []
+        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
+        notes.append("\(relation.described): read \(key), 1 query on \(try graph.targetEntry(relation).storeName)")
+        notes += nested.map { "  " + $0 }
+        let own = try _column(relation.isToOne ? relation.key : "id", notes: &notes)
         return own.map { values[$0] ?? fallback }
       }
     }
     let e = try _cache.evaluation(_source, _query)
+    notes += _cache.peekPrepared()?.query.relationNotes ?? []
     let fields = try e.snapshot._fields()
     if !e.slots.isEmpty { try _FilterCompiler<Element>.validate(key, value: nil, in: fields) }
     guard let read = fields.reader(for: key) else { return Array(repeating: .null, count: e.slots.count) }
