@@ -557,10 +557,11 @@ struct PetSort {
     ("visits.@max.cost", { p, d in SortValue(d.visits(p).map(\.cost).max()) }, { $0.sortBy(Pet.visits.max(\.cost), order: $1) }),
     ("visits.@min.day", { p, d in SortValue(d.visits(p).map(\.day).min()) }, { $0.sortBy(Pet.visits.min(\.day), order: $1) }),
     (
+      // No visits average 0, as in filters (documented).
       "visits.@avg.cost",
       { p, d in
         let v = d.visits(p)
-        return SortValue(v.isEmpty ? nil : v.reduce(0) { $0 + $1.cost } / Double(v.count))
+        return SortValue(v.isEmpty ? 0 : v.reduce(0) { $0 + $1.cost } / Double(v.count))
       }, { $0.sortBy(Pet.visits.average(\.cost), order: $1) }
     ),
     ("vets.@count", { p, d in SortValue(d.vets(p).count) }, { $0.sortBy("vets.@count", order: $1) }),
