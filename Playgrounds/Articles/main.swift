@@ -373,14 +373,17 @@ let typedPricey = allPets.filter(Pet.visits.any.cost > 20)                  // R
 let typedBusy = allPets.filter(Pet.visits.count >= 2)                       // Rex
 let typedSpent = allPets.filter(Pet.visits.sum(\.cost) > 20)                // Rex
 let typedUnseen = allPets.filter(Pet.visits.isEmpty)                        // Kit
+let typedSeenByVera = allPets.filter(Pet.vets.any.name == "Vera")           // Rex
+let overAge = allPets.filter("SUBQUERY(visits, $v, $v.cost > age * 5).@count > 0")   // Rex
 print(pricey.map(\.name), cheap.map(\.name), notMax.map(\.name), unseen.map(\.name), spent.map(\.name))
 print(seenByMax.map(\.name), seenByVera.map(\.name), typedPricey.map(\.name), typedBusy.map(\.name))
-print(typedSpent.map(\.name), typedUnseen.map(\.name))
+print(typedSpent.map(\.name), typedUnseen.map(\.name), typedSeenByVera.map(\.name), overAge.map(\.name))
 // END ARTICLE
 precondition(pricey.map(\.name) == ["Rex"] && cheap.map(\.name) == ["Tom", "Kit"] && notMax.map(\.name) == ["Kit"])
 precondition(unseen.map(\.name) == ["Kit"] && spent.map(\.name) == ["Rex"] && seenByMax.map(\.name) == ["Rex", "Tom"])
 precondition(seenByVera.map(\.name) == ["Rex"] && typedPricey.map(\.name) == ["Rex"] && typedBusy.map(\.name) == ["Rex"])
 precondition(typedSpent.map(\.name) == ["Rex"] && typedUnseen.map(\.name) == ["Kit"])
+precondition(typedSeenByVera.map(\.name) == ["Rex"] && overAge.map(\.name) == ["Rex"])
 precondition(Pet.owner.name.key == "owner.name" && Pet.visits.count.key == "visits.@count")
 precondition(allPets.sortBy(Pet.owner.name).map(\.name) == allPets.sortBy("owner.name").map(\.name))
 precondition(allPets.filter("owner.name", value: "Ann").map(\.name) == ["Rex"])
@@ -499,11 +502,19 @@ print(allPets.filter("SUBQUERY(visits, $v, $v.cost > 20).@count > 0").explain())
 // RequestSet<Pet> over MemoryStore<Pet>
 // relation Pet.visits (to-many → Visit): materialized, 1 query on MemoryStore<Visit>; SUBQUERY(visits, $v, $v.cost > 20).@count > 0 computed on each record
 // …
+print(allPets.filter("ANY vets.name == 'Vera'").explain())
+// RequestSet<Pet> over MemoryStore<Pet>
+// relation Pet.vets (to-many through visits.vet → Vet): ANY vets.name == "Vera" runs as ANY visits.vet.name == "Vera", over the visits that reach a vet
+//   relation Pet.visits (to-many → Visit): semi-join, 1 query on MemoryStore<Visit> for vet.id != nil AND vet.name == "Vera" → id IN {0 ids}
+//     relation Visit.vet (to-one → Vet): semi-join, 1 query on MemoryStore<Vet> for vet.id != nil → vetID IN {1 ids}
+//     relation Visit.vet (to-one → Vet): semi-join, 1 query on MemoryStore<Vet> for vet.name == "Vera" → vetID IN {1 ids}
+// …
 print(inOsloSQL.map(\.name))   // ["Rex"]
 sqlPets.close()
 try FileManager.default.removeItem(at: clinicFolder)
 // END ARTICLE
 precondition(inOsloSQL.map(\.name) == ["Rex"] && !FileManager.default.fileExists(atPath: clinicFolder.path))
+precondition(allPets.filter("ANY vets.name == 'Vera'").explain().contains("\n    relation Visit.vet (to-one → Vet)"))
 
 // BEGIN ARTICLE: MigratingFromTheSeedLibraries, relationships
 struct Species: Record { var id: Int; var simpleName: String }

@@ -114,9 +114,10 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
 
     /// A relation is declared wrongly or used where it cannot be: a relation to a type the
     /// ``RecordGraph`` holds no store of, two relations of one name, a relation named like
-    /// a key of its type, a foreign key that is not a stored property, `.nullify` on a required key, a cycle of `.cascade` rules, or
-    /// a key through a to-many used where one value is needed. The message names the
-    /// relation and the fix.
+    /// a key of its type, a foreign key that is not a stored property, `.nullify` on a
+    /// required key, a cycle of `.cascade` rules, a key through a to-many used where one
+    /// value is needed (a filter without a quantifier, a sort), or a key that walks more
+    /// than 16 relations. The message names the relation or key and the fix.
     public static let invalidRelation = Code("invalidRelation")
     /// A write through a ``RecordGraph`` would store a to-one foreign key that names no
     /// record of the related type (and the relation does not allow it). The message names

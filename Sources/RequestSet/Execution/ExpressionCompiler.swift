@@ -1,11 +1,17 @@
 import Foundation
 
-/// Where an expression is evaluated: the record at a slot, or inside a SUBQUERY one element
-/// of its collection, with the variables of the SUBQUERYs around it bound.
+/// Where an expression is evaluated: the record at a slot (or, for a test over values, the
+/// value standing for the record), with the variables of the SUBQUERYs around it bound.
+///
+/// A SUBQUERY binds its variable to each element and changes nothing else: inside it, a
+/// bare key and `SELF` still name the evaluated object (the correlated reading GNUstep's
+/// NSPredicate tests assert: `SUBQUERY(friends, $f, $f.age > age)` keeps the friends older
+/// than the person), and `$f.key` names the element's key.
 struct _ExpressionScope {
   var slot: Int
-  /// The element a SUBQUERY's predicate is evaluated on; nil for the record itself.
-  var element: FieldValue? = nil
+  /// The evaluated object when it is a value (a record with its relations materialized
+  /// inside it); nil for the record at `slot`.
+  var object: FieldValue? = nil
   /// Innermost last: an inner SUBQUERY's variable shadows an outer one of the same name.
   var bindings: [(name: String, value: FieldValue)] = []
 
@@ -25,35 +31,40 @@ struct _ExpressionCompiler<Element> {
   typealias Test = (_ExpressionScope) throws -> Bool
 
   let fields: any _FieldAccess
+  /// Whether the evaluated object is a value (`_ExpressionScope.object`) rather than the
+  /// record at a slot: keys then read the value's members, unchecked.
+  var readsValues = false
   /// `now()` is read once per evaluation, so every record sees the same instant.
   let now = FieldValue.double(Date().timeIntervalSinceReferenceDate)
 
   /// The test of a top-level condition.
   func condition(_ c: _ExpressionCondition) throws -> (Int) throws -> Bool {
-    let test = try _condition(c, bound: [], inSubquery: false)
+    let test = try _condition(c, bound: [])
     return { slot in try test(_ExpressionScope(slot: slot)) }
   }
 
   /// The test of a condition over one value taken as the evaluated object: its keys read
-  /// the value's members, as inside a SUBQUERY. A record with its relations materialized
-  /// inside it is tested this way (see RelationResolution.swift).
-  static func elementTest(_ c: _ExpressionCondition) throws -> @Sendable (FieldValue) throws -> Bool {
-    let test = try _ExpressionCompiler(fields: _NoFields())._condition(c, bound: [], inSubquery: true)
-    let box = _SendableElementTest(test: test)
-    return { try box.test(_ExpressionScope(slot: 0, element: $0)) }
+  /// the value's members. A record with its relations materialized inside it is tested
+  /// this way (see RelationResolution.swift).
+  static func valueTest(_ c: _ExpressionCondition) throws -> @Sendable (FieldValue) throws -> Bool {
+    var compiler = _ExpressionCompiler(fields: _NoFields())
+    compiler.readsValues = true
+    let test = try compiler._condition(c, bound: [])
+    let box = _SendableValueTest(test: test)
+    return { try box.test(_ExpressionScope(slot: 0, object: $0)) }
   }
 
-  private func _condition(_ c: _ExpressionCondition, bound: Set<String>, inSubquery: Bool) throws -> Test {
-    if !inSubquery, case .compare = c.op, let a = c.lhs.plainKey, let b = c.rhs.plainKey {
+  private func _condition(_ c: _ExpressionCondition, bound: Set<String>) throws -> Test {
+    if case .compare = c.op, let a = c.lhs.plainKey, let b = c.rhs.plainKey {
       try _checkComparable(a, b)
     }
-    let left = try _value(c.lhs, bound: bound, inSubquery: inSubquery)
+    let left = try _value(c.lhs, bound: bound)
     if let constant = c.rhs.constantValue {
       let prepared = try _FieldCondition(
         key: "", op: c.op, value: constant, options: c.options, quantifier: c.quantifier)
       return { prepared.matches(try left($0)) }
     }
-    let right = try _value(c.rhs, bound: bound, inSubquery: inSubquery)
+    let right = try _value(c.rhs, bound: bound)
     if case .compare(let comparison) = c.op, c.options.isEmpty, c.quantifier == nil {
       return { scope in Self._compare(try left(scope), comparison, try right(scope)) }
     }
@@ -80,7 +91,8 @@ struct _ExpressionCompiler<Element> {
     _FieldCondition._compareTest(comparison, r, collation: .binary, options: [])(l)
   }
 
-  /// A predicate inside a SUBQUERY, evaluated on an element.
+  /// A predicate inside a SUBQUERY, evaluated with its variable bound to an element; a
+  /// bare key in it is the evaluated object's, as outside it.
   private func _predicate(_ p: _FieldPredicate, bound: Set<String>) throws -> Test {
     switch p {
     case .constant(let b): return { _ in b }
@@ -100,55 +112,55 @@ struct _ExpressionCompiler<Element> {
         return false
       }
     case .field(let c):
-      let key = c.key
-      return { scope in c.matches(_ExpressionValues.member(scope.element ?? .null, key)) }
+      let read = try _value(.key(c.key), bound: bound)
+      return { scope in c.matches(try read(scope)) }
     case .expression(let c):
-      return try _condition(c, bound: bound, inSubquery: true)
+      return try _condition(c, bound: bound)
     }
   }
 
-  private func _value(_ e: _Expression, bound: Set<String>, inSubquery: Bool) throws -> Value {
+  private func _value(_ e: _Expression, bound: Set<String>) throws -> Value {
     switch e {
     case .constant(let v):
       return { _ in v }
     case .key(let key):
-      if inSubquery { return { _ExpressionValues.member($0.element ?? .null, key) } }
+      if readsValues { return { _ExpressionValues.member($0.object ?? .null, key) } }
       let read = try _reader(for: key)
       return { try read($0.slot) }
     case .evaluatedObject:
-      if inSubquery { return { $0.element ?? .null } }
+      if readsValues { return { $0.object ?? .null } }
       let record = try _record()
       return { try record($0.slot) }
     case .variable(let name):
       guard bound.contains(name) else { throw RequestSetError.unboundVariable(name) }
       return { $0.value(of: name) }
     case .member(let base, let key):
-      let b = try _value(base, bound: bound, inSubquery: inSubquery)
+      let b = try _value(base, bound: bound)
       return { _ExpressionValues.member(try b($0), key) }
     case .function(.now, _):
       let now = self.now
       return { _ in now }
     case .function(let f, let args):
-      if !inSubquery, f != .count, f != .countOperator, f != .mode {
+      if f != .count, f != .countOperator, f != .mode {
         for a in args { if let key = a.plainKey { try _checkNumeric(key, f) } }
       }
-      let values = try args.map { try _value($0, bound: bound, inSubquery: inSubquery) }
+      let values = try args.map { try _value($0, bound: bound) }
       return { scope in
         // A value the function cannot use (text in a sum) has no result: nil.
         (try? _ExpressionValues.apply(f, try values.map { try $0(scope) })) ?? .null
       }
     case .index(let base, let s):
-      let b = try _value(base, bound: bound, inSubquery: inSubquery)
+      let b = try _value(base, bound: bound)
       if case .at(let position) = s {
-        let at = try _value(position, bound: bound, inSubquery: inSubquery)
+        let at = try _value(position, bound: bound)
         return { scope in _ExpressionValues.index(try b(scope), s, try at(scope)) }
       }
       return { _ExpressionValues.index(try b($0), s, nil) }
     case .list(let items):
-      let values = try items.map { try _value($0, bound: bound, inSubquery: inSubquery) }
+      let values = try items.map { try _value($0, bound: bound) }
       return { scope in .array(try values.map { try $0(scope) }) }
     case .subquery(let collection, let variable, let predicate):
-      let items = try _value(collection, bound: bound, inSubquery: inSubquery)
+      let items = try _value(collection, bound: bound)
       let test = try _predicate(predicate, bound: bound.union([variable]))
       return { scope in
         guard case .array(let elements) = try items(scope) else { return .array([]) }
@@ -156,7 +168,6 @@ struct _ExpressionCompiler<Element> {
         inner.bindings.append((variable, .null))
         var kept: [FieldValue] = []
         for element in elements {
-          inner.element = element
           inner.bindings[inner.bindings.count - 1].value = element
           if try test(inner) { kept.append(element) }
         }
@@ -245,7 +256,7 @@ extension RequestSetError {
   }
 }
 
-/// No fields: the compiler of a test over values (``_ExpressionCompiler/elementTest(_:)``)
+/// No fields: the compiler of a test over values (``_ExpressionCompiler/valueTest(_:)``)
 /// reads keys from the value, never from a store.
 struct _NoFields: _FieldAccess {
   var kinds: [String: _KindSet] { [:] }
@@ -256,9 +267,9 @@ struct _NoFields: _FieldAccess {
 /// A compiled test over values.
 ///
 /// `@unchecked Sendable` because the compiler's closures are not declared `Sendable`; the
-/// ones an element test builds capture only constants, prepared field conditions (which
+/// ones a value test builds capture only constants, prepared field conditions (which
 /// are `Sendable`) and other such closures, and never a store's field readers (`_NoFields`
 /// has none), so calling it from any thread shares nothing mutable.
-struct _SendableElementTest: @unchecked Sendable {
+struct _SendableValueTest: @unchecked Sendable {
   let test: (_ExpressionScope) throws -> Bool
 }

@@ -155,9 +155,11 @@ extension RecordGraph {
       else { continue }
       let keys = Set(records.map(read)).subtracting([.null])
       guard !keys.isEmpty else { continue }
+      var unexplained: [String] = []
       var found = Set(
         try targetEntry(relation).column(
-          "id", where: .field(try _FieldCondition(key: "id", op: .in, value: .array(Array(keys)))), graph: self))
+          "id", where: .field(try _FieldCondition(key: "id", op: .in, value: .array(Array(keys)))), graph: self,
+          notes: &unexplained))
       if relation.target == T.self { found.formUnion(records.map { _encodedID($0.id) }) }
       guard let record = records.first(where: { !found.contains(read($0)) && read($0) != .null }) else { continue }
       throw RequestSetError(

@@ -125,6 +125,9 @@ public final class RecordGraph: Sendable {
   /// ```swift
   /// let cows = graph.records(Animal.self).filter("species.simpleName", value: "Cow")
   /// ```
+  /// A key walks at most 16 relations (`owner.pets.owner…`, a many-to-many counting two),
+  /// since each is a query: a longer one, in any filter form, a sort, `values` or a key
+  /// inside a computed condition or SUBQUERY, makes the set's reads throw `.invalidRelation`.
   /// A type the graph holds no store of gives a set whose reads throw `.invalidRelation`.
   /// - Complexity: O(1); nothing is read until the set is evaluated.
   public func records<T: Record>(_ type: T.Type = T.self) -> RequestSet<T> {
@@ -299,11 +302,14 @@ protocol _GraphEntry: Sendable {
   /// `@Sendable (UnsafePointer<T>) -> FieldValue`: a record's id, encoded.
   var readID: any Sendable { get }
   /// The values of `key` (which may walk relations) of the records matching `filter`,
-  /// in store order; one query.
-  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue]
+  /// in store order; one query. `notes` gains what resolving the relations of the key and
+  /// the filter did, for `explain()`.
+  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [FieldValue]
   /// The values of several keys of the matching records, one array per key, in store
   /// order; one query.
-  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph) throws -> [[FieldValue]]
+  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [[FieldValue]]
   /// The matching records encoded as objects, with the relations named in `include`
   /// materialized inside them, keyed by the value of `groupKey`; one query per level.
   func objects(
@@ -365,13 +371,19 @@ struct _Entry<T: Record>: _GraphEntry {
     return set
   }
 
-  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue] {
-    try _set(filter, graph)._column(key)
+  func column(_ key: String, where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [FieldValue]
+  {
+    try _set(filter, graph)._column(key, notes: &notes)
   }
 
-  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph) throws -> [[FieldValue]] {
+  func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
+    -> [[FieldValue]]
+  {
     let set = _set(filter, graph)
-    return try keys.map { try set._column($0) }
+    var columns: [[FieldValue]] = []
+    for key in keys { columns.append(try set._column(key, notes: &notes)) }
+    return columns
   }
 
   func objects(

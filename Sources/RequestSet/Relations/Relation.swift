@@ -232,8 +232,12 @@ public struct ToMany<Source: Record, Target: Record>: Relation {
 /// }
 ///
 /// graph.records(Animal.self).filter("ANY vets.name == 'Ann'")
+/// graph.records(Animal.self).filter(Animal.vets.any.name == "Ann")   // the same, typed
+/// graph.records(Animal.self).sortBy(Animal.vets.count)
 /// ```
-/// `vets.name` reads as `visits.vet.name`: a vet seen twice counts twice in `@count`.
+/// `vets.name` reads as `visits.vet.name`, over the visits that reach a vet: a visit with
+/// no vet adds none (`vets.@count` skips it), and a vet seen twice counts twice. The typed
+/// keys are those of every ``ToManyRelation``.
 public struct ToManyThrough<Source: Record, Through: Record, Target: Record>: Relation {
   /// The name string keys and format strings use (`"owner.city"`).
   public let relationName: String
@@ -280,6 +284,8 @@ public final class _RelationInfo: Sendable {
 
   var sourceName: String { "\(source)" }
   var targetName: String { "\(target)" }
+  /// How `explain()` names the relation: `Pet.owner (to-one → Person)`.
+  var described: String { "\(sourceName).\(name) (\(kindName) → \(targetName))" }
 
   /// The key that holds the id: the source's foreign key, or the target's inverse key.
   var key: String {

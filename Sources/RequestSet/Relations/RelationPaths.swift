@@ -1,5 +1,6 @@
 // Typed keys through relations: `Animal.owner.city == "Oslo"`, `Animal.visits.count > 2`,
-// `Animal.visits.any.vet == "Ann"`, `Animal.visits.sum(\.cost) > 100`.
+// `Animal.visits.any.vet == "Ann"`, `Animal.visits.sum(\.cost) > 100`, and through a
+// many-to-many `Animal.vets.any.name == "Ann"`.
 //
 // The compiler checks the relation, the key path and the value's type. Each builds the
 // same condition as the string key would (`owner.city`, `visits.@count`, `ANY visits.vet`,
@@ -11,7 +12,11 @@
 /// graph.records(Animal.self).filter(Animal.owner.city == "Oslo")
 /// graph.records(Animal.self).sortBy(Animal.owner.name)
 /// graph.records(Animal.self).filter(Animal.visits.count >= 2)
+/// graph.records(Animal.self).filter(Animal.vets.any.name == "Ann")
 /// ```
+/// A typed key walks one relation (two for a many-to-many), well within the 16 relations
+/// a string key may walk (`owner.pets.owner…`); a longer string key throws
+/// `.invalidRelation`.
 public struct RelatedKey<Source: Sendable, Value>: Sendable {
   /// The string key the typed key stands for: `owner.city`, `visits.@count`.
   public let key: String
@@ -81,11 +86,13 @@ extension ToOne {
   }
 }
 
-/// The related records of a to-many relation under a quantifier: `Animal.visits.any.vet`.
+/// The related records of a to-many or many-to-many relation under a quantifier:
+/// `Animal.visits.any.vet`, `Animal.vets.any.name`.
 ///
 /// ```swift
 /// graph.records(Animal.self).filter(Animal.visits.any.vet == "Ann")
 /// graph.records(Animal.self).filter(Animal.visits.all.cost < 100)
+/// graph.records(Animal.self).filter(Animal.vets.none.name == "Max")
 /// ```
 @dynamicMemberLookup
 public struct RelatedElements<Source: Record, Target: Record>: Sendable {
@@ -99,7 +106,27 @@ public struct RelatedElements<Source: Record, Target: Record>: Sendable {
   }
 }
 
-extension ToMany {
+/// A relation that reaches many records of `Target`: a ``ToMany``, or a many-to-many
+/// ``ToManyThrough``. Both take the same typed keys, which build the conditions their
+/// string keys build (`ANY vets.name`, `vets.@count`, `vets.@sum.fee`).
+///
+/// ```swift
+/// graph.records(Animal.self).filter(Animal.visits.any.vet == "Ann")
+/// graph.records(Animal.self).filter(Animal.vets.any.name == "Ann")      // through the visits
+/// graph.records(Animal.self).sortBy(Animal.vets.count, order: .descending)
+/// ```
+/// Through a ``ToManyThrough``, the related records are those the join records reach: a
+/// join record whose to-one names no record adds none, and a record reached twice counts
+/// twice.
+public protocol ToManyRelation<Source, Target>: Relation {
+  /// The record type the relation reaches.
+  associatedtype Target: Record
+}
+
+extension ToMany: ToManyRelation {}
+extension ToManyThrough: ToManyRelation {}
+
+extension ToManyRelation {
   /// A condition that holds when any related record meets it: `ANY visits.vet == 'Ann'`.
   public var any: RelatedElements<Source, Target> { RelatedElements(_name: relationName, _quantifier: .any) }
   /// A condition that holds when every related record meets it (and when there is none):
@@ -200,8 +227,11 @@ extension RequestSet {
   /// graph.records(Animal.self).sortBy(Animal.owner.name)
   /// graph.records(Animal.self).sortBy(Animal.visits.count, order: .descending)
   /// ```
-  /// A record with no related record sorts as nil (first in ascending order); a count
-  /// with no related record is 0.
+  /// A key sorts as a filter reads it. Through a to-one, a record with no related record
+  /// sorts as nil (first in ascending order, last in descending); a collection operator
+  /// sorts as what it gives for no related record: 0 for `count`, `sum` and `average`
+  /// (`visits.@sum.cost == 0` matches a pet with no visits, and it sorts after a pet whose
+  /// visits sum below 0), nil for `min` and `max`.
   public func sortBy<Value>(_ key: RelatedKey<Element, Value>, order: RequestSortOrder = .ascending) -> RequestSet {
     if let problem = key.problem {
       return _with { $0.invalidate(RequestSetError(.invalidRelation, problem)) }

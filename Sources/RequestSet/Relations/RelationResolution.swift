@@ -55,25 +55,104 @@ struct _RelationResolver<Element: Sendable> {
   let graph: RecordGraph
   let relations: [String: _RelationInfo]
 
-  /// The most relations one key may walk (`owner.pets.owner…`): each is a query, and
-  /// resolving one recurses, so a key built from input cannot exhaust the stack.
+  /// The most relations one key may walk (`owner.pets.owner…`), a many-to-many counting
+  /// two (its join records, then their target): each is a query, and resolving one
+  /// recurses, so a key built from input cannot exhaust the stack. Every form of key
+  /// past it throws `.invalidRelation`: field conditions, sorts, `values`, and the keys
+  /// of computed conditions (a SUBQUERY's `$v.key` counts from its collection's records).
   static var maxHops: Int { 16 }
 
   /// Throws when `key` walks more than ``maxHops`` relations from `Element`.
   func checkHops(_ key: String) throws {
-    var type: Any.Type = Element.self
-    var hops = 0
+    _ = try _walk(key, from: Element.self, hops: 0, written: key)
+  }
+
+  /// Walks the relations `key` names from `type`, after `start` hops: the type the key
+  /// reaches when every component is a relation (nil when it ends in a stored key), and
+  /// the hops taken. Throws past ``maxHops``, naming the key as `written`.
+  private func _walk(_ key: String, from type: Any.Type, hops start: Int, written: String) throws
+    -> (reached: Any.Type?, hops: Int)
+  {
+    var type: Any.Type = type
+    var hops = start
     for component in key.split(separator: ".") {
-      guard let relation = graph.relation(String(component), of: type) else { break }
-      hops += 1
+      guard let relation = graph.relation(String(component), of: type) else { return (nil, hops) }
+      if case .through = relation.kind { hops += 2 } else { hops += 1 }
       if hops > Self.maxHops {
         throw RequestSetError(
           .invalidRelation,
-          "The key \"\(key.prefix(200))\" walks more than \(Self.maxHops) relations from \(Element.self); each is a "
+          "The key \"\(written.prefix(200))\" walks more than \(Self.maxHops) relations from \(Element.self); each is a "
             + "query. Shorten the path, or query the related type's set directly.")
       }
-      if case .through(_, _) = relation.kind { hops += 1 }
       type = relation.target
+    }
+    return (type, hops)
+  }
+
+  /// The most relations any key of `c` walks, keys inside SUBQUERYs included (a
+  /// variable's `$v.key` counts from the hops of its collection); throws past
+  /// ``maxHops``. Recurses once per level of the tree, which the parser's nesting limit
+  /// bounds.
+  func hops(_ c: _ExpressionCondition) throws -> Int {
+    var most = 0
+    var scope: [String: (reached: Any.Type, hops: Int, written: String)] = [:]
+    _ = try _hops(c.lhs, &scope, &most)
+    _ = try _hops(c.rhs, &scope, &most)
+    return most
+  }
+
+  /// The type and hops of what `e` reads when it is a key through relations (a
+  /// SUBQUERY's collection), and the key as written.
+  private func _hops(
+    _ e: _Expression, _ scope: inout [String: (reached: Any.Type, hops: Int, written: String)], _ most: inout Int
+  ) throws -> (reached: Any.Type, hops: Int, written: String)? {
+    func walk(_ key: String, _ base: (reached: Any.Type, hops: Int, written: String)) throws
+      -> (reached: Any.Type, hops: Int, written: String)?
+    {
+      let written = base.written.isEmpty ? key : base.written + "." + key
+      let (reached, hops) = try _walk(key, from: base.reached, hops: base.hops, written: written)
+      most = Swift.max(most, hops)
+      return reached.map { ($0, hops, written) }
+    }
+    switch e {
+    case .constant:
+      return nil
+    case .key(let key):
+      return try walk(key, (Element.self, 0, ""))
+    case .evaluatedObject:
+      return (Element.self, 0, "SELF")
+    case .variable(let name):
+      return scope[name]
+    case .member(let base, let key):
+      guard let reached = try _hops(base, &scope, &most) else { return nil }
+      return try walk(key, reached)
+    case .function(_, let args), .list(let args):
+      for a in args { _ = try _hops(a, &scope, &most) }
+      return nil
+    case .index(let base, let s):
+      if case .at(let position) = s { _ = try _hops(position, &scope, &most) }
+      return try _hops(base, &scope, &most)
+    case .subquery(let collection, let variable, let predicate):
+      let reached = try _hops(collection, &scope, &most)
+      let outer = scope[variable]
+      scope[variable] = reached.map { ($0.reached, $0.hops, "$" + variable) }
+      try _hops(predicate, &scope, &most)
+      scope[variable] = outer
+      return reached
+    }
+  }
+
+  private func _hops(
+    _ p: _FieldPredicate, _ scope: inout [String: (reached: Any.Type, hops: Int, written: String)], _ most: inout Int
+  ) throws {
+    switch p {
+    case .constant: break
+    case .and(let parts), .or(let parts): for part in parts { try _hops(part, &scope, &most) }
+    case .not(let inner): try _hops(inner, &scope, &most)
+    case .field(let c): _ = try _hops(.key(c.key), &scope, &most)
+    case .expression(let c):
+      _ = try _hops(c.lhs, &scope, &most)
+      _ = try _hops(c.rhs, &scope, &most)
     }
   }
 
@@ -117,8 +196,12 @@ struct _RelationResolver<Element: Sendable> {
     return .field(try _FieldCondition(key: key, op: .in, value: .array(Array(values))))
   }
 
-  private func _where(_ relation: _RelationInfo) -> String {
-    "\(relation.sourceName).\(relation.name) (\(relation.kindName) → \(relation.targetName))"
+  private func _where(_ relation: _RelationInfo) -> String { relation.described }
+
+  /// Appends `note`, then the notes of the queries it ran (`nested`) indented below it.
+  private func _append(_ note: String, nested: [String], to notes: inout [String]) {
+    notes.append(note)
+    notes += nested.map { "  " + $0 }
   }
 
   /// A field condition whose key starts with a relation.
@@ -138,14 +221,18 @@ struct _RelationResolver<Element: Sendable> {
       inner.key = rest.isEmpty ? "id" : rest
       // A record with no related record reads nil through the relation, and a collection
       // operator further on reads what it gives for an empty collection (0 for `@count`).
+      var nested: [String] = []
       if !Self.missingMatches(inner) {
-        let ids = Set(try target.column("id", where: .field(inner), graph: graph))
-        notes.append("\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}")
+        let ids = Set(try target.column("id", where: .field(inner), graph: graph, notes: &nested))
+        _append(
+          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}",
+          nested: nested, to: &notes)
         return try _in(key, ids)
       }
-      let ids = Set(try target.column("id", where: .not(.field(inner)), graph: graph))
-      notes.append(
-        "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN {\(ids.count) ids}")
+      let ids = Set(try target.column("id", where: .not(.field(inner)), graph: graph, notes: &nested))
+      _append(
+        "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN {\(ids.count) ids}",
+        nested: nested, to: &notes)
       return !(try _in(key, ids))
     case .toMany(let key):
       if c.countsElements, c.quantifier == nil, rest.isEmpty {
@@ -165,21 +252,26 @@ struct _RelationResolver<Element: Sendable> {
       inner.key = rest
       // A path that walks another to-many (`ANY visits.vet.visits.cost`) flattens, as KVC
       // does: the quantifier goes on to it. A path to one value per child drops it.
-      let nested = graph.walksToMany(rest, from: relation.target)
-      inner.quantifier = nested ? (quantifier == .all ? .all : .any) : nil
+      let flattens = graph.walksToMany(rest, from: relation.target)
+      inner.quantifier = flattens ? (quantifier == .all ? .all : .any) : nil
       let idKey = "id"
+      var nested: [String] = []
+      // The join records of a many-to-many count only where they reach a record.
+      let only = reached.map { "\($0.description) AND " } ?? ""
       switch quantifier {
       case .any, .noElement:
-        let parents = Set(try target.column(key, where: children(.field(inner)), graph: graph))
-        notes.append(
-          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(inner) → "
-            + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}")
+        let parents = Set(try target.column(key, where: children(.field(inner)), graph: graph, notes: &nested))
+        _append(
+          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(only)\(inner) → "
+            + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}", nested: nested, to: &notes)
         let node = try _in(idKey, parents)
         return quantifier == .any ? node : !node
       case .all:
-        let failing = Set(try target.column(key, where: children(.not(.field(inner))), graph: graph))
-        notes.append(
-          "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT id IN {\(failing.count) ids}")
+        let failing = Set(try target.column(key, where: children(.not(.field(inner))), graph: graph, notes: &nested))
+        _append(
+          "\(_where(relation)): anti-join, 1 query on \(target.storeName) for \(only)NOT (\(inner)) → "
+            + "NOT id IN {\(failing.count) ids}",
+          nested: nested, to: &notes)
         return !(try _in(idKey, failing))
       }
     case .through(let first, let second):
@@ -194,7 +286,11 @@ struct _RelationResolver<Element: Sendable> {
       var inner = c
       inner.key = first + "." + second + (rest.isEmpty ? "" : "." + rest)
       let reaches = _FieldCondition(key: second + ".id", comparison: .notEqual, value: .null, collation: .binary)
-      return try field(inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &notes, reached: .field(reaches))
+      var nested: [String] = []
+      let node = try field(
+        inner, via, second + (rest.isEmpty ? "" : "." + rest), notes: &nested, reached: .field(reaches))
+      _append("\(_where(relation)): \(c) runs as \(inner), over the \(first) that reach a \(second)", nested: nested, to: &notes)
+      return node
     }
   }
 
@@ -220,9 +316,11 @@ struct _RelationResolver<Element: Sendable> {
     test.key = ""
     test.quantifier = nil
     test.countsElements = false
-    let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
-    notes.append(
-      "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record")
+    var nested: [String] = []
+    let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
+    _append(
+      "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record",
+      nested: nested, to: &notes)
     if !test.matches(fallback) {
       return try _in("id", values.lazy.filter { test.matches($0.value) }.map(\.key))
     }
@@ -245,8 +343,11 @@ struct _RelationResolver<Element: Sendable> {
     test.key = ""
     test.countsElements = false
     var counts: [FieldValue: Int] = [:]
-    for parent in try target.column(key, where: nil, graph: graph) { counts[parent, default: 0] += 1 }
-    notes.append("\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children")
+    var nested: [String] = []
+    for parent in try target.column(key, where: nil, graph: graph, notes: &nested) { counts[parent, default: 0] += 1 }
+    _append(
+      "\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children", nested: nested,
+      to: &notes)
     if !test.matches(.int(0)) {
       return try _in("id", counts.lazy.filter { test.matches(.int($0.value)) }.map(\.key))
     }
@@ -262,6 +363,7 @@ struct _RelationResolver<Element: Sendable> {
     c.rhs._relationKeys(top: &tops, components: &components)
     let used = tops.compactMap { relations[$0] }.sorted { $0.name < $1.name }
     guard !used.isEmpty else { return nil }
+    let hops = try hops(c)
     // `visits.@sum.cost > 100`: the aggregate for each parent from one query.
     if c.quantifier == nil, case .function(let f, let args) = c.lhs, f.rawValue.hasPrefix("@"), args.count == 1,
       case .key(let key) = args[0], let constant = c.rhs.constantValue, let (relation, rest) = split(key),
@@ -270,8 +372,10 @@ struct _RelationResolver<Element: Sendable> {
       let condition = try _FieldCondition(key: "", op: c.op, value: constant, options: c.options)
       return try _aggregate(condition, relation, f.rawValue + (rest.isEmpty ? "" : "." + rest), notes: &notes)
     }
-    // Deep enough for every chain of relations the expression's keys could walk.
-    let depth = Swift.min(components.count, Self.maxHops)
+    // Deep enough for the longest chain of relations the expression's keys walk (and, for
+    // a key read off a computed value, which the walk cannot follow, for every relation
+    // name it holds).
+    let depth = Swift.max(hops, Swift.min(components.count, Self.maxHops))
     var attachments: [(name: String, lookup: String, values: [FieldValue: FieldValue], many: Bool)] = []
     for relation in used {
       // One query per relation: every related record, keyed by what the parent holds.
@@ -299,7 +403,7 @@ struct _RelationResolver<Element: Sendable> {
       }
       notes.append("\(_where(relation)): materialized, 1 query on \(try _storeName(relation)); \(c) computed on each record")
     }
-    let test = try _ExpressionCompiler<Element>.elementTest(c)
+    let test = try _ExpressionCompiler<Element>.valueTest(c)
     let frozen = attachments
     return .closure(
       _ClosureCondition { record in
@@ -327,8 +431,11 @@ struct _RelationResolver<Element: Sendable> {
           + "sort. Sort by one value per record: reduce the collection with @count, or with @sum, @avg, @min or @max "
           + "of a key (\"visits.@count\", \"visits.@max.cost\").")
     }
-    let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph)
-    notes.append("\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))")
+    var nested: [String] = []
+    let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph, notes: &nested)
+    _append(
+      "\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))", nested: nested,
+      to: &notes)
     let read: @Sendable (UnsafePointer<Element>) -> FieldValue
     if split.relation.isToOne {
       guard let fk = split.relation.read as? @Sendable (Element) -> FieldValue else {
@@ -390,13 +497,14 @@ enum _RelationColumns {
   /// parent's values (or their `@count`, `@sum`, `@avg`, `@min`, `@max`), by parent id,
   /// as they read when the related records are nested in the parent. The fallback is the
   /// value of a record with no related record.
-  static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph) throws
+  /// `notes` gains what the queries' own relations did, for `explain()`.
+  static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph, notes: inout [String]) throws
     -> (values: [FieldValue: FieldValue], fallback: FieldValue)
   {
     let target = try graph.targetEntry(relation)
     switch relation.kind {
     case .toOne:
-      let columns = try target.columns(["id", rest.isEmpty ? "id" : rest], where: nil, graph: graph)
+      let columns = try target.columns(["id", rest.isEmpty ? "id" : rest], where: nil, graph: graph, notes: &notes)
       var map: [FieldValue: FieldValue] = [:]
       map.reserveCapacity(columns[0].count)
       for (id, value) in zip(columns[0], columns[1]) { map[id] = value }
@@ -405,7 +513,8 @@ enum _RelationColumns {
       return (map, emptyAnswer(rest) ?? .null)
     case .toMany(let key):
       let (path, op) = try aggregate(rest, of: relation)
-      let columns = try target.columns([key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph)
+      let columns = try target.columns(
+        [key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph, notes: &notes)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for (parent, value) in zip(columns[0], columns[1]) { grouped[parent, default: []].append(value) }
       return reduce(grouped, op)
@@ -417,10 +526,12 @@ enum _RelationColumns {
       let (path, op) = try aggregate(rest, of: relation)
       let reached = second + ".id"
       let valueKey = path.isEmpty ? reached : second + "." + path.joined(separator: ".")
-      let columns = try viaTarget.columns([via.key, reached, valueKey], where: nil, graph: graph)
+      // `vets.@count` reads whether each visit reaches a vet once, not twice.
+      let keys = valueKey == reached ? [via.key, reached] : [via.key, reached, valueKey]
+      let columns = try viaTarget.columns(keys, where: nil, graph: graph, notes: &notes)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for i in columns[0].indices where columns[1][i] != .null {
-        grouped[columns[0][i], default: []].append(columns[2][i])
+        grouped[columns[0][i], default: []].append(columns[keys.count - 1][i])
       }
       return reduce(grouped, op)
     }
@@ -439,16 +550,27 @@ extension RequestSet {
   /// The values of `key` for the set's records, in order. In a graph's set the key may
   /// walk relations (`owner.city`, `visits.@count`): one query per relation.
   func _column(_ key: String) throws -> [FieldValue] {
+    var unexplained: [String] = []
+    return try _column(key, notes: &unexplained)
+  }
+
+  /// ``_column(_:)``, with `notes` gaining what resolving relations did (the key's, and
+  /// the set's filter's), for `explain()`.
+  func _column(_ key: String, notes: inout [String]) throws -> [FieldValue] {
     if let graph = _query.graph {
       let resolver = _RelationResolver<Element>(graph: graph, relations: graph.relations(of: Element.self))
       if let (relation, rest) = resolver.split(key) {
         try resolver.checkHops(key)
-        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph)
-        let own = try _column(relation.isToOne ? relation.key : "id")
+        var nested: [String] = []
+        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
+        notes.append("\(relation.described): read \(key), 1 query on \(try graph.targetEntry(relation).storeName)")
+        notes += nested.map { "  " + $0 }
+        let own = try _column(relation.isToOne ? relation.key : "id", notes: &notes)
         return own.map { values[$0] ?? fallback }
       }
     }
     let e = try _cache.evaluation(_source, _query)
+    notes += _cache.peekPrepared()?.query.relationNotes ?? []
     let fields = try e.snapshot._fields()
     if !e.slots.isEmpty { try _FilterCompiler<Element>.validate(key, value: nil, in: fields) }
     guard let read = fields.reader(for: key) else { return Array(repeating: .null, count: e.slots.count) }
@@ -462,8 +584,9 @@ extension RequestSetError {
 
 extension _Expression {
   /// The first component of every key of the evaluated record the expression reads
-  /// (`top`), and every component of every key anywhere in it (`components`), SUBQUERY
-  /// bodies included: which relations to materialize, and how deep.
+  /// (`top`: a bare key inside a SUBQUERY is the record's too), and every component of
+  /// every key anywhere in it (`components`, the members a SUBQUERY's variable reads
+  /// included): which relations to materialize, and how deep.
   func _relationKeys(top: inout Set<String>, components: inout Set<String>) {
     switch self {
     case .constant, .evaluatedObject, .variable:
@@ -482,8 +605,7 @@ extension _Expression {
       if case .at(let e) = s { e._relationKeys(top: &top, components: &components) }
     case .subquery(let collection, _, let predicate):
       collection._relationKeys(top: &top, components: &components)
-      var ignored = Set<String>()
-      predicate._relationComponents(top: &ignored, components: &components)
+      predicate._relationComponents(top: &top, components: &components)
     }
   }
 }
@@ -494,7 +616,8 @@ extension _FieldPredicate {
     case .constant: break
     case .and(let parts), .or(let parts): for p in parts { p._relationComponents(top: &top, components: &components) }
     case .not(let inner): inner._relationComponents(top: &top, components: &components)
-    case .field(let c): for p in c.key.split(separator: ".") { components.insert(String(p)) }
+    // A bare key inside a SUBQUERY is the record's, as outside it.
+    case .field(let c): _Expression.key(c.key)._relationKeys(top: &top, components: &components)
     case .expression(let c):
       c.lhs._relationKeys(top: &top, components: &components)
       c.rhs._relationKeys(top: &top, components: &components)

@@ -15,8 +15,10 @@ extension RequestSet {
   /// A set made by a ``RecordGraph`` whose keys walk relations says first, on a
   /// `relation` line for each, how the relation runs: a semi-join (one query on the
   /// related store, whose ids become `key IN {…}` here), an anti-join, a count, or
-  /// materialized related records for a condition computed on each record. To know those
-  /// ids, explaining such a set runs the related queries.
+  /// materialized related records for a condition computed on each record. Every step
+  /// has its line: a many-to-many's join records, and a relation that a related query
+  /// walks in turn (the visits' vet, for `ANY visits.vet.name`), indented below the step
+  /// that ran it. To know those ids, explaining such a set runs the related queries.
   ///
   /// It runs no query of its own store. A set is prepared once, on its first read, and every read (`count`,
   /// iteration, subscripts, `first`, `last`) uses that one plan: after a read, `explain()`
@@ -54,7 +56,7 @@ extension RequestSet {
         unreadable = error
       }
     }
-    for note in (prepared?.query ?? _query).relationNotes { lines.append("relation \(note)") }
+    lines += Self._relationLines((prepared?.query ?? _query).relationNotes)
     for (i, stage) in (prepared?.query ?? _query).stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil
@@ -197,5 +199,16 @@ extension RequestSet {
       }
     }
     return found
+  }
+}
+
+extension RequestSet {
+  /// The `relation` lines of `explain()`, one per step: a step another step ran (the
+  /// visits' vet, for `ANY visits.vet.name`) is indented below it.
+  static func _relationLines(_ notes: [String]) -> [String] {
+    notes.map { note in
+      let indent = note.prefix { $0 == " " }
+      return indent + "relation " + note.dropFirst(indent.count)
+    }
   }
 }

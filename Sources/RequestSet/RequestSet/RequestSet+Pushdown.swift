@@ -42,7 +42,7 @@ extension RequestSet {
     let prepared = _cache.peekPrepared()
     let resolved = prepared?.query ?? _PreparedQuery.resolved(_query, reader)
     let plan = prepared?.pushdown ?? _PushdownPlan(resolved, reader)
-    for note in resolved.relationNotes { lines.append("relation \(note)") }
+    lines += Self._relationLines(resolved.relationNotes)
     lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
     do {
       for line in try reader.explain(plan.query).description.split(separator: "\n") {

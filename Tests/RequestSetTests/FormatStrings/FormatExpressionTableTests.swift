@@ -109,15 +109,24 @@ private func since(_ d: Date) -> Double { d.timeIntervalSinceReferenceDate }
     ExpressionRow(format: "members.@avg.age > 40") { (mean($0.members.map { Double($0.age) }) ?? 0) > 40 },
     ExpressionRow(format: "members.@max.age == 52") { $0.members.map(\.age).max() == 52 },
     ExpressionRow(format: "members.@sum.age == 19") { $0.members.map(\.age).reduce(0, +) == 19 },
-    // SUBQUERY over arrays of structs and of scalars; inside it the element is SELF.
+    // SUBQUERY over arrays of structs and of scalars; inside it `$m` is the element, while a
+    // bare key and SELF name the team (the correlated reading GNUstep's NSPredicate tests assert).
     ExpressionRow(format: "SUBQUERY(members, $m, $m.age > 40).@count >= 1") { $0.members.contains { $0.age > 40 } },
     ExpressionRow(format: "SUBQUERY(members, $m, $m.age > 40 AND $m.name BEGINSWITH 'E').@count == 1") {
       $0.members.filter { $0.age > 40 && $0.name.hasPrefix("E") }.count == 1
     },
-    ExpressionRow(format: "SUBQUERY(members, $m, age < 30).@count > 0") { $0.members.contains { $0.age < 30 } },
-    ExpressionRow(format: "SUBQUERY(members, $m, SELF.age < 30)[SIZE] > 0") { $0.members.contains { $0.age < 30 } },
+    ExpressionRow(format: "SUBQUERY(members, $m, $m.age < 30).@count > 0") { $0.members.contains { $0.age < 30 } },
+    ExpressionRow(format: "SUBQUERY(members, $m, $m.age > id * 10)[SIZE] >= 2") { t in
+      t.members.filter { $0.age > t.id * 10 }.count >= 2
+    },
+    ExpressionRow(format: "SUBQUERY(members, $m, $m.age < SELF.lead.age).@count > 0") { t in
+      t.members.contains { m in t.lead.map { m.age < $0.age } ?? false }
+    },
     ExpressionRow(format: "SUBQUERY(scores, $s, $s > 4).@count == 2") { $0.scores.filter { $0 > 4 }.count == 2 },
-    ExpressionRow(format: "SUBQUERY(scores, $s, SELF >= 10).@count > 0") { $0.scores.contains { $0 >= 10 } },
+    ExpressionRow(format: "SUBQUERY(scores, $s, $s > scores.@avg).@count == 1") { t in
+      let avg = Double(t.scores.reduce(0, +)) / Double(max(t.scores.count, 1))
+      return t.scores.filter { Double($0) > avg }.count == 1
+    },
     ExpressionRow(format: "SUBQUERY(members, $m, $m.age > $limit).@count == 2", variables: ["limit": 30]) {
       $0.members.filter { $0.age > 30 }.count == 2
     },
@@ -129,8 +138,13 @@ private func since(_ d: Date) -> Double { d.timeIntervalSinceReferenceDate }
     ExpressionRow(format: "SUBQUERY(scores, $s, SUBQUERY({1, 2, 3}, $s, $s > 2).@count == 1).@count == scores.@count") {
       _ in true
     },
-    // Inside a SUBQUERY a bare key is the element's, as SELF is the element.
-    ExpressionRow(format: "SUBQUERY(members, $m, name == 'Ann').@count == 1") { $0.members.contains { $0.name == "Ann" } },
+    // Inside a SUBQUERY a bare key compared with a value is the team's too.
+    ExpressionRow(format: "SUBQUERY(members, $m, name == 'Cats').@count == 3") { t in
+      t.name == "Cats" && t.members.count == 3
+    },
+    ExpressionRow(format: "SUBQUERY(members, $m, $m.name == lead.name).@count == 1") { t in
+      t.members.filter { $0.name == t.lead?.name }.count == 1
+    },
     ExpressionRow(format: "SUBQUERY(members, $m, $m.name IN %@).@count == 1", arguments: [["Ann", "Fay"]]) {
       $0.members.filter { ["Ann", "Fay"].contains($0.name) }.count == 1
     },

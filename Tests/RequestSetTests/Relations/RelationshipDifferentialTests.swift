@@ -418,11 +418,26 @@ extension PetCondition {
         holds: { c.holds(d.vets($0).count, k) })
     case 19:
       let x = cost(), day = Int.random(in: 1...60, using: &rng), k = Int.random(in: 0...2, using: &rng)
+      if Bool.random(using: &rng) {
+        // A bare key inside a SUBQUERY is the pet's (documented): visits on a day no later
+        // than three times the pet's age.
+        return PetCondition(
+          format: "SUBQUERY(visits, $v, $v.cost > \(x) AND $v.day <= age * 3).@count > \(k)",
+          holds: { p in d.visits(p).filter { $0.cost > x && $0.day <= p.age * 3 }.count > k })
+      }
       return PetCondition(
         format: "SUBQUERY(visits, $v, $v.cost > \(x) AND $v.day <= \(day)).@count > \(k)",
         holds: { p in d.visits(p).filter { $0.cost > x && $0.day <= day }.count > k })
     case 20:
       let name = pick(ClinicData.vetNames), k = Int.random(in: 0...1, using: &rng)
+      if Bool.random(using: &rng) {
+        // A bare key through a relation inside a SUBQUERY: the pet's owner's age.
+        return PetCondition(
+          format: "SUBQUERY(visits, $v, $v.vet.name == '\(name)' OR $v.day > owner.age).@count > \(k)",
+          holds: { p in
+            d.visits(p).filter { v in d.vet(v)?.name == name || d.owner(p)?.age.map { v.day > $0 } == true }.count > k
+          })
+      }
       return PetCondition(
         format: "SUBQUERY(visits, $v, $v.vet.name == '\(name)').@count > \(k)",
         holds: { p in d.visits(p).filter { d.vet($0)?.name == name }.count > k })
@@ -542,10 +557,11 @@ struct PetSort {
     ("visits.@max.cost", { p, d in SortValue(d.visits(p).map(\.cost).max()) }, { $0.sortBy(Pet.visits.max(\.cost), order: $1) }),
     ("visits.@min.day", { p, d in SortValue(d.visits(p).map(\.day).min()) }, { $0.sortBy(Pet.visits.min(\.day), order: $1) }),
     (
+      // No visits average 0, as in filters (documented).
       "visits.@avg.cost",
       { p, d in
         let v = d.visits(p)
-        return SortValue(v.isEmpty ? nil : v.reduce(0) { $0 + $1.cost } / Double(v.count))
+        return SortValue(v.isEmpty ? 0 : v.reduce(0) { $0 + $1.cost } / Double(v.count))
       }, { $0.sortBy(Pet.visits.average(\.cost), order: $1) }
     ),
     ("vets.@count", { p, d in SortValue(d.vets(p).count) }, { $0.sortBy("vets.@count", order: $1) }),

@@ -591,8 +591,14 @@ struct RefComputed: CustomStringConvertible {
     case 15: return RefComputed(format: "tags[LAST] != '\(tag)'") { $0.tags.last != tag }
     case 16: return RefComputed(format: "tags[1] == %@", arguments: [tag]) { $0.tags.count > 1 && $0.tags[1] == tag }
     case 17:
-      return RefComputed(format: "SUBQUERY(tags, $t, $t BEGINSWITH 'b' OR SELF == '\(tag)').@count \(op) \(m % 3)") { a in
-        holds(Double(a.tags.filter { $0.hasPrefix("b") || $0 == tag }.count), Double(m % 3))
+      // Inside a SUBQUERY `$t` is the tag, while a bare key and SELF name the animal.
+      if k % 2 == 0 {
+        return RefComputed(format: "SUBQUERY(tags, $t, $t BEGINSWITH 'b' OR $t == '\(tag)').@count \(op) \(m % 3)") { a in
+          holds(Double(a.tags.filter { $0.hasPrefix("b") || $0 == tag }.count), Double(m % 3))
+        }
+      }
+      return RefComputed(format: "SUBQUERY(tags, $t, $t == '\(tag)' OR age > \(k) AND SELF.id > \(m)).@count \(op) \(m % 3)") { a in
+        holds(Double(a.tags.filter { $0 == tag || (a.age > k && a.id > m) }.count), Double(m % 3))
       }
     case 18: return RefComputed(format: "SELF.age \(op) \(k)") { holds(Double($0.age), Double(k)) }
     case 19: return RefComputed(format: "%@ IN SELF.tags", arguments: [tag]) { $0.tags.contains(tag) }

@@ -11,10 +11,10 @@
 indirect enum _Expression: Sendable {
   /// A literal, a substitution's argument, or a folded constant expression.
   case constant(FieldValue)
-  /// A dotted key of the evaluated object: a record's field, or inside a SUBQUERY the
-  /// element's.
+  /// A dotted key of the evaluated object: the record's field, inside a SUBQUERY too
+  /// (the element's key is `$x.key`).
   case key(String)
-  /// `SELF`: the evaluated object (the record, or inside a SUBQUERY the element).
+  /// `SELF`: the evaluated object, the record (inside a SUBQUERY too).
   case evaluatedObject
   /// `$name`: bound by a SUBQUERY, or by ``RequestFilter/substituting(_:)``.
   case variable(String)
