@@ -418,7 +418,7 @@ struct _FilterCompiler<Element: Sendable> {
   /// nested value that is nil in every record). Such a key reads nil.
   static func _mayHold(_ key: String, _ fields: any _FieldAccess) -> Bool {
     if fields.kinds.isEmpty { return true }
-    var parent = Substring(key)
+    var parent = fields._prefixesWorthLookingUp(key)
     while let dot = parent.lastIndex(of: ".") {
       parent = parent[..<dot]
       guard let kinds = fields.kinds[String(parent)] else { continue }

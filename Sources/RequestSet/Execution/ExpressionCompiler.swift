@@ -192,8 +192,11 @@ struct _ExpressionCompiler<Element> {
   func arrayPathReader(_ key: String) -> ((Int) throws -> FieldValue)? {
     let parts = key.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count > 1 else { return nil }
-    for n in stride(from: parts.count - 1, through: 1, by: -1) {
-      let prefix = parts[..<n].joined(separator: ".")
+    // Only a prefix as deep as some known key can name an array (see
+    // `_prefixesWorthLookingUp`): a key of thousands of names costs one pass.
+    let worth = fields._prefixesWorthLookingUp(key).utf8.reduce(1) { $1 == 0x2E ? $0 + 1 : $0 }
+    for n in stride(from: Swift.min(parts.count - 1, worth), through: 1, by: -1) {
+      let prefix = String(key[key.startIndex..<parts[n - 1].endIndex])
       guard let kinds = fields.kinds[prefix], kinds.contains(.array) else { continue }
       let rest = parts[n...]
       let read = fields.reader(for: prefix) ?? { _ in .null }

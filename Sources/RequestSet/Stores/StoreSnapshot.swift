@@ -207,6 +207,22 @@ extension _FieldAccess {
   /// Every key, sorted, for error messages.
   var knownKeys: [String] { kinds.keys.sorted() }
 
+  /// `key` cut after as many dotted names as the deepest known key has, plus one: no
+  /// longer prefix of it can be a known key. Code that looks up a key's prefixes starts
+  /// from here, so a key of thousands of names (typed in, or fuzzed) costs one pass over
+  /// the known keys instead of a lookup, each hashing the prefix, per name (quadratic).
+  ///
+  /// With known keys `owner` and `owner.city`, `a.b.c.d` becomes `a.b.c`.
+  func _prefixesWorthLookingUp(_ key: String) -> Substring {
+    let deepest = kinds.keys.reduce(0) { Swift.max($0, $1.utf8.reduce(1) { $1 == 0x2E ? $0 + 1 : $0 }) }
+    var names = 1
+    for i in key.utf8.indices where key.utf8[i] == 0x2E {
+      names += 1
+      if names > deepest + 1 { return key[..<i] }
+    }
+    return key[...]
+  }
+
   func matcher(for condition: _FieldCondition) -> ((Int) throws -> Bool)? { nil }
 }
 
