@@ -46,6 +46,12 @@ struct _LogMigrationEditor {
       let names = FieldValue.fieldNames(inKey: key)
       return names.count == 1 ? names[0] : nil
     }
+    // The keys a record may hold *at this step*: the log's, plus what earlier steps added
+    // or renamed to, less what they removed or renamed away. Resolving a later step
+    // against the log's keys alone skipped `.convert("weightKg", …)` after
+    // `.rename("weight", to: "weightKg")` (weightKg was in no record yet), and likewise
+    // `add x` then `convert x`, and `rename a→b` then `remove b`.
+    var held = ids
     for m in run.migrations {
       for step in m.steps {
         switch step._kind {
@@ -58,15 +64,22 @@ struct _LogMigrationEditor {
           defaults.append(Array(UnsafeRawBufferPointer(start: out.base + mark, count: out.count - mark)))
           out.count = mark
           steps.append(.add(id: id, value: defaults.count - 1))
+          held[name] = id
         case .rename(let from, let to):
           guard let a = single(from), let b = single(to) else { return nil }
-          steps.append(.rename(from: ids[a], to: try encoder.keys.intern(b), fromName: from, toName: to))
+          let target = try encoder.keys.intern(b)
+          steps.append(.rename(from: held[a], to: target, fromName: from, toName: to))
+          if held[a] != nil && a != b {
+            held[b] = target
+            held[a] = nil
+          }
         case .remove(let key):
           guard let name = single(key) else { return nil }
-          steps.append(.remove(id: ids[name]))
+          steps.append(.remove(id: held[name]))
+          held[name] = nil
         case .convert(let key, let conversion):
           guard let name = single(key) else { return nil }
-          steps.append(.convert(id: ids[name], key: key, conversion: conversion))
+          steps.append(.convert(id: held[name], key: key, conversion: conversion))
         case .transform:
           return nil
         }
