@@ -310,11 +310,8 @@ protocol _GraphEntry: Sendable {
   /// order; one query.
   func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
     -> [[FieldValue]]
-  /// The matching records encoded as objects, with the relations named in `include`
-  /// materialized inside them, keyed by the value of `groupKey`; one query per level.
-  func objects(
-    where filter: _FieldPredicate?, groupedBy groupKey: String, include: Set<String>, depth: Int, graph: RecordGraph
-  ) throws -> [FieldValue: [FieldValue]]
+  /// Every record of the store encoded as an object, in store order; one query.
+  func encodedObjects(graph: RecordGraph) throws -> [[String: FieldValue]]
   /// The records matching `filter`, type-erased, with their encoded ids.
   func records(where filter: _FieldPredicate?, graph: RecordGraph) throws -> [(id: FieldValue, record: any Sendable)]
   /// Applies changes (`[RecordChange<T>]`) atomically to the store.
@@ -386,27 +383,15 @@ struct _Entry<T: Record>: _GraphEntry {
     return columns
   }
 
-  func objects(
-    where filter: _FieldPredicate?, groupedBy groupKey: String, include: Set<String>, depth: Int, graph: RecordGraph
-  ) throws -> [FieldValue: [FieldValue]] {
-    let records = try _set(filter, graph).fetch()
+  func encodedObjects(graph: RecordGraph) throws -> [[String: FieldValue]] {
+    let records = try _set(nil, graph).fetch()
     var objects: [[String: FieldValue]] = []
     objects.reserveCapacity(records.count)
     for record in records {
       guard case .object(let fields) = try _FieldEncoder.encode(record) else { continue }
       objects.append(fields)
     }
-    if depth > 0 {
-      for name in include.sorted() {
-        guard let relation = graph.relation(name, of: T.self) else { continue }
-        try _RelationObjects.attach(relation, to: &objects, include: include, depth: depth - 1, graph: graph)
-      }
-    }
-    var grouped: [FieldValue: [FieldValue]] = [:]
-    for object in objects {
-      grouped[_ExpressionValues.member(.object(object), groupKey), default: []].append(.object(object))
-    }
-    return grouped
+    return objects
   }
 
   func records(where filter: _FieldPredicate?, graph: RecordGraph) throws -> [(id: FieldValue, record: any Sendable)] {
@@ -429,37 +414,97 @@ private func _declared<R: RelatedRecord>(_ type: R.Type) -> [_RelationInfo] {
 
 /// Materializing related records inside encoded records, for the conditions that read
 /// relations as nested values (expressions, `SUBQUERY`, `@sum`).
-enum _RelationObjects {
+///
+/// Each type's records are read once per query, and each level of nesting is built once
+/// per type from the level below it: a record's related records at depth *d* are the
+/// objects of depth *d* − 1, shared (copy on write), not built again for every parent.
+/// So the cost is types × depth × records. Built afresh for every parent, a key through
+/// two self-relations nested 2^depth times: an expression over 13 keys on 60 records made
+/// 2^13 queries and took a minute and a gigabyte.
+final class _RelationMaterializer {
+  let graph: RecordGraph
+  /// The relation names to attach wherever a type declares them.
+  let include: Set<String>
+  private var plain: [ObjectIdentifier: [[String: FieldValue]]] = [:]
+  private var levels: [ObjectIdentifier: [Int: [FieldValue]]] = [:]
+  private var groups: [String: [FieldValue: [FieldValue]]] = [:]
+  private var building: Set<String> = []
+
+  /// - Parameter include: The relation names an expression's keys hold; a many-to-many's
+  ///   second relation is added, since its join records reach the targets through it.
+  init(graph: RecordGraph, include: Set<String>) {
+    self.graph = graph
+    var names = include
+    for type in graph.entries.values {
+      for relation in type.declaredRelations where include.contains(relation.name) {
+        if case .through(let first, let second) = relation.kind {
+          names.insert(first)
+          names.insert(second)
+        }
+      }
+    }
+    self.include = names
+  }
+
+  /// The records of `entry`'s type with their relations nested `depth` levels deep, in
+  /// store order.
+  func objects(_ entry: any _GraphEntry, depth: Int) throws -> [FieldValue] {
+    let type = ObjectIdentifier(entry.type)
+    if let done = levels[type]?[depth] { return done }
+    var objects: [[String: FieldValue]]
+    if let read = plain[type] {
+      objects = read
+    } else {
+      objects = try entry.encodedObjects(graph: graph)
+      plain[type] = objects
+    }
+    // A many-to-many whose join type reaches back through another many-to-many would
+    // nest without end: the level being built is left bare inside itself.
+    let mark = "\(type)|\(depth)"
+    if depth > 0, building.insert(mark).inserted {
+      defer { building.remove(mark) }
+      for name in include.sorted() {
+        guard let relation = graph.relation(name, of: entry.type) else { continue }
+        try attach(relation, to: &objects, depth: depth - 1)
+      }
+    }
+    let done = objects.map { FieldValue.object($0) }
+    levels[type, default: [:]][depth] = done
+    return done
+  }
+
+  /// The objects of `entry`'s type at `depth`, grouped by the value of `key` (in store
+  /// order within a group).
+  func grouped(_ entry: any _GraphEntry, depth: Int, by key: String) throws -> [FieldValue: [FieldValue]] {
+    let name = "\(ObjectIdentifier(entry.type))|\(depth)|\(key)"
+    if let done = groups[name] { return done }
+    var grouped: [FieldValue: [FieldValue]] = [:]
+    for object in try objects(entry, depth: depth) {
+      grouped[_ExpressionValues.member(object, key), default: []].append(object)
+    }
+    groups[name] = grouped
+    return grouped
+  }
+
   /// Adds `relation`'s records to each object under the relation's name: an object for a
-  /// to-one (nil when none), an array for a to-many. One query.
-  static func attach(
-    _ relation: _RelationInfo, to objects: inout [[String: FieldValue]], include: Set<String>, depth: Int,
-    graph: RecordGraph
-  ) throws {
+  /// to-one (nil when none), an array for a to-many.
+  private func attach(_ relation: _RelationInfo, to objects: inout [[String: FieldValue]], depth: Int) throws {
     let target = try graph.targetEntry(relation)
     switch relation.kind {
     case .toOne(let key, _, _, _):
-      let keys = Set(objects.map { _ExpressionValues.member(.object($0), key) }.filter { $0 != .null })
-      let related = try target.objects(
-        where: keys.isEmpty ? .constant(false) : .field(try _FieldCondition(key: "id", op: .in, value: .array(Array(keys)))),
-        groupedBy: "id", include: include, depth: depth, graph: graph)
+      let byID = try grouped(target, depth: depth, by: "id")
       for i in objects.indices {
-        let value = related[_ExpressionValues.member(.object(objects[i]), key)]?.first ?? .null
-        objects[i][relation.name] = value
+        objects[i][relation.name] = byID[_ExpressionValues.member(.object(objects[i]), key)]?.first ?? .null
       }
     case .toMany(let key):
-      let ids = objects.map { $0["id"] ?? .null }
-      let related = try target.objects(
-        where: ids.isEmpty ? .constant(false) : .field(try _FieldCondition(key: key, op: .in, value: .array(ids))),
-        groupedBy: key, include: include, depth: depth, graph: graph)
+      let byParent = try grouped(target, depth: depth, by: key)
       for i in objects.indices {
-        objects[i][relation.name] = .array(related[objects[i]["id"] ?? .null] ?? [])
+        objects[i][relation.name] = .array(byParent[objects[i]["id"] ?? .null] ?? [])
       }
     case .through(let first, let second):
       guard let via = graph.relation(first, of: relation.source) else { return }
-      var inner = include
-      inner.insert(second)
-      try attach(via, to: &objects, include: inner, depth: depth + 1, graph: graph)
+      // The join records one level deeper: the second relation is a hop of its own.
+      try attach(via, to: &objects, depth: depth + 1)
       for i in objects.indices {
         guard case .array(let items) = objects[i][first] ?? .null else { continue }
         objects[i][relation.name] = .array(items.map { _ExpressionValues.member($0, second) }.filter { $0 != .null })

@@ -377,23 +377,23 @@ struct _RelationResolver<Element: Sendable> {
     // name it holds).
     let depth = Swift.max(hops, Swift.min(components.count, Self.maxHops))
     var attachments: [(name: String, lookup: String, values: [FieldValue: FieldValue], many: Bool)] = []
+    // One read per related type and level, shared by every relation and parent.
+    let materializer = _RelationMaterializer(graph: graph, include: components)
     for relation in used {
-      // One query per relation: every related record, keyed by what the parent holds.
+      // Every related record, keyed by what the parent holds.
       let target = try graph.targetEntry(relation)
       switch relation.kind {
       case .toOne(let key, _, _, _):
-        let byID = try target.objects(where: nil, groupedBy: "id", include: components, depth: depth, graph: graph)
+        let byID = try materializer.grouped(target, depth: depth, by: "id")
         attachments.append((relation.name, key, byID.compactMapValues(\.first), false))
       case .toMany(let key):
-        let byParent = try target.objects(where: nil, groupedBy: key, include: components, depth: depth, graph: graph)
+        let byParent = try materializer.grouped(target, depth: depth, by: key)
         attachments.append((relation.name, "id", byParent.mapValues { .array($0) }, true))
       case .through(let first, _):
         // Attach through the first relation's records, by each parent's id.
         guard let via = graph.relation(first, of: relation.source) else { continue }
         let viaTarget = try graph.targetEntry(via)
-        var inner = components
-        if case .through(_, let second) = relation.kind { inner.insert(second) }
-        let byParent = try viaTarget.objects(where: nil, groupedBy: via.key, include: inner, depth: depth, graph: graph)
+        let byParent = try materializer.grouped(viaTarget, depth: depth, by: via.key)
         var values: [FieldValue: FieldValue] = [:]
         for (parent, children) in byParent {
           guard case .through(_, let second) = relation.kind else { continue }
