@@ -230,7 +230,7 @@ final class _PGConnection: @unchecked Sendable {
     let timeout = options.statementTimeout?._spoken ?? "?"
     return _connectionError(
       "no answer within \(timeout) and a second (PostgresConnectionOptions.statementTimeout), so the server is "
-        + "frozen, overloaded or unreachable; the connection was closed, and the next call connects again. "
+        + "frozen, overloaded or unreachable; the connection is dropped, and the next call connects again. "
         + "Raise statementTimeout if the statement needs longer.", sql)
   }
 

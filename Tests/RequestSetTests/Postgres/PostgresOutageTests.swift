@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import Synchronization
 import Testing
@@ -220,5 +221,39 @@ import Testing
       }
       #expect(error.code == .invalidOptions, "\(error)")
     }
+  }
+
+  /// The options reach libpq as its keepalive and TCP settings, and the connection
+  /// string's own settings win over them.
+  @Test func keepalivesAndTheTCPUserTimeoutReachLibpqAndTheConnectionStringWins() throws {
+    let url = try PostgresServer.url()
+    func settings(_ url: String, _ options: PostgresConnectionOptions) throws -> [String: String] {
+      let c = try _PGConnection(_ConnectionString(url), options: options)
+      guard let info = PQconninfo(c.handle) else { return [:] }
+      defer { PQconninfoFree(info) }
+      var found: [String: String] = [:]
+      var option = info
+      while let keyword = option.pointee.keyword {
+        if let value = option.pointee.val { found[String(cString: keyword)] = String(cString: value) }
+        option += 1
+      }
+      return found
+    }
+    let defaults = try settings(url, PostgresConnectionOptions())
+    #expect(defaults["keepalives"] == "1")
+    #expect(defaults["keepalives_idle"] == "30")
+    #expect(defaults["keepalives_interval"] == "10")
+    #expect(defaults["keepalives_count"] == "3")
+    #expect(defaults["tcp_user_timeout"] == "60000")
+    let chosen = try settings(
+      url + "?keepalives_idle=7",
+      PostgresConnectionOptions(keepalives: .init(idle: .milliseconds(1_500), interval: .seconds(2), count: 5), tcpUserTimeout: .milliseconds(2_500)))
+    #expect(chosen["keepalives_idle"] == "7", "the connection string wins")
+    #expect(chosen["keepalives_interval"] == "2")
+    #expect(chosen["keepalives_count"] == "5")
+    #expect(chosen["tcp_user_timeout"] == "2500")
+    let off = try settings(url, PostgresConnectionOptions(keepalives: nil, tcpUserTimeout: nil))
+    #expect(off["keepalives"] == "0")
+    #expect(off["tcp_user_timeout"] == nil)
   }
 }
