@@ -107,9 +107,11 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// string keys the store runs, or drop `requiringPushdown()` to run it in process.
     public static let notPushedDown = Code("notPushedDown")
 
-    /// A database server refused the connection, went away mid-query, or a database file
-    /// could not be opened. Nothing was half-written; check the connection settings (the
-    /// message never shows a password) and retry.
+    /// A database server refused the connection, went away mid-query, did not answer
+    /// within the store's timeouts (a PostgreSQL statement past `statementTimeout`, a
+    /// server that froze), or a database file could not be opened. Nothing was
+    /// half-written; check the connection settings (the message never shows a password,
+    /// and names the timeout to raise) and retry.
     public static let connectionFailed = Code("connectionFailed")
 
     /// A relation is declared wrongly or used where it cannot be: a relation to a type the

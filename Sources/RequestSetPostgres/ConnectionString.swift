@@ -19,12 +19,16 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
   /// Why the string cannot be used, in words that quote none of it but its redacted form;
   /// nil when libpq parses it and its password is unambiguous.
   let problem: String?
+  /// The string's own `connect_timeout`, as written, or nil.
+  let connectTimeoutSetting: String?
 
   init(_ raw: String) {
     self.raw = raw
     var parseError: String?
-    let password = Self._password(in: raw, error: &parseError)
+    let password = Self._setting("password", in: raw, error: &parseError)
     self.password = password
+    var ignored: String?
+    connectTimeoutSetting = Self._setting("connect_timeout", in: raw, error: &ignored)
     let ambiguity = Self._ambiguity(raw)
     var secrets = Self._writtenPasswords(raw)
     // An ambiguous string is refused before libpq sees it, and libpq's reading of its
@@ -144,9 +148,17 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
     return nil
   }
 
-  /// The password libpq would use, read by libpq's own parser; nil when the string has
-  /// none or does not parse (then `error` is libpq's message).
-  static func _password(in raw: String, error message: inout String?) -> String? {
+  /// How long opening a connection may take: the string's `connect_timeout` when it has
+  /// one (in seconds as libpq reads it: 0 or less for no limit, 1 as 2), else `default`.
+  func connectTimeout(default value: Duration?) -> Duration? {
+    guard let text = connectTimeoutSetting else { return value }
+    guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)) else { return value }
+    return seconds <= 0 ? nil : .seconds(max(2, seconds))
+  }
+
+  /// The value of the setting `keyword` libpq would use, read by libpq's own parser; nil
+  /// when the string has none or does not parse (then `error` is libpq's message).
+  static func _setting(_ keyword: String, in raw: String, error message: inout String?) -> String? {
     var error: UnsafeMutablePointer<CChar>?
     guard let options = PQconninfoParse(raw, &error) else {
       message = error.map { String(cString: $0).trimmed } ?? "out of memory"
@@ -155,8 +167,8 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
     }
     defer { PQconninfoFree(options) }
     var option = options
-    while let keyword = option.pointee.keyword {
-      if String(cString: keyword) == "password", let value = option.pointee.val {
+    while let name = option.pointee.keyword {
+      if String(cString: name) == keyword, let value = option.pointee.val {
         return String(cString: value)
       }
       option += 1

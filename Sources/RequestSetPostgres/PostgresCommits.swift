@@ -28,7 +28,7 @@ extension PostgresStore {
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
     AsyncStream { continuation in
       // LISTEN before reading the start version: a commit between the two is then seen.
-      let listener = try? _PGConnection(_pool.connection)
+      let listener = try? _pool.open()
       _ = try? listener?.execute("LISTEN requestset")
       let start = (try? listener.map { try _version($0) } ?? _pool.with { try _version($0) }) ?? 0
       let stop = _StopFlag()
@@ -45,7 +45,7 @@ extension PostgresStore {
             while let notice = PQnotifies(c.handle) { PQfreemem(notice) }
           } else {
             usleep(UInt32(milliseconds * 1000))
-            listener = try? _PGConnection(_pool.connection)
+            listener = try? _pool.open()
             _ = try? listener?.execute("LISTEN requestset")
           }
           if stop.isSet || _pool.isClosed { break }

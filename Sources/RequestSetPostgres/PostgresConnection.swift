@@ -19,49 +19,54 @@ import Synchronization
 final class _PGConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let connection: _ConnectionString
+  /// The timeouts and keepalives the connection was opened with.
+  let options: PostgresConnectionOptions
   /// What `PQcancel` needs to stop this connection's statement from another thread
   /// (made once: `PQgetCancel` must not run while the connection is in use).
   private let _cancel: OpaquePointer?
   /// The transaction open on the connection, as its `BEGIN` said: what a connection
   /// error's words say was lost.
   private var _transaction: _Transaction?
+  /// Set when the server did not answer a statement in time: the statement may still be
+  /// in flight, so the connection is never used again (``isBroken``).
+  private var _abandoned = false
 
   private enum _Transaction { case read, write }
 
-  /// Connects.
+  /// Connects, within the options' connect timeout (or the connection string's
+  /// `connect_timeout`), and sets the session's `statement_timeout`.
   ///
   /// - Throws: `RequestSetError` `.invalidFormat` for a connection string libpq cannot
   ///   parse or whose password it would misread (the message quotes only the redacted
-  ///   string), `.connectionFailed` when the server cannot be reached.
-  init(_ connection: _ConnectionString) throws {
+  ///   string), `.connectionFailed` when the server cannot be reached in time.
+  init(_ connection: _ConnectionString, options: PostgresConnectionOptions = PostgresConnectionOptions()) throws {
     self.connection = connection
+    self.options = options
     if let problem = connection.problem {
       throw RequestSetError(
         .invalidFormat,
         "The PostgreSQL connection string \(connection.redacted) is not usable: \(problem). "
           + "Fix the string (a libpq URI or key=value settings) and open the store again.")
     }
-    guard let handle = PQconnectdb(connection.raw) else {
-      throw RequestSetError(
-        .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
-    }
-    self.handle = handle
-    guard PQstatus(handle) == CONNECTION_OK else {
-      // deinit (which runs for a fully initialized object whose init throws) finishes it.
-      let message = connection.redact(String(cString: PQerrorMessage(handle)))
-      throw RequestSetError(
-        .connectionFailed,
-        "Could not connect to PostgreSQL at \(connection.redacted): \(message.trimmed) "
-          + "Check that the server runs and the connection string's host, port, user and settings are right.")
-    }
+    handle = try Self._connect(connection, options)
     _cancel = PQgetCancel(handle)
+    // From here on, deinit finishes the connection whatever throws.
     // Quiet NOTICEs (CREATE TABLE IF NOT EXISTS prints one), and a UTF-8 session.
     PQsetNoticeProcessor(handle, { _, _ in }, nil)
     _ = PQsetClientEncoding(handle, "UTF8")
+    // Statements are sent without blocking, so a server that stops reading cannot hold a
+    // call past its deadline (see `_run`).
+    _ = PQsetnonblocking(handle, 1)
     // A reader's cursor is read to the end unless the engine stops early, which a LIMIT
     // (read without a cursor) covers: plan cursors for all their rows, as the statement
     // itself would be planned, not for the first 10% (the default).
-    _ = try execute("SET cursor_tuple_fraction = 1")
+    if let timeout = options.statementTimeout {
+      try execute(
+        "SELECT set_config('cursor_tuple_fraction', '1', false), set_config('statement_timeout', $1, false)",
+        [String(timeout._milliseconds)])
+    } else {
+      try execute("SET cursor_tuple_fraction = 1")
+    }
   }
 
   deinit {
@@ -69,8 +74,57 @@ final class _PGConnection: @unchecked Sendable {
     PQfinish(handle)
   }
 
-  /// Whether the connection still works, or libpq found it lost.
-  var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+  /// Opens a connection with libpq's asynchronous calls, waiting on its socket at most
+  /// until the connect deadline; the options' libpq settings come first, so the
+  /// connection string's own settings win.
+  private static func _connect(_ connection: _ConnectionString, _ options: PostgresConnectionOptions) throws
+    -> OpaquePointer
+  {
+    // Null-terminated arrays, the connection string last (`expand_dbname` reads it as
+    // a URI or key=value settings in that place).
+    let settings = options.libpqSettings + [("dbname", connection.raw)]
+    let keywords: [String?] = settings.map(\.0) + [nil]
+    let values: [String?] = settings.map(\.1) + [nil]
+    let started = _withCStrings(keywords) { keywords in
+      _withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
+    }
+    guard let handle = started else {
+      throw RequestSetError(
+        .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
+    }
+    func failed(_ detail: String) -> RequestSetError {
+      RequestSetError(
+        .connectionFailed,
+        "Could not connect to PostgreSQL at \(connection.redacted): \(detail) "
+          + "Check that the server runs and the connection string's host, port, user and settings are right.")
+    }
+    let timeout = connection.connectTimeout(default: options.connectTimeout)
+    let deadline = timeout.map { ContinuousClock.now + $0 }
+    var state = PGRES_POLLING_WRITING
+    while true {
+      if PQstatus(handle) == CONNECTION_BAD || state == PGRES_POLLING_FAILED {
+        let message = connection.redact(String(cString: PQerrorMessage(handle)))
+        PQfinish(handle)
+        throw failed(message.trimmed)
+      }
+      if state == PGRES_POLLING_OK { return handle }
+      let ready = _wait(PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING, until: deadline)
+      if !ready {
+        PQfinish(handle)
+        let source =
+          connection.connectTimeoutSetting != nil
+          ? "the connection string's connect_timeout" : "PostgresConnectionOptions.connectTimeout"
+        throw failed(
+          "no connection within \(timeout?._spoken ?? "?") (\(source)); the server may be frozen, overloaded or "
+            + "unreachable. Raise \(source) if it needs longer.")
+      }
+      state = PQconnectPoll(handle)
+    }
+  }
+
+  /// Whether the connection still works: libpq found it lost, or a statement on it went
+  /// unanswered past its deadline.
+  var isBroken: Bool { _abandoned || PQstatus(handle) != CONNECTION_OK }
 
   /// Whether an idle connection is known to be gone without sending anything: libpq
   /// found it lost, or the server has written to it while it sat idle (a pooled
@@ -102,11 +156,8 @@ final class _PGConnection: @unchecked Sendable {
         .invalidFormat, "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
     }
     let verb = Self._verb(sql)
-    let result: OpaquePointer? = try _cancellable(verb) {
-      _withCStrings(parameters) { values in
-        PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
-      }
-    }
+    guard !_abandoned else { throw _connectionError("the connection was given up on after a timeout.", sql) }
+    let result: OpaquePointer? = try _cancellable(verb) { try _run(sql, parameters) }
     defer {
       if verb == "BEGIN" {
         _transaction = !inTransaction ? nil : sql.contains("READ ONLY") ? .read : .write
@@ -125,19 +176,98 @@ final class _PGConnection: @unchecked Sendable {
     }
   }
 
+  /// Sends one statement and waits for its result as `PQexecParams` would, but never
+  /// longer than the statement timeout plus one second: the server cancels a statement
+  /// that runs too long itself, so a server that has not answered by then cannot (it is
+  /// frozen, or the network dropped it). The connection is then abandoned, and the call
+  /// throws `.connectionFailed`. Nil when libpq could not send or read (the connection
+  /// is lost; `PQerrorMessage` says why).
+  private func _run(_ sql: String, _ parameters: [String?]) throws -> OpaquePointer? {
+    let sent = _withCStrings(parameters) { values in
+      PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+    }
+    guard sent == 1 else { return nil }
+    let deadline = options.statementTimeout.map { ContinuousClock.now + $0 + .seconds(1) }
+    let socket = PQsocket(handle)
+    // Send it all: in nonblocking mode libpq buffers what the socket does not take.
+    while true {
+      let flushed = PQflush(handle)
+      if flushed == 0 { break }
+      if flushed < 0 { return nil }
+      guard Self._wait(socket, reading: true, writing: true, until: deadline) else { throw _timedOut(sql) }
+      if PQconsumeInput(handle) == 0 { return nil }
+    }
+    // Then read until libpq has every result (one, for one statement); on two errors the
+    // first is kept, as `PQexec` keeps it.
+    var last: OpaquePointer? = nil
+    while true {
+      while PQisBusy(handle) == 0 {
+        guard let next = PQgetResult(handle) else { return last }
+        if let previous = last {
+          if PQresultStatus(previous) == PGRES_FATAL_ERROR {
+            PQclear(next)
+            continue
+          }
+          PQclear(previous)
+        }
+        last = next
+      }
+      guard Self._wait(socket, reading: true, writing: false, until: deadline) else {
+        if let last { PQclear(last) }
+        throw _timedOut(sql)
+      }
+      if PQconsumeInput(handle) == 0 {
+        if let last { PQclear(last) }
+        return nil
+      }
+    }
+  }
+
+  /// Abandons the connection after the server left a statement unanswered past its
+  /// deadline, and returns the error that says so.
+  private func _timedOut(_ sql: String) -> RequestSetError {
+    _abandoned = true
+    let timeout = options.statementTimeout?._spoken ?? "?"
+    return _connectionError(
+      "no answer within \(timeout) and a second (PostgresConnectionOptions.statementTimeout), so the server is "
+        + "frozen, overloaded or unreachable; the connection is dropped, and the next call connects again. "
+        + "Raise statementTimeout if the statement needs longer.", sql)
+  }
+
+  /// Waits until `socket` is ready to read (or write), or until `deadline`; false when the
+  /// deadline came first. A socket error counts as ready: libpq's next call reports it.
+  static func _wait(_ socket: Int32, reading: Bool, writing: Bool, until deadline: ContinuousClock.Instant?) -> Bool {
+    guard socket >= 0 else { return true }
+    var events: Int16 = 0
+    if reading { events |= Int16(POLLIN) }
+    if writing { events |= Int16(POLLOUT) }
+    while true {
+      var timeout: Int32 = -1
+      if let deadline {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { return false }
+        timeout = Int32(clamping: left._milliseconds)
+      }
+      var waiting = pollfd(fd: socket, events: events, revents: 0)
+      let ready = poll(&waiting, 1, timeout)
+      if ready > 0 { return true }
+      if ready < 0 && errno != EINTR { return true }
+    }
+  }
+
   /// Runs a statement that a cancelled async call stops: the server is sent a cancel
   /// request, and the statement fails (SQLSTATE 57014), which the call reports as
   /// `CancellationError`. Only reads outside a write transaction: a write runs to its
   /// commit or rollback.
-  private func _cancellable<T>(_ verb: String, _ body: () -> T) throws -> T {
-    guard _transaction != .write, Self._reads.contains(verb), let cancel = _cancel else { return body() }
+  private func _cancellable<T>(_ verb: String, _ body: () throws -> T) throws -> T {
+    guard _transaction != .write, Self._reads.contains(verb), let cancel = _cancel else { return try body() }
     // PQcancel may be called from any thread (libpq documents it thread-safe); it is never
     // called once `body` returned (see `StoreThreads.whenCancelled`).
     nonisolated(unsafe) let request = cancel
     return try StoreThreads.whenCancelled({
       var message = [CChar](repeating: 0, count: 256)
       _ = PQcancel(request, &message, Int32(message.count))
-    }) { body() }
+    }) { try body() }
   }
 
   /// The statements a cancelled async call stops.
@@ -149,7 +279,8 @@ final class _PGConnection: @unchecked Sendable {
   }
 
   /// The `RequestSetError` for a failed statement: `.connectionFailed` for a lost or refused
-  /// connection (SQLSTATE class 08, a server shutting down), `.uniqueViolation` (23505),
+  /// connection (SQLSTATE class 08, a server shutting down) and a statement the server
+  /// cancelled (57014, its `statement_timeout`), `.uniqueViolation` (23505),
   /// `.schemaMismatch` for a table or column of another shape (42P01, 42703, 42804),
   /// `.conflict` for a serialization failure or deadlock (40001, 40P01), `.storeFailed`
   /// otherwise; the message never shows the password.
@@ -174,6 +305,14 @@ final class _PGConnection: @unchecked Sendable {
         .schemaMismatch,
         "The database's tables are not what RequestSet expects (SQLSTATE \(state)): \(message). "
           + "Open a database and table RequestSet made, or choose another table name.")
+    case "57014" where !StoreThreads.isCancelled:
+      // Not the async API's cancel (which the call reports as CancellationError): the
+      // session's statement_timeout, or an administrator's pg_cancel_backend.
+      let limit = options.statementTimeout.map { " The store's statementTimeout is \($0._spoken)." } ?? ""
+      return RequestSetError(
+        .connectionFailed,
+        "PostgreSQL cancelled the statement (SQLSTATE 57014): \(message).\(limit) Nothing of it was committed. "
+          + "Raise PostgresConnectionOptions.statementTimeout if the statement needs longer, and retry.")
     case "40001", "40P01":
       return RequestSetError(
         .conflict,
@@ -284,12 +423,15 @@ final class _PGResult: @unchecked Sendable {
 /// wait forever. Their connections return to the idle list for anyone to reuse.
 final class _PGPool: Sendable {
   let connection: _ConnectionString
+  /// The timeouts and keepalives of every connection the pool opens.
+  let options: PostgresConnectionOptions
   let limit: Int
   private let slots: DispatchSemaphore
   private let state = Mutex<(idle: [_PGConnection], closed: Bool)>(([], false))
 
-  init(_ connection: _ConnectionString, limit: Int) {
+  init(_ connection: _ConnectionString, limit: Int, options: PostgresConnectionOptions = PostgresConnectionOptions()) {
     self.connection = connection
+    self.options = options
     self.limit = max(1, limit)
     slots = DispatchSemaphore(value: max(1, limit))
   }
@@ -313,12 +455,15 @@ final class _PGPool: Sendable {
     }
     do {
       try checkOpen()
-      return try _PGConnection(connection)
+      return try open()
     } catch {
       if !reader { slots.signal() }
       throw error
     }
   }
+
+  /// A new connection outside the pool (a live set's listener), with the pool's options.
+  func open() throws -> _PGConnection { try _PGConnection(connection, options: options) }
 
   /// Takes a connection back: kept when it is sound and outside a transaction, else closed.
   func release(_ c: _PGConnection, reader: Bool = false) {

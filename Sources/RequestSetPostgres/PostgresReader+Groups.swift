@@ -54,11 +54,14 @@ extension _PostgresReader {
         columns.append("count(*) FILTER (WHERE \(type(key)) NOT IN ('string', 'null'))")
       }
     }
-    let (sql, translation) = try _PGTranslation.building { translation -> String in
-      var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(store._quoted)"
-      if let filter = query.query.filter { sql += " WHERE " + translation.filter(filter) }
-      return sql + " GROUP BY " + groupBy.joined(separator: ", ")
-    }
+    // Past PostgreSQL's limit of bound values, the engine groups in process.
+    guard
+      let (sql, translation) = _PGTranslation.fitting({ translation -> String in
+        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(store._quoted)"
+        if let filter = query.query.filter { sql += " WHERE " + translation.filter(filter) }
+        return sql + " GROUP BY " + groupBy.joined(separator: ", ")
+      })
+    else { return nil }
     let result = try _with { try $0.execute(sql, translation.parameters) }
     var rows: [[FieldValue]] = []
     for r in 0..<result.count {

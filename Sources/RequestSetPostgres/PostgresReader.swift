@@ -83,6 +83,33 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     return support
   }
 
+  /// Declines a query whose statement would bind more than 10,000 values
+  /// (``_PGTranslation/budget``): thousands of conditions that are not lists, such as an
+  /// OR of ranges or of pairs of conditions, or a long AND of inequalities. PostgreSQL
+  /// refuses a statement of more than 65,535, and plans one of more than 10,000 for
+  /// seconds to minutes (its planning time grows with the square of the conditions). The
+  /// engine then runs the query's largest terms in process, and PostgreSQL the rest.
+  ///
+  /// ```swift
+  /// // 33,000 × (n > a AND s == b), ORed, binds 66,002 values:
+  /// reader.support(for: query)   // .none(reason: "its statement would bind 66002 values …")
+  /// ```
+  func support(for query: StoreQuery) -> PushdownSupport {
+    // A condition binds at most three values (its key's path, bound once per statement,
+    // and two bounds), a sort key one, `distinct` one more plus the sort again, the window
+    // two: a query this small fits without writing its statement.
+    let conditions = query.filter?.conditions.count ?? 0
+    if 3 * conditions + 2 * query.sort.count + 3 <= _PGTranslation.budget { return .exact }
+    var translation = _PGTranslation()
+    _ = statement(query, columns: "body", &translation)
+    let n = translation.parameters.count
+    guard n > _PGTranslation.budget else { return .exact }
+    return .none(
+      reason: "its statement would bind \(n) values; PostgreSQL takes at most \(_PGTranslation.maxParameters), "
+        + "and plans more than \(_PGTranslation.budget) for seconds to minutes (a list, IN or ORed equalities on "
+        + "one key, binds one)")
+  }
+
   func support(for sort: StoreSortKey) -> PushdownSupport {
     if let reason = _arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: sort)
@@ -256,11 +283,14 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? {
     let names = FieldValue.fieldNames(inKey: key)
     guard !hasNonPlainRows, !names.contains(where: { $0.utf8.contains(0) }) else { return nil }
-    let (sql, translation) = try _PGTranslation.building { translation -> String in
-      let rows = statement(query, columns: "body", &translation)
-      let x = translation.field(names)
-      return Self._aggregateStatement(rows: rows, x: x, table: store._quoted)
-    }
+    // Past PostgreSQL's limit of bound values, the engine computes it.
+    guard
+      let (sql, translation) = _PGTranslation.fitting({ translation -> String in
+        let rows = statement(query, columns: "body", &translation)
+        let x = translation.field(names)
+        return Self._aggregateStatement(rows: rows, x: x, table: store._quoted)
+      })
+    else { return nil }
     let result = try _with { try $0.execute(sql, translation.parameters) }
     return Self._aggregate(function, result)
   }
@@ -392,7 +422,8 @@ extension PostgresStore {
     var count: Int? = nil
     var changed: [Element] = []
     try _write(ifVersion: nil, changes: { changed.map { .save($0) } }) { c in
-      let (statement, translation) = try _PGTranslation.building { translation -> String? in
+      // Past PostgreSQL's limit of bound values, the engine updates record by record.
+      let made = try _PGTranslation.fitting { translation -> String? in
         guard let condition = try _exactWhere(query, &translation, on: c) else { return nil }
         var body = "body"
         for (name, json) in values {
@@ -400,7 +431,7 @@ extension PostgresStore {
         }
         return "UPDATE \(_quoted) SET body = \(body) WHERE \(condition) RETURNING body"
       }
-      guard let statement else { return false }
+      guard case (let statement?, let translation)? = made else { return false }
       let rows = try c.execute(statement, translation.parameters)
       var bodies: [FieldValue] = []
       for row in 0..<rows.count {
@@ -437,10 +468,11 @@ extension PostgresStore {
     var count: Int? = nil
     var deleted: [Element.ID] = []
     try _write(ifVersion: nil, changes: { deleted.map { .delete(id: $0) } }) { c in
-      let (statement, translation) = try _PGTranslation.building { translation -> String? in
+      // Past PostgreSQL's limit of bound values, the engine deletes record by record.
+      let made = try _PGTranslation.fitting { translation -> String? in
         try _exactWhere(query, &translation, on: c).map { "DELETE FROM \(_quoted) WHERE \($0) RETURNING id" }
       }
-      guard let statement else { return false }
+      guard case (let statement?, let translation)? = made else { return false }
       let rows = try c.execute(statement, translation.parameters)
       for row in 0..<rows.count {
         deleted.append(try SQLJSON.decode(rows.string(row, 0) ?? "null").decode(Element.ID.self))

@@ -26,6 +26,15 @@ import _RequestSetSQL
 /// The connection string is a libpq URI or `key=value` string; every libpq setting
 /// (`sslmode`, `connect_timeout`, …) passes through. Descriptions, errors and `explain()`
 /// show it with the password replaced by `***`.
+///
+/// No call waits for the server forever: a connection must open within 10 s and a
+/// statement finish within 60 s (the server cancels it; a server too frozen to do that is
+/// given up on a second later), and idle connections send TCP keepalives. Each is a
+/// setting of ``PostgresConnectionOptions``:
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(url: url, options: PostgresConnectionOptions(statementTimeout: .seconds(5)))
+/// ```
 public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStringConvertible {
   let _pool: _PGPool
   /// The store's own threads for its async calls, as many as its connections: libpq's
@@ -64,6 +73,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   - connections: The most connections writes and single reads hold at once (at
   ///     least 1); a call waits while all are busy. Each evaluation in progress (a
   ///     counted set not yet iterated, say) holds one more for its read transaction.
+  ///   - options: Timeouts and TCP keepalives (see ``PostgresConnectionOptions``): by
+  ///     default a connection must open within 10 s and a statement finish within 60 s,
+  ///     so a call on a server that stops answering throws `.connectionFailed` instead of
+  ///     hanging. Throws `.invalidOptions` for a duration that is not positive.
   ///   - migrations: The app's schema migrations (see `Migrator`); those the table has not
   ///     run (listed in `requestset_migrations`) run in one transaction as the store opens.
   ///     A migration whose steps are top-level renames, adds and removes runs as `UPDATE`
@@ -80,9 +93,11 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   error shows the password. `.decodingFailed` when, with no migration pending, the
   ///   first or last record no longer decodes as `Element` (naming the record and the key).
   public init(
-    url: String, table: String? = nil, connections: Int = 4, migrations: Migrator = Migrator(),
+    url: String, table: String? = nil, connections: Int = 4,
+    options: PostgresConnectionOptions = PostgresConnectionOptions(), migrations: Migrator = Migrator(),
     migratesOnOpen: Bool = true
   ) throws {
+    try options.validate()
     let name = table ?? String(describing: Element.self)
     guard name.utf8.count <= 63 else {
       throw RequestSetError(
@@ -91,7 +106,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     }
     _table = name
     _quoted = try SQLJSON.quoteIdentifier(name)
-    _pool = _PGPool(_ConnectionString(url), limit: connections)
+    _pool = _PGPool(_ConnectionString(url), limit: connections, options: options)
     asyncThreads = StoreThreads(name: "PostgresStore", count: Swift.max(2, connections))
     _migrationState = Mutex((migrations, [], nil))
     try migrations.validate()
@@ -577,14 +592,18 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// ```
   public func close() { _pool.close() }
 
-  /// Drops a store's table and its metadata, if they exist: for tests and tools.
+  /// Drops a store's table and its metadata, if they exist: for tests and tools. The
+  /// connection keeps `options`' timeouts (see ``PostgresConnectionOptions``).
   ///
   /// ```swift
   /// try PostgresStore<Animal>.dropTable(url: url, table: "animals")
   /// ```
   /// - Throws: `RequestSetError` `.connectionFailed` when the server cannot be reached.
-  public static func dropTable(url: String, table: String) throws {
-    let connection = try _PGConnection(_ConnectionString(url))
+  public static func dropTable(
+    url: String, table: String, options: PostgresConnectionOptions = PostgresConnectionOptions()
+  ) throws {
+    try options.validate()
+    let connection = try _PGConnection(_ConnectionString(url), options: options)
     let quoted = try SQLJSON.quoteIdentifier(table)
     try connection.execute("DROP TABLE IF EXISTS \(quoted)")
     let metadata = try connection.execute("SELECT to_regclass('requestset_tables') IS NOT NULL")

@@ -80,7 +80,7 @@ public enum PushdownSupport: Sendable, Hashable {
 /// side of the pushdown seam.
 ///
 /// The engine asks ``support(for:)-(StoreCondition)`` about every condition and sort key
-/// first, then calls ``count(_:)`` (only for a query it found exact throughout) or
+/// first, ``support(for:)-(StoreQuery)`` about the query it would hand the store, then calls ``count(_:)`` (only for a query it found exact throughout) or
 /// ``records(_:_:)``, and ``explain(_:)`` for `explain()`. A reader releases what it holds
 /// (a read transaction, a pooled connection) when it is deinitialized.
 ///
@@ -110,6 +110,21 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// Whether the store keeps the first record per value of `key` exactly as the engine
   /// does. The default answers `.none`.
   func support(forDistinct key: String) -> PushdownSupport
+
+  /// Whether the store runs `query` as a whole, each of its conditions, sort keys and its
+  /// distinct key being supported: a store whose statements have a limit of size declines
+  /// a query past it, and the engine runs the largest terms of the filter in process until
+  /// the store takes the rest (then, if it must, the sort and `distinct` too). Only
+  /// `.exact` and `.none` are meaningful. The default answers `.exact`.
+  ///
+  /// ```swift
+  /// // PostgreSQL binds at most 65,535 values to one statement:
+  /// func support(for query: StoreQuery) -> PushdownSupport {
+  ///   let n = parameters(query).count
+  ///   return n <= 65_535 ? .exact : .none(reason: "the statement would bind \(n) values")
+  /// }
+  /// ```
+  func support(for query: StoreQuery) -> PushdownSupport
 
   /// The number of records `query` selects (after its window).
   func count(_ query: StoreQuery) throws -> Int
@@ -166,6 +181,9 @@ extension StoreQueryReader {
 
   /// Keeps no summary of keys and kinds: a key the records lack matches nothing.
   public func fieldKinds() throws -> StoreFieldKinds? { nil }
+
+  /// Takes every query whose parts it supports.
+  public func support(for query: StoreQuery) -> PushdownSupport { .exact }
 
   /// Forms no groups in the store: the engine does it.
   public func groups(_ query: StoreGroupQuery) throws -> [[FieldValue]]? { nil }

@@ -41,29 +41,88 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
     return nil
   }
 
-  /// Splits `query` for `reader`.
+  /// Splits `query` for `reader`: each top-level AND term is translated once; when the
+  /// reader declines the query that makes as a whole (``StoreQueryReader/support(for:)-(StoreQuery)``),
+  /// the largest pushed terms (by their number of conditions) run in process, as few as the
+  /// reader needs, and as a last resort the whole stage does.
   init(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) {
     _PlanCounter.note()
     let query = query.resolvingTwins()
+    var terms: [(node: _FilterNode<Element>, translation: _Translation)] = []
+    if let filter = query.stages[0].filter {
+      let nodes: [_FilterNode<Element>]
+      if case .and(let j) = filter { nodes = j.terms } else { nodes = [filter] }
+      terms = nodes.map { ($0, Self._translate($0, reader)) }
+    }
+    let plan = Self(query, terms, reader, declining: [], why: "")
+    guard case .none(let why) = reader.supportQuery(plan.query) else {
+      self = plan
+      return
+    }
+    // The pushed terms, largest first; the fewest of them that make the query acceptable
+    // run in process (found by doubling, then halving, so a long AND of small terms costs
+    // the reader a few dozen answers, not one per term).
+    var pushed: [(index: Int, size: Int)] = []
+    for (i, term) in terms.enumerated() {
+      if case .pushed(let f, _) = term.translation { pushed.append((i, max(1, f.conditions.count))) }
+    }
+    pushed.sort { $0.size != $1.size ? $0.size > $1.size : $0.index < $1.index }
+    func attempt(_ k: Int) -> _PushdownPlan? {
+      let candidate = Self(query, terms, reader, declining: Set(pushed.prefix(k).map(\.index)), why: why)
+      if case .none = reader.supportQuery(candidate.query) { return nil }
+      return candidate
+    }
+    var low = 0  // declined with `low` terms in process
+    var high = 1
+    var accepted: _PushdownPlan? = nil
+    while high <= pushed.count {
+      if let plan = attempt(high) {
+        accepted = plan
+        break
+      }
+      low = high
+      high = high == pushed.count ? pushed.count + 1 : min(high * 2, pushed.count)
+    }
+    guard var best = accepted else {
+      self = Self(query, terms, reader, declining: Set(terms.indices), why: why, wholeStage: true)
+      return
+    }
+    while high - low > 1 {
+      let middle = (low + high) / 2
+      if let plan = attempt(middle) {
+        best = plan
+        high = middle
+      } else {
+        low = middle
+      }
+    }
+    self = best
+  }
+
+  /// The split with the pushed terms at `declining` run in process instead, because the
+  /// reader said `why`; with `wholeStage`, the sort and `distinct` run in process too.
+  private init(
+    _ query: _Query<Element>, _ terms: [(node: _FilterNode<Element>, translation: _Translation)],
+    _ reader: _PushdownReader<Element>, declining: Set<Int>, why: String, wholeStage: Bool = false
+  ) {
     let stage = query.stages[0]
     var pushed: [StoreFilter] = []
     var kept: [_FilterNode<Element>] = []
     var superset = false
-    if let filter = stage.filter {
-      let terms: [_FilterNode<Element>]
-      if case .and(let j) = filter { terms = j.terms } else { terms = [filter] }
-      for term in terms {
-        switch Self._translate(term, reader) {
-        case .pushed(let f, let isExact):
-          pushed.append(f)
-          if !isExact {
-            superset = true
-            rechecked.append(term.description)
-          }
-        case .kept(let why):
-          kept.append(term)
-          inProcess.append(Part(part: term.description, why: why))
+    for (i, (term, translation)) in terms.enumerated() {
+      switch translation {
+      case .pushed(let f, let isExact) where !declining.contains(i):
+        pushed.append(f)
+        if !isExact {
+          superset = true
+          rechecked.append(term.description)
         }
+      case .pushed:
+        kept.append(term)
+        inProcess.append(Part(part: term.description, why: why))
+      case .kept(let why):
+        kept.append(term)
+        inProcess.append(Part(part: term.description, why: why))
       }
     }
     let storeFilter: StoreFilter? = pushed.isEmpty ? nil : (pushed.count == 1 ? pushed[0] : .and(pushed))
@@ -81,6 +140,11 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
     var sort: [StoreSortKey] = []
     var sortPushed = true
     for key in stage.sort {
+      if wholeStage {
+        sortPushed = false
+        inProcess.append(Part(part: "sort " + stage.sort.map(\.description).joined(separator: ", "), why: why))
+        break
+      }
       let storeKey: StoreSortKey?
       switch key {
       case .field(let name, let order, let collation):
@@ -111,6 +175,8 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
     var distinct: String? = nil
     if let key = stage.distinct {
       switch key {
+      case .field(let name) where wholeStage:
+        inProcess.append(Part(part: "distinct " + name, why: why))
       case .field(let name) where filterExact && sortPushed && !stage.reversed:
         if case .exact = reader.supportDistinct(name) {
           distinct = name

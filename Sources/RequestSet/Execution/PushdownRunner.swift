@@ -39,6 +39,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   let supportCondition: @Sendable (StoreCondition) -> PushdownSupport
   let supportSort: @Sendable (StoreSortKey) -> PushdownSupport
   let supportDistinct: @Sendable (String) -> PushdownSupport
+  let supportQuery: @Sendable (StoreQuery) -> PushdownSupport
   let count: @Sendable (StoreQuery) throws -> Int
   let records: @Sendable (StoreQuery, (Element) throws -> Bool) throws -> Void
   let explain: @Sendable (StoreQuery) throws -> StoreExplanation
@@ -59,6 +60,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     supportCondition = { reader.support(for: $0) }
     supportSort = { reader.support(for: $0) }
     supportDistinct = { reader.support(forDistinct: $0) }
+    supportQuery = { reader.support(for: $0) }
     count = { try reader.count($0) }
     records = { try reader.records($0, $1) }
     explain = { try reader.explain($0) }

@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import Synchronization
 import Testing
@@ -122,5 +123,137 @@ import Testing
         == .connectionFailed)
     try server.resume()
     #expect(try store.snapshot().count == 11)
+  }
+
+  /// A server frozen with SIGSTOP (a hung machine: the kernel still accepts and
+  /// acknowledges, nothing answers) makes a read, a write and opening a store throw
+  /// `.connectionFailed` naming the setting to change, each within its timeout (2 s here)
+  /// and a generous margin, where they used to hang for good; once the server is
+  /// continued, the same store works again.
+  @Test func aFrozenServerTimesOutAndTheSameStoreWorksWhenItThaws() throws {
+    let server = try PostgresServer.start()
+    defer { server.stop() }  // thaws first
+    let options = PostgresConnectionOptions(connectTimeout: .seconds(2), statementTimeout: .seconds(2))
+    let store = try PostgresStore<DynamicRecord>(url: server.url(), table: "frozen", connections: 2, options: options)
+    defer { store.close() }
+    try store.insert(contentsOf: (0..<10).map { DynamicRecord(id: .int($0), fields: ["n": .int($0)]) })
+    #expect(try RequestSet(store).filter("n", .greaterThan, 4).fetchCount() == 5)
+
+    try server.freeze()
+    defer { server.thaw() }
+    // The statement timeout plus the second the client adds, and a margin for a busy machine.
+    let bound = Duration.seconds(3) + .seconds(30)
+    // Each call runs on a thread of its own: one that hangs fails the test (and the server
+    // is continued, so it returns) instead of hanging the run.
+    func timed(_ what: String, _ body: @escaping @Sendable () throws -> Void) -> (RequestSetError?, Duration) {
+      let outcome = Mutex<(any Error)??>(nil)
+      let done = DispatchSemaphore(value: 0)
+      let start = ContinuousClock.now
+      Thread {
+        let error: (any Error)? = { () -> (any Error)? in
+          do {
+            try body()
+            return nil
+          } catch { return error }
+        }()
+        outcome.withLock { $0 = .some(error) }
+        done.signal()
+      }.start()
+      if done.wait(timeout: .now() + .seconds(Int(bound.components.seconds))) == .timedOut {
+        Issue.record("\(what) did not return within \(bound) on a frozen server")
+        server.thaw()
+        done.wait()
+      }
+      let elapsed = ContinuousClock.now - start
+      let error = outcome.withLock { $0 } ?? nil
+      if let error, !(error is RequestSetError) { Issue.record("\(what) threw \(error)") }
+      return (error as? RequestSetError, elapsed)
+    }
+    let (read, readTime) = timed("a read") { _ = try RequestSet(store).filter("n", .greaterThan, 4).fetch() }
+    #expect(read?.code == .connectionFailed, "\(String(describing: read))")
+    #expect(read?.message.contains("PostgresConnectionOptions.statementTimeout") == true, "\(String(describing: read))")
+    #expect(read?.message.contains("The read did not finish and changed nothing") == true, "\(String(describing: read))")
+    #expect(readTime < bound, "the read took \(readTime)")
+    let (write, writeTime) = timed("a write") { try store.insert(DynamicRecord(id: .int(50), fields: [:])) }
+    #expect(write?.code == .connectionFailed, "\(String(describing: write))")
+    #expect(
+      write.map { $0.message.contains("statementTimeout") || $0.message.contains("connectTimeout") } == true,
+      "\(String(describing: write))")
+    #expect(writeTime < bound, "the write took \(writeTime)")
+    let (open, openTime) = timed("opening a store") {
+      _ = try PostgresStore<DynamicRecord>(url: server.url(), table: "frozen", options: options)
+    }
+    #expect(open?.code == .connectionFailed, "\(String(describing: open))")
+    #expect(open?.message.contains("PostgresConnectionOptions.connectTimeout") == true, "\(String(describing: open))")
+    #expect(openTime < bound, "opening took \(openTime)")
+
+    server.thaw()
+    // The same store, once the server runs again: nothing of the write, and writes work.
+    #expect(try RequestSet(store).filter("n", .greaterThan, 4).fetchCount() == 5)
+    #expect(try store.fetch(id: .int(50)) == nil)
+    try store.insert(DynamicRecord(id: .int(51), fields: ["n": .int(51)]))
+    #expect(try RequestSet(store).fetchCount() == 11)
+  }
+
+  /// The server's own `statement_timeout`, which the store sets from the options, cancels a
+  /// statement that runs longer: `.connectionFailed` naming the setting, and the
+  /// connection goes on working.
+  @Test func aStatementPastTheTimeoutIsCancelledByTheServer() throws {
+    let url = try PostgresServer.url()
+    let c = try _PGConnection(_ConnectionString(url), options: PostgresConnectionOptions(statementTimeout: .milliseconds(300)))
+    #expect(try c.execute("SHOW statement_timeout").string(0, 0) == "300ms")
+    let error = try #require(throws: RequestSetError.self) { try c.execute("SELECT pg_sleep(5)") }
+    #expect(error.code == .connectionFailed, "\(error)")
+    #expect(error.message.contains("PostgresConnectionOptions.statementTimeout"), "\(error)")
+    #expect(!c.isBroken)
+    #expect(try c.execute("SELECT 1").string(0, 0) == "1")
+  }
+
+  /// Options out of range are refused before anything connects.
+  @Test func optionsOutOfRangeAreRefused() throws {
+    let url = try PostgresServer.url()
+    for options in [
+      PostgresConnectionOptions(statementTimeout: .zero), PostgresConnectionOptions(connectTimeout: .seconds(-1)),
+      PostgresConnectionOptions(keepalives: .init(count: 0)),
+    ] {
+      let error = try #require(throws: RequestSetError.self) {
+        try PostgresStore<DynamicRecord>(url: url, table: PostgresServer.freshTable(), options: options)
+      }
+      #expect(error.code == .invalidOptions, "\(error)")
+    }
+  }
+
+  /// The options reach libpq as its keepalive and TCP settings, and the connection
+  /// string's own settings win over them.
+  @Test func keepalivesAndTheTCPUserTimeoutReachLibpqAndTheConnectionStringWins() throws {
+    let url = try PostgresServer.url()
+    func settings(_ url: String, _ options: PostgresConnectionOptions) throws -> [String: String] {
+      let c = try _PGConnection(_ConnectionString(url), options: options)
+      guard let info = PQconninfo(c.handle) else { return [:] }
+      defer { PQconninfoFree(info) }
+      var found: [String: String] = [:]
+      var option = info
+      while let keyword = option.pointee.keyword {
+        if let value = option.pointee.val { found[String(cString: keyword)] = String(cString: value) }
+        option += 1
+      }
+      return found
+    }
+    let defaults = try settings(url, PostgresConnectionOptions())
+    #expect(defaults["keepalives"] == "1")
+    #expect(defaults["keepalives_idle"] == "30")
+    #expect(defaults["keepalives_interval"] == "10")
+    #expect(defaults["keepalives_count"] == "3")
+    #expect(defaults["tcp_user_timeout"] == "60000")
+    let chosen = try settings(
+      url + "?keepalives_idle=7",
+      PostgresConnectionOptions(keepalives: .init(idle: .milliseconds(1_500), interval: .seconds(2), count: 5), tcpUserTimeout: .milliseconds(2_500)))
+    #expect(chosen["keepalives_idle"] == "7", "the connection string wins")
+    #expect(chosen["keepalives_interval"] == "2")
+    #expect(chosen["keepalives_count"] == "5")
+    #expect(chosen["tcp_user_timeout"] == "2500")
+    let off = try settings(url, PostgresConnectionOptions(keepalives: nil, tcpUserTimeout: nil))
+    #expect(off["keepalives"] == "0")
+    #expect(off["tcp_user_timeout"] == nil)
   }
 }

@@ -192,8 +192,54 @@ final class PostgresServer: Sendable {
     guard result.status == 0 else { throw Unavailable(reason: "pg_ctl start failed: \(result.output)") }
   }
 
-  /// Stops the server at once and removes its folder. Stopping twice does nothing.
+  /// The processes ``freeze()`` stopped, which ``thaw()`` continues.
+  private let frozen = Mutex<[pid_t]>([])
+
+  /// Freezes the server as a hung machine would: SIGSTOP to the postmaster (first, so it
+  /// forks nothing more), then to each of its children (backends, background workers).
+  /// The kernel still accepts connections and acknowledges what clients send, so only a
+  /// client's own deadline notices. ``thaw()`` undoes it; ``stop()`` thaws first.
+  func freeze() throws {
+    guard let directory else { throw Unavailable(reason: "not a private server") }
+    let pidFile = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+    guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
+      throw Unavailable(reason: "no postmaster.pid in \(directory)/data")
+    }
+    frozen.withLock { $0.append(postmaster) }
+    guard kill(postmaster, SIGSTOP) == 0 else { throw Unavailable(reason: "SIGSTOP failed: errno \(errno)") }
+    for child in Self.children(of: postmaster) {
+      frozen.withLock { $0.append(child) }
+      kill(child, SIGSTOP)
+    }
+  }
+
+  /// Continues every process ``freeze()`` stopped (children first). Thawing a server that
+  /// is not frozen does nothing.
+  func thaw() {
+    let pids = frozen.withLock { pids in
+      defer { pids = [] }
+      return pids
+    }
+    for pid in pids.reversed() { kill(pid, SIGCONT) }
+  }
+
+  /// The processes whose parent is `parent`, read from `/proc`.
+  private static func children(of parent: pid_t) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { entry -> pid_t? in
+      guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { return nil }
+      // "pid (name) state ppid …": the name may hold spaces and parentheses.
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+    }
+  }
+
+  /// Stops the server at once and removes its folder (thawing it first if frozen).
+  /// Stopping twice does nothing.
   func stop() {
+    thaw()
     guard let directory, !stopped.exchange(true, ordering: .relaxed), let bin = Self.binaries() else { return }
     _ = try? Self.run(
       bin + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], asPostgres: getuid() == 0)
@@ -205,8 +251,12 @@ final class PostgresServer: Sendable {
   private func startWatchdog(bin: String, data: String, asRoot: Bool) {
     guard let directory else { return }
     let stop = "\(asRoot ? "runuser -u postgres -- " : "")'\(bin)/pg_ctl' -D '\(data)' -m immediate stop"
+    // A server a test froze (SIGSTOP) is continued first, or it could not stop.
+    let thaw =
+      "p=$(head -n 1 '\(data)/postmaster.pid' 2>/dev/null); "
+      + "if [ -n \"$p\" ]; then kill -CONT $p $(ps -o pid= --ppid $p) 2>/dev/null; fi"
     let script =
-      "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; if [ -d '\(data)' ]; then \(stop); rm -rf '\(directory)'; fi"
+      "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; if [ -d '\(data)' ]; then \(thaw); \(stop); rm -rf '\(directory)'; fi"
     _ = Self.spawn("/bin/sh", ["-c", script], output: "/dev/null", detached: true)
   }
 

@@ -1,0 +1,182 @@
+import RequestSet
+
+/// How a ``PostgresStore`` connects and how long it waits for the server: timeouts, so a
+/// call on a server that stopped answering (frozen, overloaded, unreachable behind a cut
+/// network) returns `.connectionFailed` instead of hanging, and TCP keepalives, so the
+/// operating system finds a dead peer under an idle connection.
+///
+/// The defaults: ``connectTimeout`` 10 s, ``statementTimeout`` 60 s, keepalives after 30 s
+/// idle, every 10 s, 3 probes (``Keepalives``), ``tcpUserTimeout`` 60 s. A call on a frozen
+/// server returns after at most the statement timeout plus one second; one that needs a
+/// new connection, after the connect timeout.
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(
+///   url: "postgresql://app@db.example.com/zoo",
+///   options: PostgresConnectionOptions(statementTimeout: .seconds(5)))
+/// // A read on a server that stops answering throws .connectionFailed after about 6 s;
+/// // the next call connects again.
+/// ```
+///
+/// A setting the connection string holds wins over the option that sets it for libpq:
+/// `connect_timeout`, `keepalives`, `keepalives_idle`, `keepalives_interval`,
+/// `keepalives_count`, `tcp_user_timeout`. Keepalives and the TCP user timeout apply to
+/// TCP connections only (not to a Unix-domain socket). Later versions may add settings
+/// here (poolers, replicas, retries); each gets a default, so code that sets some of them
+/// keeps compiling.
+public struct PostgresConnectionOptions: Sendable, Hashable {
+  /// The longest opening a connection may take: reaching the server, TLS, authentication
+  /// and the session's settings. Nil waits as long as the operating system does. Default
+  /// 10 s; libpq's `connect_timeout` when the connection string gives one.
+  ///
+  /// A call that needs a new connection (the first, or the next after an outage) and
+  /// does not get one in time throws `.connectionFailed` naming this setting.
+  ///
+  /// ```swift
+  /// var options = PostgresConnectionOptions()
+  /// options.connectTimeout = .seconds(3)
+  /// ```
+  public var connectTimeout: Duration?
+
+  /// The longest one statement may take. Default 60 s; nil sets no limit (and leaves the
+  /// server's `statement_timeout` as the role or database sets it).
+  ///
+  /// The limit is kept on both sides. The store sets the server's `statement_timeout` for
+  /// each of its sessions, so the server cancels a statement that runs longer (it rolls
+  /// back, and the connection stays usable). And the store waits for the server's answer
+  /// to a statement at most this long plus one second: a server that cannot cancel
+  /// anything (stopped with SIGSTOP, a machine that froze, a network that drops packets
+  /// without a word) is given up on, the connection closed, and the next call connects
+  /// again. Either way the call throws `.connectionFailed`, whose message names this
+  /// setting. A read through a cursor runs one statement per batch of rows, so the limit
+  /// is per batch, not per scan; a migration, a bulk `update` or `delete` through a query,
+  /// or a write that waits for another process's write transaction is one statement.
+  ///
+  /// ```swift
+  /// let store = try PostgresStore<Animal>(url: url, options: PostgresConnectionOptions(statementTimeout: .seconds(300)))
+  /// ```
+  public var statementTimeout: Duration?
+
+  /// TCP keepalive probes on idle connections (libpq's `keepalives_idle`,
+  /// `keepalives_interval`, `keepalives_count`); nil turns them off (`keepalives=0`).
+  /// Default: after 30 s idle, every 10 s, 3 probes, so a dead peer under an idle pooled
+  /// connection or a live set's listening connection is found within about a minute.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(keepalives: .init(idle: .seconds(10), interval: .seconds(5), count: 2))
+  /// ```
+  public var keepalives: Keepalives?
+
+  /// How long sent data may stay unacknowledged before the operating system closes the
+  /// connection (libpq's `tcp_user_timeout`, Linux's `TCP_USER_TIMEOUT`); nil leaves the
+  /// system's default (about 15 minutes of retransmissions). Default 60 s.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(tcpUserTimeout: .seconds(30))
+  /// ```
+  public var tcpUserTimeout: Duration?
+
+  /// TCP keepalive probes: after ``idle`` without traffic, one every ``interval``; after
+  /// ``count`` unanswered, the operating system closes the connection. libpq counts in
+  /// whole seconds: a part of a second rounds up.
+  ///
+  /// ```swift
+  /// PostgresConnectionOptions.Keepalives(idle: .seconds(30), interval: .seconds(10), count: 3)
+  /// ```
+  public struct Keepalives: Sendable, Hashable {
+    /// How long a connection is idle before the first probe. Default 30 s.
+    public var idle: Duration
+    /// The time between probes. Default 10 s.
+    public var interval: Duration
+    /// How many probes go unanswered before the connection is closed. Default 3.
+    public var count: Int
+
+    /// Keepalive settings; the defaults find a dead peer in about a minute.
+    ///
+    /// ```swift
+    /// let keepalives = PostgresConnectionOptions.Keepalives(idle: .seconds(60))
+    /// ```
+    public init(idle: Duration = .seconds(30), interval: Duration = .seconds(10), count: Int = 3) {
+      self.idle = idle
+      self.interval = interval
+      self.count = count
+    }
+  }
+
+  /// Options; every argument has the default the type's documentation gives.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(connectTimeout: .seconds(5), statementTimeout: .seconds(120))
+  /// ```
+  public init(
+    connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = .seconds(60),
+    keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60)
+  ) {
+    self.connectTimeout = connectTimeout
+    self.statementTimeout = statementTimeout
+    self.keepalives = keepalives
+    self.tcpUserTimeout = tcpUserTimeout
+  }
+
+  /// Throws `.invalidOptions` for a duration that is not positive or a probe count below 1.
+  func validate() throws {
+    func positive(_ duration: Duration?, _ name: String) throws {
+      guard let duration, duration <= .zero else { return }
+      throw RequestSetError(
+        .invalidOptions,
+        "PostgresConnectionOptions.\(name) is \(duration); it must be positive. Pass nil for no limit.")
+    }
+    try positive(connectTimeout, "connectTimeout")
+    try positive(statementTimeout, "statementTimeout")
+    try positive(tcpUserTimeout, "tcpUserTimeout")
+    if let keepalives {
+      try positive(keepalives.idle, "keepalives.idle")
+      try positive(keepalives.interval, "keepalives.interval")
+      guard keepalives.count >= 1 else {
+        throw RequestSetError(
+          .invalidOptions,
+          "PostgresConnectionOptions.keepalives.count is \(keepalives.count); it must be at least 1. "
+            + "Pass keepalives: nil to turn keepalives off.")
+      }
+    }
+  }
+
+  /// The libpq settings these options make, in the order given to `PQconnectStartParams`
+  /// (before the connection string, which overrides them). The connect timeout is not
+  /// among them: the store keeps it itself (see `_PGConnection`), to the millisecond.
+  var libpqSettings: [(keyword: String, value: String)] {
+    var settings: [(String, String)] = []
+    if let keepalives {
+      settings.append(("keepalives", "1"))
+      settings.append(("keepalives_idle", String(keepalives.idle._wholeSeconds)))
+      settings.append(("keepalives_interval", String(keepalives.interval._wholeSeconds)))
+      settings.append(("keepalives_count", String(keepalives.count)))
+    } else {
+      settings.append(("keepalives", "0"))
+    }
+    if let tcpUserTimeout { settings.append(("tcp_user_timeout", String(tcpUserTimeout._milliseconds))) }
+    return settings
+  }
+}
+
+extension Duration {
+  /// The duration in whole milliseconds, rounded up (at least 1 for a positive duration).
+  var _milliseconds: Int64 {
+    let (seconds, attoseconds) = components
+    let step: Int64 = 1_000_000_000_000_000
+    // A duration of ages saturates (libpq and the server take 32-bit values anyway).
+    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+    if overflow || whole > Int64(Int32.max) { return Int64(Int32.max) }
+    return whole + (attoseconds + step - 1) / step
+  }
+
+  /// The duration in whole seconds, rounded up (at least 1 for a positive duration).
+  var _wholeSeconds: Int64 { (_milliseconds + 999) / 1000 }
+
+  /// How messages show a timeout: `2 s`, `1.5 s`, `250 ms`.
+  var _spoken: String {
+    let ms = _milliseconds
+    if ms < 1000 { return "\(ms) ms" }
+    return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
+  }
+}
