@@ -263,6 +263,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     try c.execute(begin)
     do {
       let result = try body()
+      // A cancelled async call writes nothing: checked before COMMIT, the last moment its
+      // changes can still be undone (a statement running when it was cancelled may have
+      // finished before `PQcancel` reached it).
+      if StoreThreads.isCancelled { throw CancellationError() }
       try c.execute("COMMIT")
       return result
     } catch {

@@ -119,7 +119,12 @@ final class _SQLiteConnection: @unchecked Sendable {
   func writeTransaction<T>(_ body: () throws -> T) throws -> T {
     try execute("BEGIN IMMEDIATE", doing: "start a write transaction")
     do {
-      let result = try body()
+      // An async call cancelled meanwhile stops the statement running (an UPDATE through
+      // a query over many rows), and is checked once more before COMMIT, the last moment
+      // its changes can still be undone: a cancelled write writes nothing.
+      nonisolated(unsafe) let interruptible = handle  // sqlite3_interrupt is safe from any thread
+      let result = try StoreThreads.whenCancelled({ sqlite3_interrupt(interruptible) }) { try body() }
+      if StoreThreads.isCancelled { throw CancellationError() }
       try execute("COMMIT", doing: "commit")
       return result
     } catch {
