@@ -18,6 +18,11 @@
 //   LogCrashWorker migrate <log>        says "start", then opens the log with the migration
 //                                       "v2" (the tests' `PetMigrations.v2` steps), which runs
 //                                       it; says "done" when the open returns
+//   LogCrashWorker migrate-hold <log> <id>
+//                                       as migrate, but the migration ends with a step that,
+//                                       at the record with id <id> (the last one), says
+//                                       "last" and waits: the tests kill it there, at the end
+//                                       of the rewrite, before it takes the log's place
 //
 // `crash` prints "begin <op>" before each operation and "ack" after it returns, with
 // unbuffered writes, so the parent knows every acknowledged write and the one in flight.
@@ -166,6 +171,22 @@ case "migrate":
     say("failed \(error)")
     exit(1)
   }
+
+case "migrate-hold":
+  guard args.count == 4, let last = Int(args[3]) else {
+    say("usage: LogCrashWorker migrate-hold <log> <id>")
+    exit(2)
+  }
+  let v2 = Migration(
+    "v2", .rename("weight", to: "weightKg"), .convert("weightKg", .toDouble), .add("legs", default: .int(4)),
+    .move("city", to: "address.city"), .remove("nickname"),
+    .transform { record in
+      guard record.id == .int(last) else { return }
+      say("last")
+      while true { sleep(60) }
+    })
+  _ = try LogStore<DynamicRecord>(path: path, options: .init(migrations: Migrator([v2])))
+  say("done")
 
 default:
   say("unknown mode \(args[1])")

@@ -127,6 +127,9 @@ do {
     try await heartbeatScenario(store, kind: kind, location: location, table: table, rest)
     store.close()
 
+  case "heartbeat-control":
+    await heartbeatControl(rest)
+
   case "plans":
     try plansScenario(kind: kind, location: location, table: table, rest)
 

@@ -15,8 +15,9 @@
 /// ```
 ///
 /// Cancelling the task stops the query promptly on every store (SQLite interrupts the
-/// statement, PostgreSQL sends a cancel request, the in-process engine stops its scan)
-/// and the call throws `CancellationError`. A write through the set that has begun
+/// statement, PostgreSQL sends a cancel request, the in-process engine stops its scan, and
+/// a log's decoding, sorting and a write's changes, between records) and the call throws
+/// `CancellationError`. A write through the set that has begun
 /// commits or rolls back whole; one cancelled before it began writes nothing.
 ///
 /// The names are the synchronous ones, reached through `async` (as `lazy` reaches the

@@ -55,7 +55,16 @@ struct _FilterCompiler<Element: Sendable> {
     guard let token = _CancelToken.current else { return matcher }
     switch matcher {
     case .constant: return matcher
-    case .typed(let t): return .typed { !token.isCancelled && t($0) }
+    case .typed(let t):
+      // In memory the test reads the record in place, and answering false stops it at
+      // once; a store whose records are decoded for the test would still decode every
+      // one, so there the scan stops by throwing.
+      if cursor.base != nil { return .typed { !token.isCancelled && t($0) } }
+      let cursor = self.cursor
+      return .general { slot in
+        if token.isCancelled { throw CancellationError() }
+        return t(try cursor.pointer(slot))
+      }
     case .general(let g):
       return .general { slot in
         if token.isCancelled { throw CancellationError() }

@@ -598,7 +598,21 @@ enum _Executor {
   }
 
   /// A slot-level three-way comparison for the sort keys, or nil when there are none.
+  ///
+  /// Inside an async call (see `StoreThreads`) it throws `CancellationError` once the call
+  /// is cancelled, so a sort stops as a scan does (a log's sort reads or decodes records).
   private static func _comparator<Element>(
+    _ keys: [_SortKey<Element>], compiler: inout _FilterCompiler<Element>
+  ) throws -> ((Int, Int) throws -> Int)? {
+    guard let compare = try _comparatorParts(keys, compiler: &compiler) else { return nil }
+    guard let token = _CancelToken.current else { return compare }
+    return { a, b in
+      if token.isCancelled { throw CancellationError() }
+      return try compare(a, b)
+    }
+  }
+
+  private static func _comparatorParts<Element>(
     _ keys: [_SortKey<Element>], compiler: inout _FilterCompiler<Element>
   ) throws -> ((Int, Int) throws -> Int)? {
     guard !keys.isEmpty else { return nil }

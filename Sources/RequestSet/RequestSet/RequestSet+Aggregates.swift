@@ -3,7 +3,10 @@ extension RequestSet {
   func _forEachRecord(_ body: (UnsafePointer<Element>) throws -> Void) throws {
     let e = try _cache.evaluation(_source, _query)
     try _RecordCursor.with(e.snapshot) { cursor in
-      for slot in e.slots { try body(try cursor.pointer(slot)) }
+      for slot in e.slots {
+        try _CancelToken.throwIfCancelled()  // a log decodes each record here
+        try body(try cursor.pointer(slot))
+      }
     }
   }
 

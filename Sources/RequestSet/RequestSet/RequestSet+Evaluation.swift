@@ -15,7 +15,10 @@ extension RequestSet {
     // A plain loop: the generic `map` costs more than reading one record from an index.
     var records: [Element] = []
     records.reserveCapacity(e.count)
-    for i in 0..<e.count { records.append(try e.element(i)) }
+    for i in 0..<e.count {
+      try _CancelToken.throwIfCancelled()  // a log decodes each record here
+      records.append(try e.element(i))
+    }
     return records
   }
 

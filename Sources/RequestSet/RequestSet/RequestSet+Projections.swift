@@ -53,6 +53,7 @@ extension RequestSet where Element: Encodable {
       readers.append((key, fields.reader(for: key)))
     }
     return try e.slots.map { slot in
+      try _CancelToken.throwIfCancelled()
       var row: [String: FieldValue] = [:]
       for (key, read) in readers { row[key] = try read?(slot) ?? .null }
       return row
@@ -75,6 +76,9 @@ extension RequestSet where Element: Record {
     }
     let fields = try e.snapshot._fields()
     guard let read = fields.reader(for: "id") else { return try values(\.id) }
-    return try e.slots.map { try _FieldDecoder.decode(Element.ID.self, from: try read($0)) }
+    return try e.slots.map { slot in
+      try _CancelToken.throwIfCancelled()
+      return try _FieldDecoder.decode(Element.ID.self, from: try read(slot))
+    }
   }
 }

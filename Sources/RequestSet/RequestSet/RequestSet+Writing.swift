@@ -91,6 +91,7 @@ extension RequestSet where Element: Record {
   public func update(_ transform: (inout Element) throws -> Void) throws -> Int {
     try _write { snapshot, slots in
       try slots.map { slot in
+        try _CancelToken.throwIfCancelled()
         let original = try snapshot._record(at: slot)
         var record = original
         try transform(&record)
@@ -145,6 +146,7 @@ extension RequestSet where Element: Record {
         }
       }
       return try slots.map { slot in
+        try _CancelToken.throwIfCancelled()
         var tree = try FieldValue(encoding: try snapshot._record(at: slot))
         for (key, value) in encoded { tree = tree._setting(value, at: key[...]) }
         return .save(
@@ -161,7 +163,12 @@ extension RequestSet where Element: Record {
   @discardableResult
   public func delete() throws -> Int {
     if _source.pushdown != nil, let n = try _pushdownWrite({ try $0.delete($1) }) { return n }
-    return try _write { snapshot, slots in try slots.map { .delete(id: try snapshot._record(at: $0).id) } }
+    return try _write { snapshot, slots in
+      try slots.map { slot in
+        try _CancelToken.throwIfCancelled()
+        return .delete(id: try snapshot._record(at: slot).id)
+      }
+    }
   }
 
   /// The first record of the set, or a new record, inserted, whose fields are set from

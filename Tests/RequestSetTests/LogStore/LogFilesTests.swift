@@ -250,6 +250,50 @@ struct NamedBeast: Record, Equatable {
     withExtendedLifetime(store) {}
   }
 
+  /// The temporary files of writers that died mid-way are removed by the next open that
+  /// can prove them abandoned: a writer (holding the log's locks) removes
+  /// `.compacting`, `.creating`, `.checkpoint.tmp` and an import copy whose process is
+  /// gone; a live process's copy, and a `.compacting` someone holds locked, stay.
+  @Test func openingRemovesTheTemporaryFilesOfDeadWriters() throws {
+    let dir = try LogTempDir()
+    let path = dir.file()
+    do {
+      let store = try LogStore<Beast>(path: path)
+      try store.insert(Beast(id: 1, name: "Kept", species: "Cow", age: 3))
+      store.close()
+    }
+    // A process that has ended: its id names no process (for the moment this test needs).
+    let ended = Process()
+    ended.executableURL = URL(fileURLWithPath: "/bin/true")
+    try ended.run()
+    ended.waitUntilExit()
+    let dead = ended.processIdentifier
+    let fm = FileManager.default
+    let abandoned = [
+      ".compacting", ".creating", ".checkpoint.tmp", ".importing-\(dead)", ".importing-\(dead).lock",
+      ".importing-\(dead).checkpoint",
+    ]
+    let live = [".importing-\(getpid())", ".importing-\(getpid()).lock", ".importing-12x", ".importingnot"]
+    for suffix in abandoned + live { #expect(fm.createFile(atPath: path + suffix, contents: Data("x".utf8))) }
+
+    // A reader holds no lock of the log's: it removes only a `.compacting` nobody holds.
+    let holder = try _FileIO.open(path + ".compacting", O_RDONLY, hint: "")
+    #expect(_FileIO.lockExclusive(holder) == 0)
+    try LogStore<Beast>(path: path, options: .init(readOnly: true)).close()
+    #expect(fm.fileExists(atPath: path + ".compacting"), "a compaction still holds it")
+    _ = flock(holder.fd, LOCK_UN)
+    try LogStore<Beast>(path: path, options: .init(readOnly: true)).close()
+    #expect(!fm.fileExists(atPath: path + ".compacting"))
+    #expect(fm.fileExists(atPath: path + ".creating"), "only a writer may remove it")
+    withExtendedLifetime(holder) {}
+
+    let store = try LogStore<Beast>(path: path)
+    for suffix in abandoned { #expect(!fm.fileExists(atPath: path + suffix), "\(suffix)") }
+    for suffix in live { #expect(fm.fileExists(atPath: path + suffix), "\(suffix)") }
+    #expect(try store.fetch(id: 1)?.name == "Kept")
+    store.close()
+  }
+
   // MARK: Schema mismatch and side files
 
   @Test(arguments: [LogRecoveryMode.truncateTornTail, .failOnAnyDamage, .stopAtFirstDamage, .skipDamagedFrames])

@@ -79,6 +79,39 @@ import Testing
     print("MigrationCrashTests: \(n) records, \(kills) kills, whole migration \(span): \(outcomes.v1) left v1, \(outcomes.v2) v2")
   }
 
+  /// A migration killed (SIGKILL) at its end, with every record rewritten into
+  /// `<log>.compacting` but before that file took the log's place: the next open, even a
+  /// read-only one, removes the abandoned file (nobody holds its lock), and the log is
+  /// entirely v1; the open for writing that resumes the migration leaves nothing but the
+  /// log and its own side files.
+  @Test func aMigrationKilledAtItsEndLeavesNoTemporaryFile() throws {
+    let n = 2_000
+    let records = PetMigrations.records(n)
+    let path = TemporaryLogDirectory.freshPath("pets.rslog")
+    do {
+      let store = try LogStore<PetV1>(path: path)
+      try store.insert(contentsOf: records)
+      store.close()
+    }
+    let (child, pipe) = try CrashWorker.start(["migrate-hold", path, String(n - 1)])
+    let lines = CrashWorker.readUntil(pipe) { $0 == "last" }
+    #expect(lines.contains("last"), "\(lines)")
+    #expect(FileManager.default.fileExists(atPath: path + ".compacting"), "the rewrite is under way")
+    kill(child.processIdentifier, SIGKILL)
+    child.waitUntilExit()
+
+    try check(path, records, expectMigrated: false, full: true)  // a read-only open
+    #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+    let resumed = try LogStore<PetV2>(path: path, options: .init(migrations: PetMigrations.toV2Named("v2")))
+    #expect(resumed.appliedMigrations == ["v2"])
+    resumed.close()
+    try check(path, records, expectMigrated: true, full: true)
+    let directory = (path as NSString).deletingLastPathComponent
+    let left = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    #expect(left.contains("pets.rslog"))
+    #expect(left.allSatisfy { ["pets.rslog", "pets.rslog.checkpoint", "pets.rslog.lock"].contains($0) }, "\(left)")
+  }
+
   /// Checks that the log holds the records entirely in v1 or entirely in v2 and returns
   /// which.
   @discardableResult

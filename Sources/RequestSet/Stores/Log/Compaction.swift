@@ -29,17 +29,9 @@ extension _LogState {
     let kept = keepingHistory && run == nil ? try keptHistory(source) : nil
     let base = kept?.base ?? index
     let tmp = path + ".compacting"
-    _FileIO.remove(tmp)
-    let target = try _FileIO.open(
-      tmp, O_RDWR | O_CREAT | O_TRUNC, hint: "Compaction needs to create a file next to the log; check the directory.")
+    let target = try Self.createCompactionFile(tmp)
     var swapped = false
     defer { if !swapped { _FileIO.remove(tmp) } }
-    // Lock the new file before it takes the log's place, so the log file is locked at every
-    // moment: a second writer that opens the path after the rename finds it locked.
-    let locked = _FileIO.lockExclusive(target)
-    if locked != 0 {
-      throw _FileIO.failure("lock", tmp, locked, "The log itself is unchanged; compact again.")
-    }
 
     let newHeader = _LogFormat.Header(salt: UInt64.random(in: .min ... .max), generation: header.generation &+ 1)
     let salt = _LogFormat.saltState(newHeader.salt)
@@ -210,6 +202,34 @@ extension _LogState {
       try checkUsable()
     }
     writeCheckpoint()
+  }
+}
+
+extension _LogState {
+  /// Creates `<log>.compacting`, locked.
+  ///
+  /// The lock comes before any byte is written, and stays while the file takes the log's
+  /// place, so the log file is locked at every moment (a second writer that opens the path
+  /// after the rename finds it locked), and so that anyone who can take the lock knows the
+  /// file is abandoned and may remove it (`_StaleFiles`). Such a one may take it, and
+  /// remove the file, in the moment between its creation and the lock here: then the path
+  /// no longer names the file locked, and another is made.
+  static func createCompactionFile(_ tmp: String) throws -> _FileDescriptor {
+    var attempts = 0
+    while true {
+      attempts += 1
+      _FileIO.remove(tmp)
+      let target = try _FileIO.open(
+        tmp, O_RDWR | O_CREAT | O_TRUNC, hint: "Compaction needs to create a file next to the log; check the directory.")
+      let locked = _FileIO.lockExclusive(target)
+      if locked == 0 && _FileIO.sameFile(target, tmp) { return target }
+      if (locked != 0 && locked != EWOULDBLOCK) || attempts == 100 {
+        _FileIO.remove(tmp)
+        throw _FileIO.failure("lock", tmp, locked == 0 ? EAGAIN : locked, "The log itself is unchanged; compact again.")
+      }
+      // Someone checking for an abandoned file holds it, and removes it next.
+      usleep(1_000)
+    }
   }
 }
 

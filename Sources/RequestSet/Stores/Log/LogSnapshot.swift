@@ -248,7 +248,9 @@ final class _OpenKinds: Sendable {
       case .pending(let path, let mapping, let locations, let names):
         var kinds = _KindAccumulator()
         if let mapping {
-          for location in locations {
+          for (i, location) in locations.enumerated() {
+            // An async call cancelled meanwhile stops here (the walk stays pending).
+            if i & 0xFF == 0 { try _CancelToken.throwIfCancelled() }
             var r = _ByteReader(mapping.bytes(location.offset, Int(location.length)))
             do throws(_CodecError) {
               try _BinaryValue.skip(&r)

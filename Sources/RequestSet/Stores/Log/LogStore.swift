@@ -91,7 +91,10 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   - path: The log file, a regular file. Beside it the store keeps `<path>.lock` (the
   ///     write lock), `<path>.checkpoint` (see the type's discussion), briefly
   ///     `<path>.compacting`, `<path>.creating` and `<path>.checkpoint.tmp`, and, when
-  ///     recovery cuts bytes off, `<path>.damaged-<offset>` with those bytes.
+  ///     recovery cuts bytes off, `<path>.damaged-<offset>` with those bytes. A process
+  ///     killed while it wrote a temporary file leaves it; the next open removes it once
+  ///     it can prove nobody writes it (a read-only open only `<path>.compacting`; see
+  ///     `docs/LOG-FORMAT.md`).
   ///   - options: Durability, recovery mode, read-only, automatic compaction.
   /// - Throws: ``RequestSetError`` `.invalidPath` for an empty path, a path holding a NUL
   ///   byte, or one that names a directory, a device, a FIFO or a socket;
@@ -129,10 +132,12 @@ public final class LogStore<Element: Record>: RecordStore {
       }
       file = try _FileIO.open(path, O_RDONLY | O_NONBLOCK, hint: "Check the path and its permissions.")
       try _FileIO.checkRegular(file)
+      // A compaction whose process died before its rename, if no compaction holds it.
+      _StaleFiles.removeAbandonedCompaction(of: path)
     } else {
       file = try _LogFiles.openLocked(path)
-      // Only now, holding the log file's lock: a compaction that never got to its rename.
-      _FileIO.remove(path + ".compacting")
+      // Only now, holding the log file's lock: what writers killed mid-way left behind.
+      _StaleFiles.removeAll(besideLockedLog: path)
     }
 
     var size = try _FileIO.size(file)

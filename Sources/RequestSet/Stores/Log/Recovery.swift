@@ -97,6 +97,8 @@ struct _LogIndex<ID: Hashable & Sendable>: Sendable {
     slots.reserveCapacity(liveCount)
     let names = keys.names
     for slot in 0..<locations.count where live[slot] {
+      // An async call cancelled meanwhile stops here (the ids stay pending for the next).
+      if slot & 0xFFF == 0 { try _CancelToken.throwIfCancelled() }
       let location = locations[slot]
       let r = try _recordValueReader(mapping, location, path: path)  // just past the id
       let id: ID
