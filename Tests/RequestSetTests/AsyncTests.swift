@@ -310,10 +310,21 @@ import Testing
       """)
     let set = RequestSet(store).filter("age", .greaterThanOrEqual, 0)
     let task = Task { write == "update" ? try await set.async.update("age", value: -1) : try await set.async.delete() }
-    try await runnableSleep(0.5)  // let the statement start
+    // The write is under way once its transaction holds the database's write lock.
+    #expect(try await eventually { Self.sqliteWriteLockIsHeld(path) })
     task.cancel()
     await #expect(throws: CancellationError.self) { _ = try await task.value }
     #expect(try RequestSet(store).sortBy(\.id).fetch() == herd.sorted { $0.id < $1.id }, "\(write) wrote nothing")
+  }
+
+  /// Whether another connection holds the write lock of the database at `path`.
+  static func sqliteWriteLockIsHeld(_ path: String) -> Bool {
+    var db: OpaquePointer?
+    guard sqlite3_open(path, &db) == SQLITE_OK else { return false }
+    defer { sqlite3_close(db) }
+    guard sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { return true }
+    sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+    return false
   }
 
   /// The same on PostgreSQL: each row's change sleeps on the server. A write's statement
@@ -334,7 +345,13 @@ import Testing
       """)
     let set = RequestSet(store).filter("age", .greaterThanOrEqual, 0)
     let task = Task { write == "update" ? try await set.async.update("age", value: -1) : try await set.async.delete() }
-    try await runnableSleep(0.5)
+    // The write is under way once the server runs its statement.
+    #expect(
+      try await eventually {
+        try PostgresServer.scalar(
+          "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '\(write.uppercased())%\(table)%'")
+          != "0"
+      })
     task.cancel()
     await #expect(throws: CancellationError.self) { _ = try await task.value }
     #expect(try RequestSet(store).sortBy(\.id).fetch() == herd.sorted { $0.id < $1.id }, "\(write) wrote nothing")

@@ -22,4 +22,25 @@ extension PostgresServer {
       throw RequestSetError(.storeFailed, String(cString: PQresultErrorMessage(result)))
     }
   }
+
+  /// The first cell of what `sql` returns on the test server, or nil for no row.
+  ///
+  /// ```swift
+  /// try PostgresServer.scalar("SELECT count(*) FROM pg_stat_activity")   // "6"
+  /// ```
+  static func scalar(_ sql: String) throws -> String? {
+    let url = try url()
+    guard let c = PQconnectdb(url) else { throw RequestSetError(.storeFailed, "libpq could not allocate") }
+    defer { PQfinish(c) }
+    guard PQstatus(c) == CONNECTION_OK else {
+      throw RequestSetError(.storeFailed, String(cString: PQerrorMessage(c)))
+    }
+    guard let result = PQexec(c, sql) else { throw RequestSetError(.storeFailed, "no result") }
+    defer { PQclear(result) }
+    guard PQresultStatus(result) == PGRES_TUPLES_OK else {
+      throw RequestSetError(.storeFailed, String(cString: PQresultErrorMessage(result)))
+    }
+    guard PQntuples(result) > 0, let cell = PQgetvalue(result, 0, 0) else { return nil }
+    return String(cString: cell)
+  }
 }
