@@ -18,7 +18,7 @@ extension RequestSet {
   /// Floating-point sums follow IEEE 754 (a sum past the largest value is infinity);
   /// integer key paths sum as the `FixedWidthInteger` overload does, exactly, throwing
   /// instead of overflowing, even when this overload is the one a generic caller (or
-  /// ``AsyncRequestSet/sum(_:)``) reaches.
+  /// `set.async.sum(_:)`) reaches.
   /// - Throws: ``RequestSetError`` `.overflow` when an integer total does not fit.
   /// - Complexity: O(*m*) over the *m* records of the set, which are never materialized.
   public func sum<Value: AdditiveArithmetic>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value {
@@ -70,7 +70,7 @@ extension RequestSet {
   /// let youngest = try animals.min(\.age)
   /// ```
   /// A floating-point key path skips NaN, as the `BinaryFloatingPoint` overload does, even
-  /// when this overload is the one a generic caller (or ``AsyncRequestSet/min(_:)``) reaches.
+  /// when this overload is the one a generic caller (or `set.async.min(_:)`) reaches.
   public func min<Value: Comparable>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
     if let floating = Value.self as? any BinaryFloatingPoint.Type {
       func skippingNaN<F: BinaryFloatingPoint>(_: F.Type) throws -> Value? {
@@ -92,7 +92,7 @@ extension RequestSet {
   /// let oldest = try animals.max(\.age)
   /// ```
   /// A floating-point key path skips NaN, as the `BinaryFloatingPoint` overload does, even
-  /// when this overload is the one a generic caller (or ``AsyncRequestSet/max(_:)``) reaches.
+  /// when this overload is the one a generic caller (or `set.async.max(_:)`) reaches.
   public func max<Value: Comparable>(_ keyPath: KeyPath<Element, Value> & Sendable) throws -> Value? {
     if let floating = Value.self as? any BinaryFloatingPoint.Type {
       func skippingNaN<F: BinaryFloatingPoint>(_: F.Type) throws -> Value? {
