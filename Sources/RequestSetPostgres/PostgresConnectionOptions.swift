@@ -5,7 +5,7 @@ import RequestSet
 /// network) returns `.connectionFailed` instead of hanging, and TCP keepalives, so the
 /// operating system finds a dead peer under an idle connection.
 ///
-/// The defaults: ``connectTimeout`` 10 s, ``statementTimeout`` 60 s, keepalives after 30 s
+/// The defaults: ``connectTimeout`` 30 s, ``statementTimeout`` 60 s, keepalives after 30 s
 /// idle, every 10 s, 3 probes (``Keepalives``), ``tcpUserTimeout`` 60 s. A call on a frozen
 /// server returns after at most the statement timeout plus one second; one that needs a
 /// new connection, after the connect timeout.
@@ -27,7 +27,8 @@ import RequestSet
 public struct PostgresConnectionOptions: Sendable, Hashable {
   /// The longest opening a connection may take: reaching the server, TLS, authentication
   /// and the session's settings. Nil waits as long as the operating system does. Default
-  /// 10 s; libpq's `connect_timeout` when the connection string gives one.
+  /// 30 s (a busy machine can take seconds to start a local server's backend); libpq's
+  /// `connect_timeout` when the connection string gives one.
   ///
   /// A call that needs a new connection (the first, or the next after an outage) and
   /// does not get one in time throws `.connectionFailed` naming this setting.
@@ -109,7 +110,7 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// let options = PostgresConnectionOptions(connectTimeout: .seconds(5), statementTimeout: .seconds(120))
   /// ```
   public init(
-    connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = .seconds(60),
+    connectTimeout: Duration? = .seconds(30), statementTimeout: Duration? = .seconds(60),
     keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60)
   ) {
     self.connectTimeout = connectTimeout
