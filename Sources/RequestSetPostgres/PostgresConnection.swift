@@ -257,10 +257,14 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Runs a statement that a cancelled async call stops: the server is sent a cancel
   /// request, and the statement fails (SQLSTATE 57014), which the call reports as
-  /// `CancellationError`. Only reads outside a write transaction: a write runs to its
-  /// commit or rollback.
+  /// `CancellationError`. Reads, and the changes of a write transaction (`UPDATE`,
+  /// `DELETE`, `INSERT` inside one): a cancelled write never sends its `COMMIT`
+  /// (`PostgresStore._transaction` checks first), so stopping a change only makes the
+  /// rollback come sooner. Never `COMMIT`, `BEGIN` or a statement outside a transaction
+  /// that changes something, whose outcome a cancel would leave unknown.
   private func _cancellable<T>(_ verb: String, _ body: () throws -> T) throws -> T {
-    guard _transaction != .write, Self._reads.contains(verb), let cancel = _cancel else { return try body() }
+    let stoppable = _transaction == .write ? Self._changes.contains(verb) || Self._reads.contains(verb) : Self._reads.contains(verb)
+    guard stoppable, let cancel = _cancel else { return try body() }
     // PQcancel may be called from any thread (libpq documents it thread-safe); it is never
     // called once `body` returned (see `StoreThreads.whenCancelled`).
     nonisolated(unsafe) let request = cancel
@@ -272,6 +276,8 @@ final class _PGConnection: @unchecked Sendable {
 
   /// The statements a cancelled async call stops.
   private static let _reads: Set<String> = ["SELECT", "WITH", "FETCH", "DECLARE", "MOVE"]
+  /// The changes a cancelled async call stops inside a write transaction.
+  private static let _changes: Set<String> = ["UPDATE", "DELETE", "INSERT"]
 
   /// The first word of a statement, upper-cased.
   private static func _verb(_ sql: String) -> String {
