@@ -178,11 +178,6 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
       }
     }
 
-    private enum DistinctKey: Hashable {
-      case nan
-      case value(FieldValue)
-    }
-
     /// The slots `query` selects, in order.
     private func slots(_ query: StoreQuery) throws -> [Int] {
       let fields = try self.fields
@@ -203,11 +198,10 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
         slots = keyed.map { $0.slot }
       }
       if let key = query.distinct {
-        var seen = Set<DistinctKey>()
-        slots = try slots.filter { slot in
-          let v = try value(key, slot, fields)
-          return seen.insert(_Numbers.isNaN(v) ? .nan : .value(v)).inserted
-        }
+        // Values compare as the engine's `distinct` compares them: NaN ties with NaN, at any
+        // depth (an array's `==` alone ties two [NaN]s only when they share storage).
+        var seen = Set<_GroupingKey>()
+        slots = try slots.filter { slot in seen.insert(_GroupingKey(try value(key, slot, fields))).inserted }
       }
       let start = min(query.offset, slots.count)
       let end = query.limit.map { min(slots.count, start + min($0, slots.count)) } ?? slots.count
