@@ -5,7 +5,7 @@ import RequestSet
 /// network) returns `.connectionFailed` instead of hanging, and TCP keepalives, so the
 /// operating system finds a dead peer under an idle connection.
 ///
-/// The defaults: ``connectTimeout`` 30 s, ``statementTimeout`` 60 s, keepalives after 30 s
+/// The defaults: ``connectTimeout`` 30 s, ``statementTimeout`` 300 s, keepalives after 30 s
 /// idle, every 10 s, 3 probes (``Keepalives``), ``tcpUserTimeout`` 60 s. A call on a frozen
 /// server returns after at most the statement timeout plus one second; one that needs a
 /// new connection, after the connect timeout.
@@ -39,7 +39,8 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// ```
   public var connectTimeout: Duration?
 
-  /// The longest one statement may take. Default 60 s; nil sets no limit (and leaves the
+  /// The longest one statement may take. Default 300 s (a migration or a bulk write
+  /// through a query is one statement); nil sets no limit (and leaves the
   /// server's `statement_timeout` as the role or database sets it).
   ///
   /// The limit is kept on both sides. The store sets the server's `statement_timeout` for
@@ -110,7 +111,7 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// let options = PostgresConnectionOptions(connectTimeout: .seconds(5), statementTimeout: .seconds(120))
   /// ```
   public init(
-    connectTimeout: Duration? = .seconds(30), statementTimeout: Duration? = .seconds(60),
+    connectTimeout: Duration? = .seconds(30), statementTimeout: Duration? = .seconds(300),
     keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60)
   ) {
     self.connectTimeout = connectTimeout

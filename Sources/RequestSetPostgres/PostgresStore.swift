@@ -27,8 +27,8 @@ import _RequestSetSQL
 /// (`sslmode`, `connect_timeout`, …) passes through. Descriptions, errors and `explain()`
 /// show it with the password replaced by `***`.
 ///
-/// No call waits for the server forever: a connection must open within 10 s and a
-/// statement finish within 60 s (the server cancels it; a server too frozen to do that is
+/// No call waits for the server forever: a connection must open within 30 s and a
+/// statement finish within 300 s (the server cancels it; a server too frozen to do that is
 /// given up on a second later), and idle connections send TCP keepalives. Each is a
 /// setting of ``PostgresConnectionOptions``:
 ///
@@ -74,7 +74,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///     least 1); a call waits while all are busy. Each evaluation in progress (a
   ///     counted set not yet iterated, say) holds one more for its read transaction.
   ///   - options: Timeouts and TCP keepalives (see ``PostgresConnectionOptions``): by
-  ///     default a connection must open within 10 s and a statement finish within 60 s,
+  ///     default a connection must open within 30 s and a statement finish within 300 s,
   ///     so a call on a server that stops answering throws `.connectionFailed` instead of
   ///     hanging. Throws `.invalidOptions` for a duration that is not positive.
   ///   - migrations: The app's schema migrations (see `Migrator`); those the table has not
