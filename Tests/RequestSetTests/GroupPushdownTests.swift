@@ -7,15 +7,16 @@ import Testing
 /// random data and queries, and the SQL stores forming the groups themselves where they
 /// can do it exactly (`requiringPushdown()` proves it), and declining where they cannot.
 @Suite struct GroupPushdownTests {
-  /// Rows that are the same row for row, value for value, kind for kind (`1` is not `1.0`).
+  /// Rows that are the same row for row, key for key in order, value for value, kind for
+  /// kind (`1` is not `1.0`).
   func expectIdentical(
-    _ rows: [[String: FieldValue]], _ reference: [[String: FieldValue]], _ what: String,
+    _ rows: [RequestRow], _ reference: [RequestRow], _ what: String,
     sourceLocation: SourceLocation = #_sourceLocation
   ) {
     let same =
       rows.count == reference.count
       && zip(rows, reference).allSatisfy { a, b in
-        a.count == b.count && a.allSatisfy { key, value in b[key].map { _identical(value, $0) } ?? false }
+        a.keys == b.keys && zip(a.values, b.values).allSatisfy { _identical($0, $1) }
       }
     #expect(same, "\(what): \(rows) vs \(reference)", sourceLocation: sourceLocation)
   }

@@ -1,7 +1,7 @@
 /// A group query a ``QueryPushdownStore`` may run: the records ``query`` selects, grouped by
 /// ``keys``, with ``columns`` computed per group (``StoreQueryReader/groups(_:)``).
 ///
-/// The engine hands it over for ``RequestSet/groupBy(_:)`` when the set's query is one
+/// The engine hands it over for ``RequestSet/groupBy(_:)-(String...)`` when the set's query is one
 /// stage the store runs exactly with no sort, distinct or window, and every key has been
 /// checked against the store's ``StoreFieldKinds``. `having` and the rows' order apply to
 /// the rows the store returns, in process.

@@ -128,13 +128,15 @@ public struct AsyncRequestGroups<Element: Encodable & Sendable>: Sendable {
   /// The group query.
   public let groups: RequestGroups<Element>
 
-  /// The rows: ``RequestGroups/fetch()`` on the store's threads.
+  /// The rows: ``RequestGroups/fetch()`` on the store's threads, group keys then
+  /// aggregates in the order given.
   ///
   /// ```swift
   /// let rows = try await animals.groupBy("species").aggregate(.max("age")).async.fetch()
+  /// // [["species": "Cat", "max:age": 12], …]
   /// ```
   /// - Throws: ``RequestSetError`` for a bad key or aggregate; `CancellationError`.
-  public func fetch() async throws -> [[String: FieldValue]] {
+  public func fetch() async throws -> [RequestRow] {
     let groups = groups
     return try await StoreThreads.run(on: groups.base._source.asyncThreads, reading: true) { try groups.fetch() }
   }

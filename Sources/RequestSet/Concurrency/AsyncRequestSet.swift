@@ -172,23 +172,24 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
 }
 
 extension AsyncRequestSet where Element: Encodable {
-  /// The values of string keys, one dictionary per record.
+  /// The values of string keys, one ``RequestRow`` per record, keys in the order given.
   ///
   /// ```swift
   /// let rows = try await animals.async.values("name", "owner.city")
+  /// // [["name": "Micky", "owner.city": "Burbank"], …]
   /// ```
   /// - Throws: ``RequestSetError`` `.unknownKey` and other query errors; `CancellationError`.
-  public func values(_ keys: String...) async throws -> [[String: FieldValue]] {
+  public func values(_ keys: String...) async throws -> [RequestRow] {
     try await run { try $0.values(keys) }
   }
 
-  /// The values of string keys, one dictionary per record.
+  /// The values of string keys, one ``RequestRow`` per record, keys in the order given.
   ///
   /// ```swift
-  /// let rows = try await animals.async.values(["name", "age"])
+  /// let rows = try await animals.async.values(["name", "age"])   // [["name": "Micky", "age": 3], …]
   /// ```
   /// - Throws: ``RequestSetError`` `.unknownKey` and other query errors; `CancellationError`.
-  public func values(_ keys: [String]) async throws -> [[String: FieldValue]] {
+  public func values(_ keys: [String]) async throws -> [RequestRow] {
     try await run { try $0.values(keys) }
   }
 

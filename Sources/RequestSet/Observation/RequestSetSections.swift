@@ -167,7 +167,7 @@ extension RequestSet where Element: Record {
   /// ```
   /// Sections are in the order of their first record; sort by the key first for one
   /// section per value. A record without the key (or with nil) falls in the `.null` section.
-  /// Keys match as ``RequestSet/groupBy(_:)`` groups them: every NaN is one section, `-0.0`
+  /// Keys match as ``RequestSet/groupBy(_:)-(String...)`` groups them: every NaN is one section, `-0.0`
   /// is `0`, and `1` is `1.0`; a section's key is its first record's.
   /// - Parameter key: A string key, dotted for nested fields (`"owner.city"`).
   /// - Throws: From the iterator: ``RequestSetError`` `.unknownKey` for a key no record

@@ -1,7 +1,9 @@
 /// Records grouped by one or more keys, with aggregates per group: KEYShadow's select
 /// with group-by and the DAO layer's projections of functions.
 ///
-/// Like a request set, a group query is lazy: ``fetch()`` runs it.
+/// Like a request set, a group query is lazy: ``fetch()`` runs it. Each row is a
+/// ``RequestRow``: the group keys in the order given to `groupBy`, then the aggregates in
+/// the order given to ``aggregate(_:)``, on every store.
 ///
 /// ```swift
 /// let rows = try animals
@@ -69,6 +71,17 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
 
   /// Runs the group query: one row per group, keyed by group key and aggregate name.
   ///
+  /// ```swift
+  /// try animals.groupBy("species", "owner.city").aggregate(.max("age"), .count).fetch()
+  /// // [["species": "Cat", "owner.city": nil, "max:age": 12, "count": 1], …]
+  /// ```
+  /// Each row holds the group keys in the order given to `groupBy`, then the aggregates
+  /// in the order given to ``aggregate(_:)``, on every store. A group key named like an
+  /// aggregate (`groupBy("count")` with `.count`) appears once, in its first place, with
+  /// the aggregate's value.
+  ///
+  /// - Returns: One row per group, ordered by ``sortBy(_:order:)``'s keys, then by the
+  ///   group keys, ascending.
   /// - Throws: ``RequestSetError`` `.unknownKey` for a group, aggregate or having key
   ///   that does not exist; `.typeMismatch` for a group key whose values do not compare,
   ///   or an aggregate over values it cannot take (`sum` of strings); `.notPushedDown` on a
@@ -79,12 +92,11 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
   /// Over a ``QueryPushdownStore`` whose reader forms groups (`SQLiteStore`, `PostgresStore`),
   /// a set that is one filter the store runs exactly is grouped by the store: one
   /// statement, no record read in process; `having` and the order apply to its rows.
-  public func fetch() throws -> [[String: FieldValue]] {
+  public func fetch() throws -> [RequestRow] {
     if let invalid { throw invalid }
     let pushed = try base._pushdownGroups(keys, aggregates, validate: _validate)
     if let rows = pushed.rows {
-      return try _havingAndOrder(
-        rows.map { values in Dictionary(zip(keys + aggregates.map(\.name), values), uniquingKeysWith: { _, last in last }) })
+      return try _havingAndOrder(_RowLayout.rows(keys + aggregates.map(\.name), rows))
     }
     if base._query.requiresPushdown {
       throw RequestSetError(
@@ -117,7 +129,7 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
   }
 
   /// The rows, one per group, formed in process over the evaluated set.
-  private func _groupInProcess() throws -> [[String: FieldValue]] {
+  private func _groupInProcess() throws -> [RequestRow] {
     let e = try base._cache.evaluation(base._source, base._query)
     let fields = try e.snapshot._fields()
     try _validate(fields)
@@ -149,16 +161,17 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
       }
     }
 
-    return try zip(groupKeys, accumulators).map { key, accs in
-      var row: [String: FieldValue] = [:]
-      for (name, value) in zip(keys, key) { row[name] = value }
-      for (aggregate, acc) in zip(aggregates, accs) { row[aggregate.name] = try acc.result(type: Element.self, key: aggregate.key) }
-      return row
-    }
+    // The same rows a store's groups give: key values, then aggregates, in one order.
+    return _RowLayout.rows(
+      keys + aggregates.map(\.name),
+      try zip(groupKeys, accumulators).map { key, accs in
+        try key
+          + zip(aggregates, accs).map { aggregate, acc in try acc.result(type: Element.self, key: aggregate.key) }
+      })
   }
 
   /// Keeps the rows `having` accepts, in the order `sortBy` and the group keys give.
-  private func _havingAndOrder(_ rows: [[String: FieldValue]]) throws -> [[String: FieldValue]] {
+  private func _havingAndOrder(_ rows: [RequestRow]) throws -> [RequestRow] {
     var rows = rows
 
     let rowNames = keys + aggregates.map(\.name)
@@ -191,8 +204,22 @@ extension RequestSet where Element: Encodable {
   ///
   /// ```swift
   /// try animals.groupBy("species", "owner.city").aggregate(.count).fetch()
+  /// // [["species": "Cat", "owner.city": nil, "count": 1], …]
   /// ```
+  /// - Parameter keys: The keys whose values form a group, in the order its rows hold them.
   public func groupBy(_ keys: String...) -> RequestGroups<Element> {
+    RequestGroups(base: self, keys: keys)
+  }
+
+  /// Groups the set's records by keys chosen at run time; see ``groupBy(_:)-(String...)``.
+  ///
+  /// ```swift
+  /// let keys = ["owner.city", "species"]   // say, from a command line
+  /// try animals.groupBy(keys).aggregate(.count).fetch()
+  /// // [["owner.city": nil, "species": "Cat", "count": 1], …]
+  /// ```
+  /// - Parameter keys: The keys whose values form a group, in the order its rows hold them.
+  public func groupBy(_ keys: [String]) -> RequestGroups<Element> {
     RequestGroups(base: self, keys: keys)
   }
 }

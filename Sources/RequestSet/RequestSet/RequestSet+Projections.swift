@@ -12,51 +12,61 @@ extension RequestSet {
 }
 
 extension RequestSet where Element: Encodable {
-  /// One row per record, keyed by field name: the DAO layer's dictionaries, read from
-  /// the store's fields without decoding records.
+  /// One row per record, keyed by field name in the order of `keys`: the DAO layer's
+  /// dictionaries, read from the store's fields without decoding records.
   ///
   /// ```swift
-  /// try animals.sortBy("id").values("name", "owner.city")
+  /// let rows = try animals.sortBy("id").values("name", "owner.city")
   /// // [["name": "Micky", "owner.city": "Burbank"], ["name": "Daisy", "owner.city": "Oslo"], …]
+  /// rows[0]["owner.city"]   // Optional(.string("Burbank"))
   /// ```
-  /// With no keys, every top-level key is included.
+  /// Each ``RequestRow`` keeps the keys in the order asked, on every store, and reads like
+  /// a `[String: FieldValue]` (``RequestRow/dictionary`` is one). A key asked for twice
+  /// appears once, in its first place. With no keys, every top-level key is included, in
+  /// alphabetical order.
+  /// - Parameter keys: Field names, dotted for nested fields (`owner.city`); in a
+  ///   ``RecordGraph``'s set, also keys through relations (`visits.@count`).
+  /// - Returns: One row per record of the set, in the set's order.
   /// - Throws: ``RequestSetError`` `.unknownKey` for a key the records do not have.
-  public func values(_ keys: String...) throws -> [[String: FieldValue]] {
+  public func values(_ keys: String...) throws -> [RequestRow] {
     try values(keys)
   }
 
-  /// One row per record, keyed by field name; see ``values(_:)-(String...)``.
+  /// One row per record, keyed by field name in the order of `keys`; see
+  /// ``values(_:)-(String...)``.
   ///
   /// ```swift
-  /// try animals.values(["name", "age"])
+  /// try animals.sortBy("id").values(["name", "age"])   // [["name": "Micky", "age": 3], …]
   /// ```
-  public func values(_ keys: [String]) throws -> [[String: FieldValue]] {
+  /// - Parameter keys: Field names, dotted for nested fields.
+  /// - Returns: One row per record of the set, in the set's order.
+  /// - Throws: ``RequestSetError`` `.unknownKey` for a key the records do not have.
+  public func values(_ keys: [String]) throws -> [RequestRow] {
     // In a graph's set a key may walk a relation (`owner.city`, `visits.@count`): each
     // such key is one query on the related store.
     if let graph = _query.graph, !keys.isEmpty {
       let resolver = _RelationResolver<Element>(graph: graph, relations: graph.relations(of: Element.self))
       if keys.contains(where: { resolver.split($0) != nil }) {
         let columns = try keys.map { try _column($0) }
-        return (0..<(columns.first?.count ?? 0)).map { i in
-          var row: [String: FieldValue] = [:]
-          for (k, key) in keys.enumerated() { row[key] = columns[k][i] }
-          return row
-        }
+        return _RowLayout.rows(keys, (0..<(columns.first?.count ?? 0)).map { i in columns.map { $0[i] } })
       }
     }
     let e = try _cache.evaluation(_source, _query)
     let fields = try e.snapshot._fields()
     let names = keys.isEmpty ? fields.knownKeys.filter { !$0.contains(".") } : keys
-    var readers: [(String, ((Int) throws -> FieldValue)?)] = []
-    for key in names {
+    // One layout for every row; a repeated key is read once, into its first place.
+    let (layout, slots) = _RowLayout.slots(for: names)
+    var readers = [((Int) throws -> FieldValue)?](repeating: nil, count: layout.keys.count)
+    for (key, slot) in zip(names, slots) {
       try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
-      readers.append((key, fields.reader(for: key)))
+      readers[slot] = fields.reader(for: key)
     }
     return try e.slots.map { slot in
       try _CancelToken.throwIfCancelled()
-      var row: [String: FieldValue] = [:]
-      for (key, read) in readers { row[key] = try read?(slot) ?? .null }
-      return row
+      var values: [FieldValue] = []
+      values.reserveCapacity(readers.count)
+      for read in readers { values.append(try read?(slot) ?? .null) }
+      return RequestRow(_layout: layout, _values: values)
     }
   }
 }

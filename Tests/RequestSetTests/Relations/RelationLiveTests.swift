@@ -88,6 +88,14 @@ import Testing
     #expect(rows.map { $0["owner.city"] } == [.string("Oslo"), .string("Rome"), .null])
     #expect(rows.map { $0["visits.@count"] } == [.int(2), .int(1), .int(0)])
     #expect(rows.map { $0["visits.@sum.cost"]?.doubleValue } == [40, 5, 0])
+    // Keys through relations keep the order asked, as plain keys do.
+    #expect(rows.allSatisfy { $0.keys == ["name", "owner.city", "visits.@count", "visits.@sum.cost"] })
+    let cityFirst = try graph.records(Pet.self).sortBy("id").values("owner.city", "visits.@count", "name")
+    #expect(cityFirst.map(\.description) == [
+      #"["owner.city": "Oslo", "visits.@count": 2, "name": "Rex"]"#,
+      #"["owner.city": "Rome", "visits.@count": 1, "name": "Tom"]"#,
+      #"["owner.city": nil, "visits.@count": 0, "name": "Kit"]"#,
+    ])
   }
 
   @Test(arguments: StoreKind.writable)

@@ -32,8 +32,8 @@ import Testing
 
   /// Every read a key reaches, for one key, on `set`: each answer named.
   static func answers(_ set: RequestSet<DynamicRecord>, key: String) -> [(String, CorpusAnswer)] {
-    func rows(_ body: () throws -> [[String: FieldValue]]) -> CorpusAnswer {
-      .value { try body().map { FieldValue.object($0).description } }
+    func rows(_ body: () throws -> [RequestRow]) -> CorpusAnswer {
+      .value { try body().map(\.description) }
     }
     var out: [(String, CorpusAnswer)] = [
       ("filter(key, value: 2)", .of { try set.filter(key, value: 2).fetch() }),
