@@ -188,7 +188,7 @@ struct Query: AsyncParsableCommand {
         groups = groups.aggregate(.count)
         for aggregate in aggregates { groups = groups.aggregate(aggregate) }
         var rows = Rows(
-          keys: groupBy + ["count"] + aggregates.map(\.name), rows: try groups.fetch(), order: order)
+          keys: groupBy + ["count"] + aggregates.map(\.name), rows: try groups.fetch().map(\.dictionary), order: order)
         rows.noun = "group"
         rows.render(format, to: output, width: Terminal.width)
       } else if !aggregates.isEmpty {
@@ -201,7 +201,7 @@ struct Query: AsyncParsableCommand {
         rows.noun = "row"
         rows.render(format, to: output, width: Terminal.width)
       } else if !values.isEmpty {
-        Rows(keys: values, rows: try set.values(values), order: order).render(
+        Rows(keys: values, rows: try set.values(values).map(\.dictionary), order: order).render(
           format, to: output, width: Terminal.width)
       } else if format == .table {
         Rows(records: try set.fetch(), order: order).render(.table, to: output, width: Terminal.width)
