@@ -276,8 +276,9 @@ case "run":
     let started = Date()
     try run(document, executable: products.appendingPathComponent(document.target))
     let blocks = document.blocks.count
+    let lines = expectations(document).joined().count
     print(
-      "\(document.path): \(blocks) block\(blocks == 1 ? "" : "s"), \(expectations(document).count) printed values, "
+      "\(document.path): \(blocks) block\(blocks == 1 ? "" : "s"), \(lines) printed line\(lines == 1 ? "" : "s") checked, "
         + String(format: "%.1f s", Date().timeIntervalSince(started)))
   }
 default:

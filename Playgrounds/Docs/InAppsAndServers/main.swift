@@ -58,6 +58,7 @@ liveCows.query = animals.filter(\.age < 3)      // retarget: the new query runs,
 
 for try await state in animals.sortBy("species", "name").sectioned(by: "species") {
   print(state.sections.map(\.key), state.insertedSections)   // then section and row changes per commit
+  // → ["Cat", "Cow", "Dog", "Mouse"] [0, 1, 2, 3]
   break
 }
 try store.delete(id: 21)                 // the store as it was
