@@ -23,3 +23,20 @@ if grep "warning:" /tmp/requestset-docs-build.log | grep -q "Playgrounds/Docs/";
   exit 1
 fi
 .build/debug/DocCheck run
+# Each later block pasted after its document's first block alone must compile too: type-check
+# those pairs against the modules just built (Swift 6 mode, as the package builds).
+alone=$(mktemp -d)
+trap 'rm -rf "$alone"' EXIT
+.build/debug/DocCheck alone "$alone"
+modules=.build/debug/Modules
+crc=$(find .build/debug/ -path '*_RequestSetCRC32C.build/module.modulemap' | head -1)
+export modules crc alone
+if ! find "$alone" -name main.swift | sort | xargs -P 2 -I{} sh -c '
+    swiftc -typecheck -swift-version 6 -I "$modules" -module-cache-path "$alone/.cache" \
+      -Xcc -fmodule-map-file="$crc" -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap {} \
+      > {}.log 2>&1 || { echo "$(dirname {} | xargs basename) does not compile alone after its first block:"; cat {}.log; exit 1; }'
+then
+  echo "A documented block does not compile pasted after its document's first block alone." >&2
+  exit 1
+fi
+echo "every later block compiles pasted after its document's first block alone"

@@ -4,9 +4,10 @@
 //
 // One executable per document, `Playgrounds/Docs/<Document>/main.swift`: the document's
 // Swift blocks in order, nothing added (the README's start with the quick start, an
-// article's with its own first block). A block must also stand alone after that first block,
-// so no later block uses a name another later block declares; names that hide the standard
-// library's (`all`, `min`, …) are refused too.
+// article's with its own first block). A block must also stand alone after that first block:
+// no later block may use a name another later block declares (checked here, by name), and
+// `DocCheck alone DIR` writes each pair for the script to type-check; names that hide the
+// standard library's (`all`, `min`, …) are refused too.
 //
 // The convention the documents keep: `// → TEXT` after code, or on a line of its own, is a
 // line the program prints. A run of `// →` lines is a run of printed lines; a TEXT ending in
@@ -16,6 +17,7 @@
 //     DocCheck write   regenerate Playgrounds/Docs/*/main.swift from the documents
 //     DocCheck check   fail when a generated file differs from its document (CI)
 //     DocCheck run     run each document's executable (built by `swift build`) twice
+//     DocCheck alone DIR   write each later block after its first block alone, to type-check
 import Foundation
 
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -270,6 +272,17 @@ case "write", "check":
   for document in docs where !manifest.contains("\"\(document.target.dropFirst(3))\"") {
     fail("Package.swift does not list \"\(document.target.dropFirst(3))\" among the documented examples")
   }
+case "alone":
+  // Each later block after its document's first block alone, one folder each, for
+  // Scripts/check-docs.sh to type-check: a block must not lean on another later block.
+  let folder = URL(fileURLWithPath: CommandLine.arguments[2])
+  for document in docs {
+    for (i, block) in document.blocks.enumerated().dropFirst() {
+      let url = folder.appendingPathComponent("\(document.target)-block\(i + 1)/main.swift")
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try (document.blocks[0] + "\n" + block).write(to: url, atomically: true, encoding: .utf8)
+    }
+  }
 case "run":
   let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
   for document in docs {
@@ -282,7 +295,7 @@ case "run":
         + String(format: "%.1f s", Date().timeIntervalSince(started)))
   }
 default:
-  print("usage: DocCheck write|check|run")
+  print("usage: DocCheck write|check|run|alone DIR")
   exit(2)
 }
 if !failures.isEmpty {
