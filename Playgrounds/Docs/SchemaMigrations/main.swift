@@ -23,5 +23,6 @@ oldPets.close()
 let pets = try LogStore<PetV2>(path: petPath, options: .init(migrations: migrator))
 print(pets.appliedMigrations)                               // → ["2: kg, legs, address"]
 print(try pets.fetch(id: 1)!.weightKg)                      // → 30.0
+print(try pets.fetch(id: 1)!.address.city)                 // → Oslo
 pets.close()
 try FileManager.default.removeItem(at: petFolder)           // the log and its lock file
