@@ -31,14 +31,13 @@ let package = Package(
         .target(name: "CSQLite", condition: .when(platforms: [.linux, .windows, .android, .openbsd, .wasi])),
       ]),
     .target(name: "RequestSetPostgres", dependencies: ["RequestSet", "_RequestSetSQL", "CLibPQ"]),
-    // Runnable examples: `swift run Tour`; QuickStart, Recipes and Examples hold the README's
-    // examples verbatim (DocumentationTests checks it).
+    // Runnable examples: `swift run Tour`; QuickStart is the README's quick start, verbatim
+    // (DocumentationTests checks it).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),
     .executableTarget(name: "QuickStart", dependencies: ["RequestSet"], path: "Playgrounds/QuickStart"),
-    .executableTarget(name: "Recipes", dependencies: ["RequestSet"], path: "Playgrounds/Recipes"),
-    .executableTarget(name: "Examples", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Playgrounds/Examples"),
-    // The DocC articles' examples, verbatim (DocumentationTests checks it and runs them).
-    .executableTarget(name: "Articles", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Playgrounds/Articles"),
+    // The documentation test (Scripts/check-docs.sh): it writes each document's Swift blocks
+    // into Playgrounds/Docs and runs them.
+    .executableTarget(name: "DocCheck", path: "Playgrounds/DocCheck"),
     // The child process that LogStore's crash and lock tests start and kill; depending on it
     // makes `swift test` build it next to the test binary.
     .executableTarget(name: "LogCrashWorker", dependencies: ["RequestSet"], path: "Tests/LogCrashWorker"),
@@ -54,11 +53,25 @@ let package = Package(
       dependencies: [
         "RequestSet", "RequestSetSQLite", "RequestSetPostgres", "_RequestSetSQL", "LogCrashWorker", "AdversaryWorker", "SQLWorker",
         // The playgrounds, so that DocumentationTests can run them as a reader would.
-        "QuickStart", "Recipes", "Examples", "Articles", "Tour",
+        "QuickStart", "Tour",
       ]),
   ],
   swiftLanguageModes: [.v6]
 )
+
+// The documentation's examples: one executable per document that has Swift blocks,
+// `Playgrounds/Docs/<name>/main.swift`, which is that document's blocks in order and nothing
+// else (the README's begin with its quick start, an article's with its first block).
+// Scripts/check-docs.sh writes them from the documents, runs each twice and checks what they
+// print against the documents' `// →` comments.
+let documentedExamples = [
+  "README", "GettingStarted", "Overview", "RecordsAndValues", "ChoosingAStore", "SQLEngines", "WritingABackend",
+  "SchemaMigrations", "Relationships", "InAppsAndServers", "MigratingFromTheSeedLibraries",
+]
+for name in documentedExamples {
+  package.targets.append(
+    .executableTarget(name: "Doc\(name)", dependencies: ["RequestSet", "RequestSetSQLite"], path: "Playgrounds/Docs/\(name)"))
+}
 
 // `swift package generate-documentation` (every library product's DocC archive) needs
 // swift-docc-plugin. The package declares it only when REQUESTSET_DOCC is set, so that by

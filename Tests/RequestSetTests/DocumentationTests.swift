@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// The README's quick start is the QuickStart playground, which CI builds and runs.
+/// The README's quick start is the QuickStart playground, which CI builds and runs; every
+/// document's Swift blocks are its program under Playgrounds/Docs (Scripts/check-docs.sh).
 @Suite struct DocumentationTests {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
@@ -15,56 +16,56 @@ import Testing
     #expect(String(readme[start.upperBound..<end.lowerBound]) == playground)
   }
 
-  @Test func theReadmeRecipesAreTheRecipesPlayground() throws {
-    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-    let playground = try String(
-      contentsOf: Self.root.appendingPathComponent("Playgrounds/Recipes/main.swift"), encoding: .utf8)
-    let heading = "## Reading more, and writing through a query\n\n```swift\n"
-    let start = try #require(readme.range(of: heading))
-    let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-    let block = String(readme[start.upperBound..<end.lowerBound])
-    #expect(playground.contains("// BEGIN README\n" + block + "// END README"))
-  }
-
-  /// Every Swift example in the README stands verbatim in a playground that CI runs.
-  @Test func everyReadmeExampleIsInAPlayground() throws {
-    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-    let playgrounds = try ["QuickStart", "Recipes", "Examples"].map {
-      try String(contentsOf: Self.root.appendingPathComponent("Playgrounds/\($0)/main.swift"), encoding: .utf8)
+  /// Every document's Swift blocks stand, in order and with nothing added, in its program
+  /// under `Playgrounds/Docs`, which `Scripts/check-docs.sh` builds and runs (CI runs it).
+  @Test func everyDocumentsBlocksAreItsDocsPlayground() throws {
+    let docc = "Sources/RequestSet/RequestSet.docc"
+    let articles = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent(docc).path)
+      .filter { $0.hasSuffix(".md") }.map { "\(docc)/\($0)" }
+    var programs = 0
+    for document in ["README.md"] + articles {
+      let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+      let blocks = Self.swiftBlocks(text)
+      guard !blocks.isEmpty else { continue }
+      let name = URL(fileURLWithPath: document).deletingPathExtension().lastPathComponent
+      let program = try String(
+        contentsOf: Self.root.appendingPathComponent("Playgrounds/Docs/\(name == "RequestSet" ? "Overview" : name)/main.swift"),
+        encoding: .utf8)
+      #expect(program == blocks.joined(separator: "\n"), "\(document): run Scripts/check-docs.sh and commit Playgrounds/Docs")
+      programs += 1
     }
-    let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-    #expect(blocks.count >= 5)
-    for block in blocks {
-      #expect(playgrounds.contains { $0.contains(block) }, "README block not in a playground:\n\(block)")
-    }
-  }
-
-  /// The README promises that every example runs when pasted after the quick start: the
-  /// playgrounds holding them begin with it, verbatim, and CI builds and runs them.
-  @Test func everyExamplePlaygroundStartsWithTheQuickStart() throws {
-    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-    let start = try #require(readme.range(of: "## Quick start\n\n```swift\n"))
-    let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-    let quickStart = String(readme[start.upperBound..<end.lowerBound])
-    for name in ["Recipes", "Examples"] {
-      let playground = try String(
-        contentsOf: Self.root.appendingPathComponent("Playgrounds/\(name)/main.swift"), encoding: .utf8)
-      let quick = try #require(playground.range(of: quickStart), "\(name) does not hold the quick start")
-      let firstExample = try #require(playground.range(of: "// BEGIN README"))
-      #expect(quick.upperBound <= firstExample.lowerBound, "\(name) runs an example before the quick start")
-      // Nothing of its own between the two but blank lines and comments.
-      let between = playground[quick.upperBound..<firstExample.lowerBound].split(separator: "\n")
-      #expect(between.allSatisfy { $0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }, "\(name)")
-    }
+    #expect(programs >= 10)
   }
 
   /// The README's blocks also run pasted one after another: no two declare the same name.
   @Test func theReadmeBlocksDeclareEachNameOnce() throws {
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-    let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-    let declared = Self.declaredNames(blocks)
+    let declared = Self.declaredNames(Self.swiftBlocks(readme))
     #expect(declared["animals"] == 1)
     #expect(declared.filter { $0.value > 1 }.isEmpty, "declared more than once: \(declared.filter { $0.value > 1 })")
+  }
+
+  /// The text between each "```swift" line and the next "```" line, as DocCheck reads it.
+  static func swiftBlocks(_ text: String) -> [String] {
+    var blocks: [String] = []
+    var current: [Substring]?
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+      if current == nil {
+        if line == "```swift" { current = [] }
+      } else if line == "```" {
+        blocks.append(current!.joined(separator: "\n") + "\n")
+        current = nil
+      } else {
+        current!.append(line)
+      }
+    }
+    return blocks
+  }
+
+  /// The README points to no file outside the repository (nothing in `../`).
+  @Test func theReadmePointsOnlyInsideTheRepository() throws {
+    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    #expect(!readme.contains("../"))
   }
 
   /// The README and the DocC articles stand alone: every file they point to is in the
@@ -77,6 +78,9 @@ import Testing
       let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
       // Markdown links, and paths in backticks that name a file (`docs/LOG-FORMAT.md`).
       let links = text.components(separatedBy: "](").dropFirst().map { $0.prefix { $0 != ")" } }
+        // and reference definitions: `[rv]: Sources/RequestSet/RequestSet.docc/RecordsAndValues.md`
+        + text.split(separator: "\n").filter { $0.hasPrefix("[") && $0.contains("]: ") }
+        .map { $0.components(separatedBy: "]: ")[1].prefix { $0 != " " } }
       let ticked = text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
         .filter { $0.contains("/") && !$0.contains(" ") && ($0.hasSuffix(".md") || $0.hasSuffix(".swift")) }
       for link in links.map(String.init) + ticked where !link.hasPrefix("http") && !link.hasPrefix("#") {
@@ -106,47 +110,28 @@ import Testing
 
   /// The Swift blocks of a DocC article, in order.
   static func articleBlocks(_ name: String) throws -> [String] {
-    let text = try String(
-      contentsOf: root.appendingPathComponent("Sources/RequestSet/RequestSet.docc/\(name)"), encoding: .utf8)
-    return text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+    swiftBlocks(
+      try String(contentsOf: root.appendingPathComponent("Sources/RequestSet/RequestSet.docc/\(name)"), encoding: .utf8))
   }
 
-  /// Every Swift example of every DocC article stands verbatim in `Playgrounds/Articles`,
-  /// in the articles' order, so running that playground runs them all.
-  @Test func everyArticleExampleIsInTheArticlesPlayground() throws {
-    let playground = try String(
-      contentsOf: Self.root.appendingPathComponent("Playgrounds/Articles/main.swift"), encoding: .utf8)
+  /// Within each article, the blocks pasted one after another declare each name once.
+  @Test func eachArticlesBlocksDeclareEachNameOnce() throws {
     let articles = try FileManager.default.contentsOfDirectory(
       atPath: Self.root.appendingPathComponent("Sources/RequestSet/RequestSet.docc").path
     ).filter { $0.hasSuffix(".md") }
-    var total = 0
     for article in articles {
-      var after = playground.startIndex
-      for block in try Self.articleBlocks(article) {
-        total += 1
-        let found = playground.range(of: block, range: after..<playground.endIndex)
-        #expect(found != nil, "\(article)'s block is not in Playgrounds/Articles (or is out of order):\n\(block)")
-        if let found { after = found.upperBound }
-      }
+      let declared = Self.declaredNames(try Self.articleBlocks(article))
+      #expect(declared.filter { $0.value > 1 }.isEmpty, "\(article) declares more than once: \(declared.filter { $0.value > 1 })")
+      #expect(declared["all"] == nil, "\(article) hides the standard library's all")
     }
-    #expect(total >= 9)
   }
 
-  /// The articles' blocks also run pasted one after another after GettingStarted's: no two
-  /// declare the same name.
-  @Test func theArticlesBlocksDeclareEachNameOnce() throws {
-    let articles = ["GettingStarted.md", "ChoosingAStore.md", "RequestSet.md", "SQLEngines.md", "WritingABackend.md"]
-    let blocks = try articles.flatMap { try Self.articleBlocks($0) }
-    let declared = Self.declaredNames(blocks)
-    #expect(declared["store"] == 1 && declared["ArchiveStore"] == 1)
-    #expect(declared.filter { $0.value > 1 }.isEmpty, "declared more than once: \(declared.filter { $0.value > 1 })")
-  }
-
-  /// Each playground (the README's examples and the articles') runs as a reader runs it:
+  /// Each playground runs as a reader runs it (the documents' programs run in
+  /// Scripts/check-docs.sh):
   /// twice in a row in the same folder, which it leaves as it found it. Files an example
   /// writes go to a temporary directory (here a folder of the test's own, through
   /// `TMPDIR`) that it removes again.
-  @Test(arguments: ["QuickStart", "Recipes", "Examples", "Articles", "Tour"])
+  @Test(arguments: ["QuickStart", "Tour"])
   func everyPlaygroundRunsTwiceInOneFolderAndCleansUp(name: String) throws {
     let executable = try AdversaryChild.siblingExecutable(name, override: "REQUESTSET_PLAYGROUND_\(name.uppercased())")
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("playground-\(name)-\(UUID())")
