@@ -164,11 +164,10 @@ final class _ResultCache<Element: Sendable>: Sendable {
     if let runner = source.pushdown, !fromEnd, !query.requiresPushdown {
       return try _pushdownFirst(runner, source, query)
     }
-    guard source.pushdown == nil, !query.requiresPushdown, !hasRun() else {
+    guard !query.requiresPushdown, let snapshot = try snapshotUnlessRun(source) else {
       let e = try evaluation(source, query)
       return e.count == 0 ? nil : try e.element(fromEnd ? e.count - 1 : 0)
     }
-    let snapshot = try self.snapshot(source)
     if let found = _Planner.idSlots(query, in: snapshot) {
       return try (fromEnd ? found.last : found.first).map { try snapshot._record(at: $0) }
     }
@@ -240,6 +239,26 @@ final class _ResultCache<Element: Sendable>: Sendable {
 
   /// Whether a count has run the query: the result then costs no further scan.
   func hasRun() -> Bool { state.withLock { $0.evaluation != nil || $0.matched != nil || $0.matchedBits != nil } }
+
+  /// The snapshot, fixed now if no read has fixed it; nil once a read (a count, say) has
+  /// run the query, whose result then costs no further scan. One look under the lock
+  /// where asking both apart takes two: `first` on a fresh set is a whole small query.
+  private func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
+    // A pushdown store's records are read through the one evaluation.
+    if source.pushdown != nil { return nil }
+    // Only a number comes out of the lock: in this unspecialized code, copying an optional
+    // snapshot out (or a tuple) costs more than a second look when one is kept already.
+    let progress = state.withLock { st -> Int in
+      if st.evaluation != nil || st.matched != nil || st.matchedBits != nil { return 2 }
+      if case .none = st.snapshot { return 0 }
+      return 1
+    }
+    switch progress {
+    case 0: return try _fixSnapshot(source)
+    case 1: return try snapshot(source)
+    default: return nil
+    }
+  }
 
   /// The number of results, from the one run of the query that every read shares.
   ///
