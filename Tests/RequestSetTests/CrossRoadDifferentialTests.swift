@@ -58,7 +58,8 @@ import Testing
       let what =
         "graph query \(i) on \(kind) [\(used)]: \(query.format) id \(descending ? "desc" : "asc") offset \(offset) limit \(limit.map(String.init) ?? "-")"
       let once = try await Self.check(what, expected: expected, live: i % Self.liveEvery == 0, sequence: i) {
-        var set = query.apply(to: pets, preferring: form).0.sortBy("id", order: descending ? .descending : .ascending)
+        var set = query.apply(to: pets, preferring: form).0.sortBy(
+          "id", order: descending ? .descending : .ascending)
         set = set.offset(offset)
         if let limit { set = set.limit(limit) }
         return set
@@ -67,7 +68,8 @@ import Testing
       #expect(once.plans == 1 + once.relationQueries, "\(what): one read made \(once)")
       if once.relationQueries > 0 { throughRelations += 1 }
     }
-    #expect(throughRelations > Self.graphQueryCount / 2, "\(throughRelations) queries went through a relation")
+    #expect(
+      throughRelations > Self.graphQueryCount / 2, "\(throughRelations) queries went through a relation")
   }
 
   /// The plans and relation queries of some reads of one set.
@@ -87,20 +89,54 @@ import Testing
   /// The read sequences on one set, each returning the ids it read last.
   static func sequences<R: Record>(_: R.Type) -> [(String, (RequestSet<R>) throws -> [R.ID])] {
     [
-      ("first, then iteration", { _ = $0.first; return $0.map(\.id) }),
-      ("last, then count and fetch", { _ = $0.last; _ = $0.count; return try $0.fetch().map(\.id) }),
-      ("exists, then first and values", { _ = $0.exists; _ = $0.first; return try $0.values(\.id) }),
-      ("isEmpty, then subscripts", { s in
-        guard !s.isEmpty else { return [] }
-        return (0..<s.count).map { s[$0].id }
-      }),
-      ("count, then first, last and iteration", { _ = $0.count; _ = $0.first; _ = $0.last; return $0.map(\.id) }),
-      ("fetchExists, last, then fetchCount and fetch", {
-        _ = try $0.fetchExists()
-        _ = $0.last
-        _ = try $0.fetchCount()
-        return try $0.fetch().map(\.id)
-      }),
+      (
+        "first, then iteration",
+        {
+          _ = $0.first
+          return $0.map(\.id)
+        }
+      ),
+      (
+        "last, then count and fetch",
+        {
+          _ = $0.last
+          _ = $0.count
+          return try $0.fetch().map(\.id)
+        }
+      ),
+      (
+        "exists, then first and values",
+        {
+          _ = $0.exists
+          _ = $0.first
+          return try $0.values(\.id)
+        }
+      ),
+      (
+        "isEmpty, then subscripts",
+        { s in
+          guard !s.isEmpty else { return [] }
+          return (0..<s.count).map { s[$0].id }
+        }
+      ),
+      (
+        "count, then first, last and iteration",
+        {
+          _ = $0.count
+          _ = $0.first
+          _ = $0.last
+          return $0.map(\.id)
+        }
+      ),
+      (
+        "fetchExists, last, then fetchCount and fetch",
+        {
+          _ = try $0.fetchExists()
+          _ = $0.last
+          _ = try $0.fetchCount()
+          return try $0.fetch().map(\.id)
+        }
+      ),
     ]
   }
 
@@ -151,7 +187,8 @@ import Testing
       try Self.planned { try sequences(R.self)[next].1(set) }
     }
     #expect(asyncIDs == expected, "\(what): async \(asyncSequence.0)")
-    #expect(asyncPlanned == once, "\(what): async \(asyncSequence.0) made \(asyncPlanned); one read makes \(once)")
+    #expect(
+      asyncPlanned == once, "\(what): async \(asyncSequence.0) made \(asyncPlanned); one read makes \(once)")
     return once
   }
 }

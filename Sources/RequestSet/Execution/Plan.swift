@@ -457,7 +457,8 @@ struct _AccessPlan<Element: Sendable>: Sendable {
     let n = walk.records
     let cost = walk.matches >= n ? need : Int(min(Double(n), Double(need) * Double(n) / Double(walk.matches)))
     guard cost <= walk.otherCost, cost < n else { return self }
-    var plan = _AccessPlan(path: .walk(walk.index, key: walk.key, descending: walk.descending), filter: walk.filter, estimatedRows: cost)
+    var plan = _AccessPlan(
+      path: .walk(walk.index, key: walk.key, descending: walk.descending), filter: walk.filter, estimatedRows: cost)
     plan.note = "an ordered walk reads fewer records for the window read"
     return plan
   }
