@@ -72,6 +72,129 @@ import Testing
     }
   }
 
+  /// The read sequences that begin with a shortcut (`first`, `last`, `exists`, `isEmpty`)
+  /// and go on to iteration, `count` and subscripts.
+  static let shortcutSequences: [(String, @Sendable (RequestSet<Animal>) throws -> Void)] = [
+    ("first, then iteration and count", { _ = $0.first; _ = Array($0); _ = $0.count }),
+    ("last, then iteration", { _ = $0.last; _ = Array($0); _ = $0.first }),
+    ("exists, then count and iteration", { _ = $0.exists; _ = $0.count; _ = Array($0) }),
+    ("isEmpty, then a subscript and count", { s in if !s.isEmpty { _ = s[0] }; _ = s.count }),
+    ("first, last, exists, then fetch", { _ = $0.first; _ = $0.last; _ = try $0.fetchExists(); _ = try $0.fetch() }),
+    ("exists, then first and last", { _ = $0.exists; _ = $0.first; _ = $0.last; _ = $0.isEmpty }),
+  ]
+
+  /// `first` or `exists` before the result is read plans nothing of its own: the set's one
+  /// preparation serves the shortcut and the reads after it, as `count` first does.
+  @Test(arguments: StoreKind.allCases)
+  func firstOrExistsThenIteratePlansOnce(kind: StoreKind) throws {
+    let all = try Self.populated(kind)
+    for (label, sequence) in Self.shortcutSequences {
+      for (name, set) in Self.queries(all) {
+        let plans = try Self.plans { try sequence(set) }
+        let expected = kind == .array ? 0 : 1
+        #expect(plans == expected, "\(kind) \(name), \(label): \(plans) plans")
+      }
+    }
+  }
+
+  /// `first` through the one plan still answers as the array does, and still walks an
+  /// index in sort order when that reads fewer records than the set's plan (a sorted set
+  /// with no window plans a scan; its first record walks the index).
+  @Test(arguments: StoreKind.allCases)
+  func firstLastAndExistsThroughThePlanAnswerAsTheArrayDoes(kind: StoreKind) throws {
+    let records = Animal.random(count: 300, seed: 5)
+    let all = try kind.makeSet(records)
+    let cases: [(RequestSet<Animal>, [Animal])] = [
+      (all.sortBy(\.age), records.stableSorted { $0.age < $1.age }),
+      (all.sortBy("name", order: .descending), records.stableSorted { $0.name > $1.name }),
+      (all.filter(\.age > 3).sortBy(\.age).limit(5), Array(records.filter { $0.age > 3 }.stableSorted { $0.age < $1.age }.prefix(5))),
+      (all.filter("species", value: "Cow").sortBy(\.age).offset(2), Array(records.filter { $0.species == "Cow" }.stableSorted { $0.age < $1.age }.dropFirst(2))),
+      (all.filter(\.age >= 10 && \.age < 30).sortBy(\.name).reversed(), records.filter { $0.age >= 10 && $0.age < 30 }.stableSorted { $0.name < $1.name }.reversed()),
+      (all.filter(\.age > 1000), []),
+    ]
+    for (set, expected) in cases {
+      let what = "\(kind): \(set.explain())"
+      #expect(set.refreshed().first?.id == expected.first?.id, "\(what)")
+      #expect(set.refreshed().last?.id == expected.last?.id, "\(what)")
+      #expect(set.refreshed().exists == !expected.isEmpty, "\(what)")
+      let shortcut = set.refreshed()
+      #expect(shortcut.first?.id == expected.first?.id, "\(what)")
+      #expect(shortcut.map(\.id) == expected.map(\.id), "\(what)")
+      #expect(shortcut.count == expected.count, "\(what)")
+    }
+  }
+
+  /// `first` on a sorted set with no window still walks the sort key's index: the set's
+  /// plan (a scan, with no window to stop a walk) weighed that walk for a narrower
+  /// window, and the window of one takes it, planning nothing again.
+  @Test func firstOfASortedSetWalksTheIndexThePlanWeighed() throws {
+    let set = try StoreKind.indexedMemory.makeSet(Animal.random(count: 300, seed: 5)).sortBy(\.age)
+    let plans = Self.plans { _ = set.first }
+    #expect(plans == 1)
+    let prepared = try #require(set._cache.peekPrepared())
+    let plan = prepared.access()
+    guard case .scan = plan.path else {
+      Issue.record("the set's plan: \(plan.path)")
+      return
+    }
+    var one = prepared.query.stages[0]
+    one.window.limit = 1
+    guard case .walk(_, let key, descending: false) = plan.narrowed(to: one).path else {
+      Issue.record("first: \(plan.narrowed(to: one).path)")
+      return
+    }
+    #expect(key == "age")
+    // A reversed stage (`last`) reads the plan as it is.
+    one.reversed = true
+    guard case .scan = plan.narrowed(to: one).path else {
+      Issue.record("last: \(plan.narrowed(to: one).path)")
+      return
+    }
+  }
+
+  /// A set of a graph whose filter goes through a relation: its preparation runs the
+  /// related store's query (a semi-join, an aggregate, a materialization) once, however
+  /// the set is read, `first` and `exists` included, and the set plans once besides.
+  @Test(arguments: StoreKind.writable)
+  func firstOrExistsThenIterateOnAGraphSetRunsEachRelationQueryOnce(kind: StoreKind) throws {
+    let graph = try ClinicStores.graph(kind)
+    try ClinicData.generate(people: 40, pets: 150, visits: 300, vets: 6, seed: 0x0E).insert(into: graph)
+    let pets = graph.records(Pet.self)
+    let sets: [(String, () -> RequestSet<Pet>)] = [
+      ("to-one semi-join", { pets.filter("owner.city", value: "Oslo") }),
+      ("to-many semi-join, sorted", { pets.filter("ANY visits.cost > 50").sortBy("name") }),
+      ("to-one and to-many, windowed", { pets.filter("owner.age > 30 AND ANY visits.vet.clinic == 'North'").sortBy("age").limit(7) }),
+      ("an aggregate", { pets.filter("visits.@sum.cost > 100") }),
+      ("an expression", { pets.filter("owner.age + age > 40").sortBy("id") }),
+    ]
+    for (name, make) in sets {
+      let once = _PlanCounter.Tally()
+      let expected = try _PlanCounter.$tally.withValue(once) { try make().fetch().map(\.id) }
+      #expect(once.relationQueries >= 1, "\(kind) \(name)")
+      for (label, sequence) in Self.graphSequences {
+        let set = make()
+        let tally = _PlanCounter.Tally()
+        let ids = try _PlanCounter.$tally.withValue(tally) { try sequence(set) }
+        #expect(ids == expected, "\(kind) \(name), \(label)")
+        #expect(
+          tally.relationQueries == once.relationQueries,
+          "\(kind) \(name), \(label): \(tally.relationQueries) relation queries, one read runs \(once.relationQueries)")
+        #expect(tally.count == once.count, "\(kind) \(name), \(label): \(tally.count) plans, one read makes \(once.count)")
+      }
+    }
+  }
+
+  /// Read sequences on a graph set, each ending with the records' ids.
+  static let graphSequences: [(String, @Sendable (RequestSet<Pet>) throws -> [Int])] = [
+    ("first, then iteration", { _ = $0.first; return $0.map(\.id) }),
+    ("exists, then count and iteration", { _ = $0.exists; _ = $0.count; return $0.map(\.id) }),
+    ("last, then fetch", { _ = $0.last; return try $0.fetch().map(\.id) }),
+    ("isEmpty, first, last, then a subscript each", { s in
+      _ = s.isEmpty; _ = s.first; _ = s.last
+      return (0..<s.count).map { s[$0].id }
+    }),
+  ]
+
   /// `explain()` after a read prints the plan the read used; before any read it prints
   /// the plan a read would make, fixing nothing.
   @Test(arguments: StoreKind.allCases)

@@ -24,7 +24,8 @@ enum _Executor {
           rest.filter = nil
           current = try _run(rest, on: matches, compiler: &compiler)
         } else if i == 0 {
-          let plan = prepared?.access() ?? _Planner.plan(stage, in: snapshot)
+          // The set's one plan; a narrower window than it planned for (`first`) may walk.
+          let plan = prepared?.access().narrowed(to: stage) ?? _Planner.plan(stage, in: snapshot)
           if case .walk = plan.path {
             current = try _run(plan, stage, compiler: &compiler)
           } else if stage.sort.isEmpty, stage.distinct == nil, !stage.reversed {
@@ -373,11 +374,18 @@ enum _Executor {
   }
 
   /// The number of results, without building the result when one stage suffices.
-  static func count<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int {
+  ///
+  /// - Parameter prepared: The set's preparation over `snapshot` when `query` is its query
+  ///   with a narrower window (`exists` counts to one): its plan serves the first stage
+  ///   (a walk in sort order is read as a scan, since counting needs no order); nil to
+  ///   plan here.
+  static func count<Element>(
+    _ query: _Query<Element>, in snapshot: StoreSnapshot<Element>, prepared: _PreparedQuery<Element>? = nil
+  ) throws -> Int {
     if let invalid = query.invalid { throw invalid }
     let query = query.resolvingTwins()
     guard query.stages.count == 1, let stage = query.stages.first, stage.distinct == nil else {
-      return try slots(query, in: snapshot).count
+      return try slots(query, in: snapshot, prepared: prepared).count
     }
     return try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
@@ -385,7 +393,9 @@ enum _Executor {
       _ = try _comparator(stage.sort, compiler: &compiler)
       var sorted = stage
       sorted.sort = []
-      let plan = _Planner.plan(sorted, in: snapshot)
+      // A lookup's candidates and residual filter do not depend on the sort; a scan or a
+      // walk counts by scanning.
+      let plan = prepared?.access() ?? _Planner.plan(sorted, in: snapshot)
       // Compile the whole filter even when an index answers it: a bad key still throws.
       var matcher = try compiler.compile(stage.filter)
       if case .lookup = plan.path { matcher = try compiler.compile(plan.filter) }

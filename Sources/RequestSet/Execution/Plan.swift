@@ -51,6 +51,12 @@ enum _Planner {
       if best != nil { plan.note = "an ordered walk reads fewer records than the lookup" }
       return plan
     }
+    if let walk {
+      // Weighed now for a narrower window (`first`, `exists`), which reads this plan too.
+      plan.narrowerWalk = _AccessPlan.NarrowerWalk(
+        index: walk.index, key: walk.key, descending: walk.descending, filter: stage.filter,
+        matches: max(1, best?.lookup.estimate ?? n), otherCost: min(lookupCost, n), records: n)
+    }
     guard let best else { return plan }
     guard lookupCost < n else {
       plan.note = "\(best.lookup.name) not used: ~\(best.lookup.estimate) of \(n) records match"
@@ -336,11 +342,12 @@ enum _Planner {
     return unique
   }
 
-  /// The index that can serve the stage's sort by walking in order, if any.
+  /// The index that can serve the stage's sort by walking in order, if any (the walk
+  /// needs a window, which the caller checks: a narrower window may read the plan too).
   private static func _orderedWalk<Element>(
     _ stage: _Stage<Element>, _ access: _IndexAccess
   ) -> (index: _SortedIndex, key: String, descending: Bool)? {
-    guard stage.window.limit != nil, !stage.reversed, stage.distinct == nil, let first = stage.sort.first else {
+    guard !stage.reversed, stage.distinct == nil, let first = stage.sort.first else {
       return nil
     }
     let key: String
@@ -413,9 +420,46 @@ struct _AccessPlan<Element: Sendable>: Sendable {
   /// Why an index was passed over, for `explain()`.
   var note: String?
 
+  /// An ordered walk the planner weighed and passed over for the planned window, with
+  /// what it weighed it against: a narrower window of the same stage (`first` reads one
+  /// record) may walk instead, decided by ``narrowed(to:)`` without planning again.
+  var narrowerWalk: NarrowerWalk?
+
+  struct NarrowerWalk: Sendable {
+    let index: _SortedIndex
+    let key: String
+    let descending: Bool
+    /// The stage's whole filter, which a walk tests on every record it reads.
+    let filter: _FilterNode<Element>?
+    /// The planner's estimate of the stage's matches.
+    let matches: Int
+    /// What the plan's own path costs, in records touched.
+    let otherCost: Int
+    /// The snapshot's records.
+    let records: Int
+  }
+
   init(path: Path, filter: _FilterNode<Element>?, estimatedRows: Int) {
     self.path = path
     self.filter = filter
     self.estimatedRows = estimatedRows
+  }
+
+  /// The plan for `stage`: the planned stage itself, or the same stage with a narrower
+  /// window (a `limit(1)` for `first`, added after the query was planned), which walks the
+  /// index the planner weighed when that costs fewer records than this plan's path. The
+  /// same cost model as ``_Planner/plan(_:in:)``; no index is weighed again.
+  func narrowed(to stage: _Stage<Element>) -> _AccessPlan {
+    guard let walk = narrowerWalk, let limit = stage.window.limit, !stage.reversed, stage.distinct == nil else {
+      return self
+    }
+    let need = stage.window.needed ?? limit
+    let n = walk.records
+    let cost = walk.matches >= n ? need : Int(min(Double(n), Double(need) * Double(n) / Double(walk.matches)))
+    guard cost <= walk.otherCost, cost < n else { return self }
+    var plan = _AccessPlan(
+      path: .walk(walk.index, key: walk.key, descending: walk.descending), filter: walk.filter, estimatedRows: cost)
+    plan.note = "an ordered walk reads fewer records for the window read"
+    return plan
   }
 }

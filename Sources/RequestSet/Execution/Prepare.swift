@@ -83,18 +83,28 @@ final class _PreparedQuery<Element: Sendable>: Sendable {
 /// How many plans the engine made while a test watched: a test binds ``tally`` around
 /// the reads of one set to pin that an evaluated set plans once, whatever reads it. Only
 /// a plan that weighs choices counts (`_Planner.plan` over a snapshot with indexes, and
-/// `_PushdownPlan`).
+/// `_PushdownPlan`). It also counts the queries a graph set's preparation runs on related
+/// stores (semi-joins, materializations, sort values), each a set of its own that plans
+/// once: `first` then iteration on a graph set runs each of them once.
 enum _PlanCounter {
-  /// The plans counted in one task.
+  /// The plans and relation queries counted in one task.
   final class Tally: Sendable {
     let made = Atomic<Int>(0)
+    let related = Atomic<Int>(0)
+    /// The plans made.
     var count: Int { made.load(ordering: .relaxed) }
+    /// The queries run on related stores.
+    var relationQueries: Int { related.load(ordering: .relaxed) }
   }
 
   @TaskLocal static var tally: Tally?
 
   @inline(__always)
   static func note() { tally?.made.add(1, ordering: .relaxed) }
+
+  /// Notes one query on a related store.
+  @inline(__always)
+  static func noteRelationQuery() { tally?.related.add(1, ordering: .relaxed) }
 }
 
 extension _Query {

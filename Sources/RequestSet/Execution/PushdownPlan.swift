@@ -223,6 +223,36 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
     }
   }
 
+  /// The split of `query` (the query this plan split) with `limit(1)` added, derived
+  /// from this one without asking the reader again, so that `first` plans once: the store
+  /// runs the narrower window when it runs the whole stage, and a remainder that is only
+  /// a filter (and a window) stops the store's stream at its first match. Nil when the
+  /// first record needs the whole result (a sort, `reversed()`, `distinct` or a later
+  /// stage in process).
+  func narrowedToFirst(_ query: _Query<Element>, _ reader: _PushdownReader<Element>) -> (
+    query: _Query<Element>, plan: _PushdownPlan
+  )? {
+    guard query.stages.count == 1 else { return nil }
+    var one = query
+    one.limit(1)
+    var plan = self
+    guard var rest = remainder else {
+      // The store runs the whole stage, its window included (if it takes the narrower
+      // window: a statement binds one more value).
+      plan.query.limit = Swift.min(plan.query.limit ?? 1, 1)
+      if case .none = reader.supportQuery(plan.query) { return nil }
+      return (one, plan)
+    }
+    guard rest.stages.count == 1, rest.stages[0].filter != nil, rest.stages[0].sort.isEmpty, !rest.stages[0].reversed,
+      rest.stages[0].distinct == nil
+    else { return nil }
+    // The window is in process (a filter runs there), so the store streams every match.
+    rest.limit(1)
+    plan.remainder = rest
+    plan.earlyStop = rest.stages[0].window.needed
+    return (one, plan)
+  }
+
   /// A filter node as the store would run it.
   enum _Translation {
     /// Pushed: exactly, or as a superset the engine checks again.

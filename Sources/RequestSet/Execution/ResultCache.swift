@@ -154,22 +154,59 @@ final class _ResultCache<Element: Sendable>: Sendable {
     }
   }
 
-  /// The first record through the store's reader, asking it for one record: the reader
-  /// is kept for the evaluation that may follow, so both see one state of the store.
-  func pushdownFirst(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Element? {
-    guard let runner = source.pushdown else { return nil }
+  /// The first record of the set (the last, with `fromEnd`), read through the set's one
+  /// preparation without building the result: the query prepared and planned as every
+  /// other read of the set prepares it (a graph set's relation queries run here, once),
+  /// then run with a window of one. Once a read has run the query (a `count`, say), the
+  /// record comes from that result. `filter(\.id == v)` reads the id map, with nothing
+  /// to prepare.
+  func first(_ source: _Source<Element>, _ query: _Query<Element>, fromEnd: Bool = false) throws -> Element? {
+    if let runner = source.pushdown, !fromEnd, !query.requiresPushdown {
+      return try _pushdownFirst(runner, source, query)
+    }
+    guard !query.requiresPushdown, let snapshot = try snapshotUnlessRun(source) else {
+      let e = try evaluation(source, query)
+      return e.count == 0 ? nil : try e.element(fromEnd ? e.count - 1 : 0)
+    }
+    if let found = _Planner.idSlots(query, in: snapshot) {
+      return try (fromEnd ? found.last : found.first).map { try snapshot._record(at: $0) }
+    }
+    let prepared = try self.prepared(source, query, snapshot: snapshot)
+    var one = prepared.query
+    if fromEnd { one.reverse() }
+    one.limit(1)
+    let slots = try _Executor.slots(one, in: snapshot, prepared: prepared)
+    return try slots.first.map { try snapshot._record(at: $0) }
+  }
+
+  /// Whether the set holds a record, read through the set's one preparation: counting
+  /// stops at the first match.
+  func exists(_ source: _Source<Element>, _ query: _Query<Element>) throws -> Bool {
+    if let n = peekCount() { return n > 0 }
+    if source.pushdown != nil { return try first(source, query) != nil }
+    if query.requiresPushdown || hasRun() { return try count(source, query) > 0 }
+    let snapshot = try self.snapshot(source)
+    let prepared = try self.prepared(source, query, snapshot: snapshot)
+    var one = prepared.query
+    one.limit(1)
+    return try _Executor.count(one, in: snapshot, prepared: prepared) > 0
+  }
+
+  /// The first record through the store's reader, asking it for one record when the
+  /// set's split allows (see ``_PushdownPlan/narrowedToFirst(_:_:)``): the reader and the
+  /// preparation are the ones the evaluation that may follow reads, so both see one state
+  /// of the store and the query is planned once.
+  private func _pushdownFirst(
+    _ runner: _PushdownRunner<Element>, _ source: _Source<Element>, _ query: _Query<Element>
+  ) throws -> Element? {
     if let e = state.withLock({ $0.evaluation }) { return e.count == 0 ? nil : try e.element(0) }
-    if query.requiresPushdown {
-      // A window of one would run in process after a rechecked term: evaluate as written.
+    let (reader, prepared, plan) = try _preparedPushdown(runner, query)
+    guard let (one, narrowed) = plan.narrowedToFirst(prepared.query, reader) else {
+      // The first record needs the whole result (a sort that runs in process, say).
       let e = try evaluation(source, query)
       return e.count == 0 ? nil : try e.element(0)
     }
-    let reader = try state.withLock { $0.reader } ?? runner.open()
-    var first = query
-    first.limit(1)
-    let prepared = try _PreparedQuery(first, reader: reader, storeName: runner.storeName)
-    let e = try _Pushdown.evaluate(prepared.query, prepared.pushdown ?? _PushdownPlan(prepared.query, reader), reader)
-    state.withLock { st in if st.evaluation == nil && st.reader == nil { st.reader = reader } }
+    let e = try _Pushdown.evaluate(one, narrowed, reader)
     return e.count == 0 ? nil : try e.element(0)
   }
 
@@ -206,7 +243,7 @@ final class _ResultCache<Element: Sendable>: Sendable {
   /// The snapshot, fixed now if no read has fixed it; nil once a read (a count, say) has
   /// run the query, whose result then costs no further scan. One look under the lock
   /// where asking both apart takes two: `first` on a fresh set is a whole small query.
-  func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
+  private func snapshotUnlessRun(_ source: _Source<Element>) throws -> StoreSnapshot<Element>? {
     // A pushdown store's records are read through the one evaluation.
     if source.pushdown != nil { return nil }
     // Only a number comes out of the lock: in this unspecialized code, copying an optional

@@ -363,6 +363,7 @@ struct _Entry<T: Record>: _GraphEntry {
   }
 
   private func _set(_ filter: _FieldPredicate?, _ graph: RecordGraph) -> RequestSet<T> {
+    _PlanCounter.noteRelationQuery()
     var set = records(in: graph)
     if let filter { set._query.addFilter(_FilterNode(filter), mode: .and) }
     return set

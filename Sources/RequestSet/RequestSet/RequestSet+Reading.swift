@@ -66,52 +66,22 @@ extension RequestSet {
   /// let any = try animals.filter("age", .greaterThan, 10).fetchExists()
   /// ```
   public func fetchExists() throws -> Bool {
-    if let n = _cache.peekCount() { return n > 0 }
-    if _source.pushdown != nil { return try _fetchFirst() != nil }
-    if _query.requiresPushdown { return try _cache.count(_source, _query) > 0 }
-    // The set's own snapshot, so a later read agrees with the answer.
-    let snapshot = try _cache.snapshot(_source)
-    var query = _query
-    query.limit(1)
-    return try _Executor.count(query, in: snapshot) > 0
+    // The set's own snapshot and preparation, so a later read agrees with the answer and
+    // plans nothing again.
+    try _cache.exists(_source, _query)
   }
 
   /// The first record without building the whole result: a sorted set keeps the best one
   /// in a single pass, an unsorted one stops at the first match. Once a read has run the
   /// query (a `count`, say), it reads that result instead.
   func _fetchFirst() throws -> Element? {
-    if _source.pushdown != nil { return try _cache.pushdownFirst(_source, _query) }
-    guard !_query.requiresPushdown, let snapshot = try _cache.snapshotUnlessRun(_source) else {
-      let e = try _cache.evaluation(_source, _query)
-      return e.count == 0 ? nil : try e.element(0)
-    }
-    // `filter(\.id == v)`: the id map answers it, with no preparation and no copy of the
-    // query to limit.
-    if let found = _Planner.idSlots(_query, in: snapshot) {
-      return try found.first.map { try snapshot._record(at: $0) }
-    }
-    // Twins decided for this source, as a preparation decides them (see Prepare.swift).
-    var query = _query.resolvingTwins()
-    query.limit(1)
-    let slots = try _Executor.slots(query, in: snapshot)
-    return try slots.first.map { try snapshot._record(at: $0) }
+    try _cache.first(_source, _query)
   }
 
   /// The last record without building the whole result, or from the result once a read
   /// has run the query.
   func _fetchLast() throws -> Element? {
-    guard !_query.requiresPushdown, let snapshot = try _cache.snapshotUnlessRun(_source) else {
-      let e = try _cache.evaluation(_source, _query)
-      return e.count == 0 ? nil : try e.element(e.count - 1)
-    }
-    if let found = _Planner.idSlots(_query, in: snapshot) {
-      return try found.last.map { try snapshot._record(at: $0) }
-    }
-    var query = _query.resolvingTwins()
-    query.reverse()
-    query.limit(1)
-    let slots = try _Executor.slots(query, in: snapshot)
-    return try slots.first.map { try snapshot._record(at: $0) }
+    try _cache.first(_source, _query, fromEnd: true)
   }
 
   /// Keeps the first record (in the set's order) for each value of a key path.
