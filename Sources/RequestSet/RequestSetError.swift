@@ -142,6 +142,14 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// open the store for writing, call `migrate()`, or run `requestset migrate`.
     public static let migrationPending = Code("migrationPending")
 
+    /// A raw SQL statement (`SQLiteStore.records(sql:arguments:)`, `rows(sql:arguments:)`
+    /// and their PostgreSQL counterparts) is not one read-only query the database accepts:
+    /// a syntax error, an unknown table or column, two statements, a statement that is not
+    /// a `SELECT`, `WITH` or `VALUES` query, result columns that do not fit (no `body`
+    /// column for records, two columns of one name, a value of a type records cannot hold).
+    /// The message quotes the database's own words and says what to change; nothing ran.
+    public static let invalidSQL = Code("invalidSQL")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

@@ -310,7 +310,8 @@ final class _PGConnection: @unchecked Sendable {
       return RequestSetError(
         .schemaMismatch,
         "The database's tables are not what RequestSet expects (SQLSTATE \(state)): \(message). "
-          + "Open a database and table RequestSet made, or choose another table name.")
+          + "Open a database and table RequestSet made, or choose another table name.",
+        underlying: _PGDiagnostic(state: state, constraint: constraint, detail: detail, message: message))
     case "57014" where !StoreThreads.isCancelled:
       // Not the async API's cancel (which the call reports as CancellationError): the
       // session's statement_timeout, or an administrator's pg_cancel_backend.
@@ -326,7 +327,8 @@ final class _PGConnection: @unchecked Sendable {
           + "Nothing of it was committed; retry it.")
     default:
       return RequestSetError(
-        .storeFailed, "PostgreSQL failed (SQLSTATE \(state)): \(message). Statement: \(sql.prefix(300))")
+        .storeFailed, "PostgreSQL failed (SQLSTATE \(state)): \(message). Statement: \(sql.prefix(300))",
+        underlying: _PGDiagnostic(state: state, constraint: constraint, detail: detail, message: message))
     }
   }
 
@@ -364,6 +366,8 @@ struct _PGDiagnostic: Error, Sendable, CustomStringConvertible {
   var state: String
   var constraint: String?
   var detail: String?
+  /// The server's primary message, redacted.
+  var message: String? = nil
   var description: String { "SQLSTATE \(state)" + (detail.map { ": " + $0 } ?? "") }
 }
 

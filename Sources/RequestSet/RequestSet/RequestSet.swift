@@ -118,6 +118,9 @@ struct _Source<Element: Sendable>: Sendable {
   var threads: StoreThreads? = nil
 
   /// Where the async API runs the set's reads: the store's threads (nil: on the calling
-  /// task, as the store asks), or the shared ones for a set over an array.
-  var asyncThreads: StoreThreads? { store == nil && pastVersion == nil ? StoreThreads.shared : threads }
+  /// task, as the store asks), the threads a read-only source names, or the shared ones
+  /// for a set over an array.
+  var asyncThreads: StoreThreads? {
+    store == nil && pastVersion == nil ? threads ?? StoreThreads.shared : threads
+  }
 }
