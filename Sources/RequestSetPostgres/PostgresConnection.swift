@@ -157,7 +157,7 @@ final class _PGConnection: @unchecked Sendable {
     }
     let verb = Self._verb(sql)
     guard !_abandoned else { throw _connectionError("the connection was given up on after a timeout.", sql) }
-    let result: OpaquePointer? = try _cancellable(verb) { try _run(sql, parameters) }
+    let result: OpaquePointer? = try _cancellable(verb) { cancelAgain in try _run(sql, parameters, cancelAgain) }
     defer {
       if verb == "BEGIN" {
         _transaction = !inTransaction ? nil : sql.contains("READ ONLY") ? .read : .write
@@ -182,7 +182,16 @@ final class _PGConnection: @unchecked Sendable {
   /// frozen, or the network dropped it). The connection is then abandoned, and the call
   /// throws `.connectionFailed`. Nil when libpq could not send or read (the connection
   /// is lost; `PQerrorMessage` says why).
-  private func _run(_ sql: String, _ parameters: [String?]) throws -> OpaquePointer? {
+  ///
+  /// `cancelAgain` (for a statement a cancelled async call stops) is sent again every
+  /// quarter second while the call is cancelled and the statement has not answered: a
+  /// cancel request travels on its own connection, so it can reach the server before the
+  /// statement does, and the server ignores a cancel for a session that is between
+  /// statements. Without the repeat such a call would wait for the statement to end.
+  private func _run(_ sql: String, _ parameters: [String?], _ cancelAgain: (@Sendable () -> Void)?) throws
+    -> OpaquePointer?
+  {
+    if let hold = Self._beforeSend.withLock({ $0 }) { hold(sql) }
     let sent = _withCStrings(parameters) { values in
       PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
     }
@@ -212,9 +221,18 @@ final class _PGConnection: @unchecked Sendable {
         }
         last = next
       }
-      guard Self._wait(socket, reading: true, writing: false, until: deadline) else {
-        if let last { PQclear(last) }
-        throw _timedOut(sql)
+      var wake = deadline
+      if cancelAgain != nil {
+        let soon = ContinuousClock.now + .milliseconds(250)
+        wake = deadline.map { Swift.min($0, soon) } ?? soon
+      }
+      guard Self._wait(socket, reading: true, writing: false, until: wake) else {
+        if let deadline, ContinuousClock.now >= deadline {
+          if let last { PQclear(last) }
+          throw _timedOut(sql)
+        }
+        if StoreThreads.isCancelled { cancelAgain?() }
+        continue
       }
       if PQconsumeInput(handle) == 0 {
         if let last { PQclear(last) }
@@ -262,17 +280,23 @@ final class _PGConnection: @unchecked Sendable {
   /// (`PostgresStore._transaction` checks first), so stopping a change only makes the
   /// rollback come sooner. Never `COMMIT`, `BEGIN` or a statement outside a transaction
   /// that changes something, whose outcome a cancel would leave unknown.
-  private func _cancellable<T>(_ verb: String, _ body: () throws -> T) throws -> T {
+  private func _cancellable<T>(_ verb: String, _ body: (_ cancelAgain: (@Sendable () -> Void)?) throws -> T) throws -> T {
     let stoppable = _transaction == .write ? Self._changes.contains(verb) || Self._reads.contains(verb) : Self._reads.contains(verb)
-    guard stoppable, let cancel = _cancel else { return try body() }
+    guard stoppable, let cancel = _cancel else { return try body(nil) }
     // PQcancel may be called from any thread (libpq documents it thread-safe); it is never
-    // called once `body` returned (see `StoreThreads.whenCancelled`).
+    // called once `body` returned (see `StoreThreads.whenCancelled`, and `_run`, which
+    // sends it again only while the statement has not answered).
     nonisolated(unsafe) let request = cancel
-    return try StoreThreads.whenCancelled({
+    let send: @Sendable () -> Void = {
       var message = [CChar](repeating: 0, count: 256)
       _ = PQcancel(request, &message, Int32(message.count))
-    }) { try body() }
+    }
+    return try StoreThreads.whenCancelled(send) { try body(send) }
   }
+
+  /// Runs before each statement is sent, given its text: tests hold a statement back here
+  /// to make a cancel reach the server first. Nil outside tests.
+  static let _beforeSend = Mutex<(@Sendable (String) -> Void)?>(nil)
 
   /// The statements a cancelled async call stops.
   private static let _reads: Set<String> = ["SELECT", "WITH", "FETCH", "DECLARE", "MOVE"]

@@ -1,6 +1,6 @@
 import Foundation
 import RequestSet
-import RequestSetPostgres
+@testable import RequestSetPostgres
 import RequestSetSQLite
 import Testing
 import _RequestSetSQL
@@ -218,6 +218,36 @@ import _RequestSetSQL
     task.cancel()
     let result = await task.result
     #expect(throws: CancellationError.self, "\(kind)") { try result.get() }
+  }
+
+  /// A cancel that reaches PostgreSQL before the statement does (a cancel request travels
+  /// on a connection of its own, and the server ignores one for a session between
+  /// statements) is not lost: the store asks again while the statement runs. The
+  /// statement is held back until the call is cancelled and 200 ms more, so the first
+  /// request is ignored for certain; without the repeat the call would wait out its
+  /// 600 s sleep (the store has no statement timeout here), past the test's time limit.
+  @Test(.enabled(if: PostgresServer.testsRun), .timeLimit(.minutes(3)))
+  func aCancelThatArrivesBeforeTheStatementIsNotLost() async throws {
+    let store = try PostgresStore<Animal>(
+      url: try PostgresServer.url(), table: PostgresServer.freshTable("rawcancel"), connections: 2,
+      options: PostgresConnectionOptions(statementTimeout: nil))
+    defer { store.close() }
+    let held = SharedCounter()
+    _PGConnection._beforeSend.withLock {
+      $0 = { sql in
+        guard sql.contains("/* held back */") else { return }
+        held.add()
+        while !StoreThreads.isCancelled { usleep(1_000) }
+        usleep(200_000)
+      }
+    }
+    defer { _PGConnection._beforeSend.withLock { $0 = nil } }
+    let rows = store.rows(sql: "SELECT 1 AS n FROM pg_sleep(600) /* held back */")
+    let task = Task { try await rows.async.fetch() }
+    #expect(try await eventually { held.value > 0 }, "the statement is held back")
+    task.cancel()
+    let result = await task.result
+    #expect(throws: CancellationError.self) { try result.get() }
   }
 
   /// PostgreSQL's parameters are counted where they are parameters, not in strings,
