@@ -64,3 +64,30 @@ do {
 print(try sqlCows.fetch().map(\.name))                   // → ["Daisy"]
 zoo.close()
 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: zooFile + suffix) }
+
+let rawFile = FileManager.default.temporaryDirectory.appendingPathComponent("raw-\(UUID()).sqlite").path
+let shelter = try SQLiteStore<Animal>(path: rawFile, table: "animals")
+try shelter.insert(contentsOf: try animals.fetch())
+let heavy = shelter.records(
+  sql: """
+    SELECT body FROM animals WHERE json_extract(body, '$.weight') > ?
+    ORDER BY json_extract(body, '$.weight') DESC
+    """,
+  arguments: [20])
+print(heavy.map(\.name))                              // → ["Daisy", "Bella", "Rex", "Zed"]
+print(heavy.filter(\.species == "Dog").map(\.name))   // → ["Rex", "Zed"]
+let tagCounts = shelter.rows(sql: """
+  SELECT tag.value AS tag, count(*) AS n FROM animals, json_each(animals.body, '$.tags') AS tag
+  GROUP BY tag.value ORDER BY n DESC, tag.value
+  """)
+for row in tagCounts { print(row["tag"]!, row["n"]!) }
+// → "farm" 2
+// → "old" 1
+// → "small" 1
+do {
+  _ = try shelter.records(sql: "DELETE FROM animals").fetch()
+} catch let error as RequestSetError {
+  print(error.code)                                    // → invalidSQL
+}
+shelter.close()
+for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: rawFile + suffix) }
