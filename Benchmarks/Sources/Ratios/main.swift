@@ -8,7 +8,9 @@ import RequestSet
 //   swift run -c release --package-path Benchmarks Ratios [record count] [section …] [--csv FILE]
 //
 // Sections: core, format, log, live, query, issue11 (all of these by default), and scale,
-// smallq, issue13, migrate, issue22 and issue23 (only when named; issue22 times the targets
+// smallq, issue13, migrate, issue22, issue23 and issue35 (only when named; issue35 times a
+// live set over the SQL stores beside its fetch and the async calls beside the sync ones,
+// see Issue35Ratios.swift; issue22 times the targets
 // of "One prepared query", see PreparedRatios.swift; migrate times issue 25's migrations,
 // see MigrationRatios.swift; issue23 times relationships, see RelationRatios.swift: scale
 // runs up to 10,000,000 records; smallq loops the small queries for profiling, see
@@ -32,7 +34,7 @@ if let i = arguments.firstIndex(of: "--csv"), i + 1 < arguments.count {
 let n = arguments.first.flatMap(Int.init) ?? 1_000_000
 let sections = Set(arguments.filter { Int($0) == nil }.map { $0 == "records" ? "issue11" : $0 })
 func wanted(_ section: String) -> Bool {
-  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23"].contains(section) : sections.contains(section)
+  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23", "issue35"].contains(section) : sections.contains(section)
 }
 
 let needsAnimals = ["core", "format", "log", "issue11", "issue13", "migrate", "issue22"].contains(where: wanted)
@@ -50,4 +52,5 @@ if wanted("issue13") { try issue13Tables(animals) }
 if wanted("migrate") { try printTable("Migrations (issue 25) at \(n) records", migrationRows(animals)) }
 if wanted("issue22") { try issue22Tables(animals) }
 if wanted("issue23") { try issue23Tables(n) }
+if wanted("issue35") { try issue35Tables(n) }
 if wanted("smallq") { try smallQueryLoops(makeAnimals(n)) }

@@ -18,7 +18,10 @@ extension RequestSet where Element: Record {
   /// store's commits: as they happen on the built-in stores, through
   /// ``RecordStore/commits(polling:)`` on others. Where it can, it updates the result
   /// without re-running the query: an insert into a filtered, sorted, limited set is
-  /// merged into the result it holds.
+  /// merged into the result it holds. The first state and every re-run are the set's
+  /// ``fetch()``, run again: over a store that runs queries itself (`SQLiteStore`,
+  /// `PostgresStore`) the store filters, sorts and limits, and only the result's records
+  /// are read.
   ///
   /// A slow consumer gets the latest state, coalesced: the set does its work when it is
   /// read, so a state read after several commits is the newest result the store has
@@ -69,7 +72,6 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
   // The iterator names the record type only through these: inside it, `Element` is the
   // iterator's own (the snapshot), as `AsyncIteratorProtocol` infers it.
   typealias _Set = RequestSet<Element>
-  typealias _Store = any RecordStore<Element>
   typealias _Subscription = _LiveSubscription<Element>
   typealias _Live = _LiveResult<Element>
 
@@ -80,9 +82,8 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
   /// nothing else.
   public struct AsyncIterator: AsyncIteratorProtocol {
     let set: _Set
-    /// The store and the state last returned, from the first read on.
-    var _following:
-      (store: _Store, subscription: _Subscription, live: _Live)?
+    /// The subscription to the store and the state last returned, from the first read on.
+    var _following: (subscription: _Subscription, live: _Live)?
     var _wakeups: AsyncStream<Void>.Iterator?
     var _ended = false
 
@@ -101,14 +102,14 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
           let store = try set._store()
           // Subscribe before the first read, so no commit falls between them.
           let subscription = _LiveSubscription(store, graph: set._query.graph)
-          let live = try _LiveResult(set: set, snapshot: store.snapshot())
-          _following = (store, subscription, live)
+          let live = try _LiveResult(set: set)
+          _following = (subscription, live)
           _wakeups = subscription.inbox.wakeups.makeAsyncIterator()
           return live.initial
         }
         while !Task.isCancelled {
           let (pending, finished) = following.subscription.inbox.take()
-          if !pending.isEmpty, let state = try following.live.catchUp(pending, store: following.store) {
+          if !pending.isEmpty, let state = try following.live.catchUp(pending) {
             _following = following
             return state
           }
@@ -144,6 +145,12 @@ public struct RequestSetChanges<Element: Record>: AsyncSequence, Sendable {
 }
 
 /// What a live request set holds between commits, and how it moves to the next state.
+///
+/// A live query is the fetch, re-run: its first state and every re-read evaluate the set
+/// as ``RequestSet/fetch()`` does (a fresh copy of the set, prepared and run once), so a
+/// SQL store runs the filter, sort and window itself and hands over only the result,
+/// instead of every row of its table. Only merging a commit's changes into the held result
+/// runs in process, over the held records and the changed ones.
 struct _LiveResult<Element: Record> {
   let set: RequestSet<Element>
   private(set) var records: [Element]
@@ -153,11 +160,9 @@ struct _LiveResult<Element: Record> {
   /// The limit of the single stage, if any.
   private let limit: Int?
 
-  init(set: RequestSet<Element>, snapshot: StoreSnapshot<Element>) throws {
+  init(set: RequestSet<Element>) throws {
     self.set = set
-    let slots = try _Executor.slots(set._query, in: snapshot)
-    records = try slots.map { try snapshot._record(at: $0) }
-    version = snapshot.version
+    (records, version) = try Self._read(set)
     let stages = set._query.stages
     if stages.count == 1, let stage = stages.first, stage.distinct == nil, !stage.reversed,
       stage.window.offset == 0
@@ -182,9 +187,7 @@ struct _LiveResult<Element: Record> {
   /// Commits that follow the held version without a gap are merged into the held result
   /// when the query allows it (all of them as one batch); otherwise the store is read
   /// again, which also covers anything committed since.
-  mutating func catchUp(_ pending: _CommitInbox<Element>.Pending, store: any RecordStore<Element>) throws
-    -> RequestSetSnapshot<Element>?
-  {
+  mutating func catchUp(_ pending: _CommitInbox<Element>.Pending) throws -> RequestSetSnapshot<Element>? {
     // Already seen (a re-read covered it), unless a related store moved.
     guard pending.latest > version || pending.related else { return nil }
     // Two writers may publish in the other order than they committed.
@@ -202,15 +205,25 @@ struct _LiveResult<Element: Record> {
       version = commits.last?.version ?? version
       return RequestSetSnapshot.diff(from: old, to: merged, version: version, changedIDs: saved)
     }
-    // Re-read: the latest snapshot covers these commits and any published after them.
-    let snapshot = try store.snapshot()
-    let slots = try _Executor.slots(set._query, in: snapshot)
-    let fresh = try slots.map { try snapshot._record(at: $0) }
+    // Re-read: the store's latest state covers these commits and any published after them.
+    let (fresh, freshVersion) = try Self._read(set)
     let old = records
     records = fresh
-    let exact = known != nil && snapshot.version == commits.last?.version
-    version = snapshot.version
+    let exact = known != nil && freshVersion == commits.last?.version
+    version = freshVersion
     return RequestSetSnapshot.diff(from: old, to: fresh, version: version, changedIDs: exact ? saved : nil)
+  }
+
+  /// The set's result now and the store version it was read at: one evaluation of a fresh
+  /// copy of the set, the one ``RequestSet/fetch()`` runs (pushed down on a store that runs
+  /// queries itself, its relations resolved anew on a set made by a graph).
+  static func _read(_ set: RequestSet<Element>) throws -> (records: [Element], version: UInt64) {
+    let fresh = set.refreshed()
+    let e = try fresh._cache.evaluation(fresh._source, fresh._query)
+    var records: [Element] = []
+    records.reserveCapacity(e.count)
+    for i in 0..<e.count { records.append(try e.element(i)) }
+    return (records, e.snapshot.version)
   }
 
   /// The result after `changes`, computed from the held result alone, or nil when that
