@@ -11,11 +11,12 @@ import _RequestSetSQL
 /// `plain`; the table `requestset_tables` says which type each table holds and counts its
 /// writes, and `requestset_kinds` keeps the keys and kinds its records have held
 /// (`StoreFieldKinds`). Values are always bound parameters, and keys reach SQL only as bound `text[]`
-/// paths or quoted through a tested function. The store holds a small pool of connections
-/// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
-/// one more for its read transaction. The store outlives a server restart: what is in
-/// flight fails with `.connectionFailed` and writes nothing, and the next call connects
-/// again.
+/// paths or quoted through a tested function. The store opens at most `connections:`
+/// sessions on the server, for everything it does: writes, single reads, each evaluation's
+/// read transaction, sync and async calls alike; a call waits while all are busy rather
+/// than open another, and ``close()`` ends them all. The store outlives a server restart:
+/// what is in flight fails with `.connectionFailed` and writes nothing, and the next call
+/// connects again.
 ///
 /// ```swift
 /// let store = try PostgresStore<Animal>(url: "postgresql://app@db.example.com/zoo?sslmode=require")
@@ -70,9 +71,15 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   - url: A libpq connection URI (`postgresql://user:password@host:port/db?sslmode=…`)
   ///     or `key=value` string.
   ///   - table: The table's name; by default the record type's name.
-  ///   - connections: The most connections writes and single reads hold at once (at
-  ///     least 1); a call waits while all are busy. Each evaluation in progress (a
-  ///     counted set not yet iterated, say) holds one more for its read transaction.
+  ///   - connections: The most sessions the store opens on the server at once (at least
+  ///     1), a hard bound: writes, single reads and each evaluation's read transaction
+  ///     share them, and a call waits while all are busy (`.connectionFailed` after 60 s,
+  ///     `CancellationError` for a cancelled async call) rather than open another. An
+  ///     evaluation between two reads (a set counted and not yet iterated, say) keeps its
+  ///     read transaction on one, but lends it to a call that finds all busy: it then
+  ///     reads on in a new transaction when its table has not changed meanwhile, and
+  ///     throws `.conflict` when it has. A finished async call holds none. Only
+  ///     ``commits(polling:)`` (and so a live set) opens one more, its listener.
   ///   - options: Timeouts and TCP keepalives (see ``PostgresConnectionOptions``): by
   ///     default a connection must open within 30 s and a statement finish within 300 s,
   ///     so a call on a server that stops answering throws `.connectionFailed` instead of
@@ -588,11 +595,15 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     return version
   }
 
-  /// Closes the store's connections; later reads and writes throw `.closed`. Closing
-  /// twice does nothing.
+  /// Ends every session the store opened: idle connections and the read transactions of
+  /// evaluations in progress at once, a call under way as soon as it returns, and a
+  /// ``commits(polling:)`` listener within its polling interval. Later reads and writes
+  /// throw `.closed`, and so does the next read of a set evaluated partly before (counted,
+  /// say); sets evaluated whole keep their records. Closing twice does nothing.
   ///
   /// ```swift
   /// store.close()
+  /// try RequestSet(store).fetch()   // throws .closed: "The PostgresStore at postgresql://… is closed. Open a new store."
   /// ```
   public func close() { _pool.close() }
 
