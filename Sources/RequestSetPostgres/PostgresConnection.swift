@@ -323,7 +323,8 @@ final class _PGConnection: @unchecked Sendable {
       return RequestSetError(
         .conflict,
         "PostgreSQL could not serialize the transaction (SQLSTATE \(state)): \(message). "
-          + "Nothing of it was committed; retry it.")
+          + "Nothing of it was committed; retry it.",
+        underlying: _PGDiagnostic(state: state, constraint: constraint, detail: detail))
     default:
       return RequestSetError(
         .storeFailed, "PostgreSQL failed (SQLSTATE \(state)): \(message). Statement: \(sql.prefix(300))")

@@ -444,6 +444,7 @@ extension PostgresStore {
     var count: Int? = nil
     var changed: [Element] = []
     try _write(ifVersion: nil, changes: { changed.map { .save($0) } }) { c in
+      changed = []  // a retried attempt starts again
       // Past PostgreSQL's limit of bound values, the engine updates record by record.
       let made = try _PGTranslation.fitting { translation -> String? in
         guard let condition = try _exactWhere(query, &translation, on: c) else { return nil }
@@ -490,6 +491,7 @@ extension PostgresStore {
     var count: Int? = nil
     var deleted: [Element.ID] = []
     try _write(ifVersion: nil, changes: { deleted.map { .delete(id: $0) } }) { c in
+      deleted = []  // a retried attempt starts again
       // Past PostgreSQL's limit of bound values, the engine deletes record by record.
       let made = try _PGTranslation.fitting { translation -> String? in
         try _exactWhere(query, &translation, on: c).map { "DELETE FROM \(_quoted) WHERE \($0) RETURNING id" }

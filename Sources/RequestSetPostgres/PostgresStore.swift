@@ -3,6 +3,12 @@ import RequestSet
 import Synchronization
 import _RequestSetSQL
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A store of records in a PostgreSQL table, for apps that run on several machines
 /// against one database: the server runs the filters, sorts, counts and writes itself.
 ///
@@ -57,6 +63,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   let _migrationState: Mutex<(migrator: Migrator, applied: [String], hold: String?)>
   /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
   let _collectionKeys = _PGCollectionKeys()
+  /// How many write attempts were run again after a serialization failure or deadlock
+  /// (tests count them).
+  let _conflictRetries = Atomic<Int>(0)
 
   /// The format number `requestset_tables` records for this row layout.
   static var _format: Int { 1 }
@@ -286,14 +295,54 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// processes), checks `expected`, runs `body`, bumps the version, records the commit's
   /// changes for observers and notifies listeners. Returns the new version, or nil when
   /// `body` said nothing changed (then nothing is committed).
+  ///
+  /// A transaction PostgreSQL could not serialize (40001) or broke to end a deadlock
+  /// (40P01) runs again, up to `options.conflictRetries` times, after a growing wait:
+  /// `body` must be safe to run again (it sends what was decided before the write began).
   @discardableResult
   func _write(
     ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?, kinds: StoreFieldKinds? = nil,
     _ body: (_PGConnection) throws -> Bool
   ) throws -> UInt64? {
     try _checkMigrated()
-    return try _pool.with { c in
-      try _transaction(c) { () -> UInt64? in
+    let retries = _pool.options.conflictRetries
+    var attempt = 0
+    while true {
+      do {
+        return try _writeOnce(ifVersion: expected, changes: changes, kinds: kinds, body)
+      } catch let error as RequestSetError where error.code == .conflict && Self._isSerializationFailure(error) {
+        guard attempt < retries else {
+          throw RequestSetError(
+            .conflict,
+            "PostgreSQL could not serialize the write in \(attempt + 1) attempts (the last: \(error.message)) "
+              + "Nothing of it was committed. Retry it later, or raise PostgresConnectionOptions.conflictRetries.",
+            underlying: error.underlying)
+        }
+        attempt += 1
+        _conflictRetries.add(1, ordering: .relaxed)
+        if StoreThreads.isCancelled { throw CancellationError() }
+        // 5 ms, 10 ms, 20 ms, … up to 0.5 s, each between half and all of it, so two
+        // writers that met do not meet again at once.
+        let wait = Swift.min(500_000, 5_000 << Swift.min(attempt - 1, 10))
+        usleep(UInt32(wait / 2 + Int.random(in: 0...(wait / 2))))
+      }
+    }
+  }
+
+  /// Whether `error` is PostgreSQL's serialization failure (40001) or deadlock (40P01),
+  /// not a stale `ifVersion`.
+  static func _isSerializationFailure(_ error: RequestSetError) -> Bool {
+    guard let state = (error.underlying as? _PGDiagnostic)?.state else { return false }
+    return state == "40001" || state == "40P01"
+  }
+
+  /// One attempt of ``_write(ifVersion:changes:kinds:_:)``.
+  private func _writeOnce(
+    ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?, kinds: StoreFieldKinds?,
+    _ body: (_PGConnection) throws -> Bool
+  ) throws -> UInt64? {
+    try _pool.with { c in
+      try _transaction(c, _pool.options.isolation.begin) { () -> UInt64? in
         let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
           throw RequestSetError(

@@ -235,6 +235,14 @@ final class SessionSampler: Sendable {
     return Int(result.string(0, 0) ?? "") ?? -1
   }
 
+  /// The database's sessions waiting for a lock now.
+  func sessions(waitingForALock: Bool) throws -> Int {
+    let result = try monitor.execute(
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND (wait_event_type = 'Lock') = $2",
+      [database, waitingForALock ? "t" : "f"])
+    return Int(result.string(0, 0) ?? "") ?? -1
+  }
+
   /// Starts sampling, every millisecond or so.
   func start() {
     running.store(true, ordering: .relaxed)
