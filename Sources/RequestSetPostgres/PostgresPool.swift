@@ -2,6 +2,21 @@ import Foundation
 import RequestSet
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The calling thread, as a number the pool can keep.
+func _threadID() -> UInt {
+  #if canImport(Darwin)
+    return UInt(bitPattern: pthread_self())
+  #else
+    return UInt(pthread_self())
+  #endif
+}
+
 /// The store's connections: never more than `limit` sessions at once, for writes, single
 /// reads and every evaluation's read transaction alike; a caller waits while all are busy.
 ///
@@ -18,6 +33,11 @@ import Synchronization
 /// transaction, instead of waiting. The lease connects again when its evaluation goes on,
 /// and checks that its table has not changed meanwhile. So callers wait only for work in
 /// progress, and nothing waits forever on a set a program keeps.
+///
+/// A call never waits for itself: a thread that already holds one of the pool's
+/// connections in use (a reader in the middle of its evaluation, whose relations read
+/// another set of the same store, say) and finds every other one busy opens one beyond
+/// `limit`, closed when it is given back.
 ///
 /// `@unchecked Sendable`: the mutable state (`_idle`, `_open`, `_closed`, `_leases`,
 /// `_changes`) is read and written only while `_condition` is locked; the other stored
@@ -40,6 +60,8 @@ final class _PGPool: @unchecked Sendable {
   /// Counts releases and parkings: a caller that looked at the leases and found none
   /// parked waits only if nothing changed since.
   private var _changes = 0
+  /// How many connections each thread holds through ``with(_:)``.
+  private var _holders: [UInt: Int] = [:]
 
   init(
     _ connection: _ConnectionString, limit: Int, options: PostgresConnectionOptions = PostgresConnectionOptions(),
@@ -83,19 +105,20 @@ final class _PGPool: @unchecked Sendable {
         do {
           return try open()
         } catch {
-          _condition.lock()
-          _open -= 1
-          _changes += 1
-          _condition.broadcast()
-          _condition.unlock()
+          _dropped(nil)
           throw error
         }
       }
       let seen = _changes
       let leases = Array(_leases.values)
+      let me = _threadID()
+      var mine = _holders[me, default: 0] > 0
       _condition.unlock()
       for lease in leases {
-        guard let c = lease.surrender() else { continue }
+        guard let c = lease.surrender() else {
+          mine = mine || lease.isInUse(by: me)
+          continue
+        }
         // The lease's read transaction ends here; it begins a new one when it goes on.
         if !c.isBroken { _ = try? c.execute("COMMIT") }
         if !c.isBroken && !c.inTransaction { return c }
@@ -104,6 +127,17 @@ final class _PGPool: @unchecked Sendable {
       }
       _condition.lock()
       if _changes != seen || _closed || !_idle.isEmpty || _open < limit { continue }
+      if mine {
+        // This thread holds a connection it is using: waiting would wait for itself.
+        _open += 1
+        _condition.unlock()
+        do {
+          return try open()
+        } catch {
+          _dropped(nil)
+          throw error
+        }
+      }
       // Wait in short steps, to see a cancelled call and the deadline.
       if ContinuousClock.now >= deadline {
         _condition.unlock()
@@ -130,7 +164,8 @@ final class _PGPool: @unchecked Sendable {
     if !c.isBroken && c.inTransaction { _ = try? c.execute("ROLLBACK") }
     let keep = !c.isBroken && !c.inTransaction
     _condition.lock()
-    let kept = keep && !_closed
+    // One opened beyond the limit (see `acquire()`) is closed.
+    let kept = keep && !_closed && _open <= limit
     if kept {
       _idle.append(c)
     } else {
@@ -144,7 +179,7 @@ final class _PGPool: @unchecked Sendable {
 
   /// Counts a connection that was taken out of the pool's hands and will not come back
   /// (broken, or found gone), letting a waiting caller open another.
-  private func _dropped(_ c: _PGConnection) {
+  private func _dropped(_ c: _PGConnection?) {
     _condition.lock()
     _open -= 1
     _changes += 1
@@ -156,7 +191,17 @@ final class _PGPool: @unchecked Sendable {
   @discardableResult
   func with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
     let c = try acquire()
-    defer { release(c) }
+    let me = _threadID()
+    _condition.lock()
+    _holders[me, default: 0] += 1
+    _condition.unlock()
+    defer {
+      _condition.lock()
+      _holders[me, default: 1] -= 1
+      if _holders[me] == 0 { _holders[me] = nil }
+      _condition.unlock()
+      release(c)
+    }
     return try body(c)
   }
 
@@ -237,7 +282,7 @@ final class _PGLease: Sendable {
   private let resume: @Sendable (_PGConnection) throws -> Void
   /// The connection (nil while surrendered) and how many calls are under way; a lease
   /// with none is parked.
-  private let state: Mutex<(connection: _PGConnection?, active: Int)>
+  private let state: Mutex<(connection: _PGConnection?, active: Int, pinners: [UInt])>
   /// One statement at a time: the engine may share a reader between threads.
   private let statements = Mutex<Void>(())
 
@@ -246,7 +291,7 @@ final class _PGLease: Sendable {
     self.pool = pool
     self.begin = begin
     self.resume = resume
-    state = Mutex((c, 1))  // pinned by its maker, until the engine pauses the reader
+    state = Mutex((c, 1, [_threadID()]))  // pinned by its maker, until the engine pauses the reader
     pool.register(self)
   }
 
@@ -269,15 +314,32 @@ final class _PGLease: Sendable {
   }
 
   /// Keeps the connection for the lease's holder, until as many ``unpin()``s.
-  func pin() { state.withLock { $0.active += 1 } }
+  func pin() {
+    let me = _threadID()
+    state.withLock { s in
+      s.active += 1
+      s.pinners.append(me)
+    }
+  }
 
   /// Ends one ``pin()`` (or the pin the lease is made with); the last parks the lease.
   func unpin() {
+    let me = _threadID()
     let parked = state.withLock { s -> Bool in
       s.active = max(0, s.active - 1)
+      if let i = s.pinners.lastIndex(of: me) {
+        s.pinners.remove(at: i)
+      } else if !s.pinners.isEmpty {
+        s.pinners.removeLast()
+      }
       return s.active == 0 && s.connection != nil
     }
     if parked { pool.parked(self) }
+  }
+
+  /// Whether `thread` uses the lease's connection now (has pinned it and not unpinned).
+  func isInUse(by thread: UInt) -> Bool {
+    state.withLock { $0.connection != nil && $0.pinners.contains(thread) }
   }
 
   /// The connection, taken from the pool again (with a new transaction) if it was

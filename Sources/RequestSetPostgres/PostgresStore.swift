@@ -87,7 +87,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///     evaluation between two reads (a set counted and not yet iterated, say) keeps its
   ///     read transaction on one, but lends it to a call that finds all busy: it then
   ///     reads on in a new transaction when its table has not changed meanwhile, and
-  ///     throws `.conflict` when it has. A finished async call holds none. Only
+  ///     throws `.conflict` when it has. A finished async call holds none. A call
+  ///     never waits for itself: one that holds a connection in use and needs another
+  ///     of this store (an evaluation through a self-relation reads a second set of it)
+  ///     opens one beyond the bound when all are busy, closed when it is given back.
   ///     ``commits(polling:)`` (and so a live set) opens one more, its listener.
   ///   - options: Timeouts and TCP keepalives (see ``PostgresConnectionOptions``): by
   ///     default a connection must open within 30 s and a statement finish within 300 s,

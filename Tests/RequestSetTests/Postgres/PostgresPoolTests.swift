@@ -186,6 +186,24 @@ import Testing
     #expect(try again.fetch().count == Self.herd.filter { $0.species == "Cow" }.count + 1)
   }
 
+  /// A call never waits for itself: on a store of one connection, with a reader in use on
+  /// this thread, a read of another set of the same store (what an evaluation through a
+  /// self-relation does) opens a second session rather than wait for the first, and
+  /// closes it when done.
+  @Test func aNestedReadOnOneThreadDoesNotWaitForItself() async throws {
+    let (store, sampler) = try Self.store(connections: 1)
+    defer { store.close() }
+    let cows = Self.herd.filter { $0.species == "Cow" }.count
+    let counts = try await onOwnThread { () -> [Int] in
+      let outer = try store.queryReader()
+      let before = try outer.count(StoreQuery())
+      let nested = try RequestSet(store).filter("species", value: "Cow").fetchCount()
+      return [before, nested, try outer.count(StoreQuery())]
+    }
+    #expect(counts == [Self.herd.count, cows, Self.herd.count])
+    #expect(try await eventually { try sampler.sessions() <= 1 })
+  }
+
   /// `close()` ends the sessions of evaluations in progress too (a counted set's parked
   /// read transaction) and of `commits()` listeners; the set's next read throws `.closed`.
   @Test func closeEndsEverySessionTheStoreOpened() async throws {
