@@ -13,9 +13,11 @@ import Synchronization
 /// (`PQexecParams`); nothing a caller gives reaches SQL text.
 ///
 /// `@unchecked Sendable`: a connection is used by one thread at a time. The pool hands it
-/// out to one holder (a write, a reader) and takes it back only when that holder is done,
-/// under the pool's lock, so libpq's `PGconn` is never touched by two threads at once
-/// (nor ``_transaction``, which only ``execute(_:_:)`` changes).
+/// out to one holder (a write, a reader's lease) and takes it back only when that holder
+/// is done, under the pool's lock; a lease gives its connection up to another caller only
+/// while no call uses it (`_PGLease.surrender()`, under the lease's lock), and runs one
+/// statement at a time. So libpq's `PGconn` is never touched by two threads at once (nor
+/// ``_transaction``, which only ``execute(_:_:)`` changes).
 final class _PGConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let connection: _ConnectionString

@@ -36,8 +36,9 @@ func _threadID() -> UInt {
 ///
 /// A call never waits for itself: a thread that already holds one of the pool's
 /// connections in use (a reader in the middle of its evaluation, whose relations read
-/// another set of the same store, say) and finds every other one busy opens one beyond
-/// `limit`, closed when it is given back.
+/// another set of the same store, say) waits for another only while some connection is
+/// held by a thread that is not waiting; when every one in use is held by waiting
+/// threads, it opens one beyond `limit`, closed when it is given back.
 ///
 /// `@unchecked Sendable`: the mutable state (`_idle`, `_open`, `_closed`, `_leases`,
 /// `_changes`) is read and written only while `_condition` is locked; the other stored
@@ -62,6 +63,8 @@ final class _PGPool: @unchecked Sendable {
   private var _changes = 0
   /// How many connections each thread holds through ``with(_:)``.
   private var _holders: [UInt: Int] = [:]
+  /// The threads waiting in ``acquire()`` now.
+  private var _waiting: [UInt: Int] = [:]
 
   init(
     _ connection: _ConnectionString, limit: Int, options: PostgresConnectionOptions = PostgresConnectionOptions(),
@@ -111,14 +114,9 @@ final class _PGPool: @unchecked Sendable {
       }
       let seen = _changes
       let leases = Array(_leases.values)
-      let me = _threadID()
-      var mine = _holders[me, default: 0] > 0
       _condition.unlock()
       for lease in leases {
-        guard let c = lease.surrender() else {
-          mine = mine || lease.isInUse(by: me)
-          continue
-        }
+        guard let c = lease.surrender() else { continue }
         // The lease's read transaction ends here; it begins a new one when it goes on.
         if !c.isBroken { _ = try? c.execute("COMMIT") }
         if !c.isBroken && !c.inTransaction { return c }
@@ -127,8 +125,10 @@ final class _PGPool: @unchecked Sendable {
       }
       _condition.lock()
       if _changes != seen || _closed || !_idle.isEmpty || _open < limit { continue }
-      if mine {
-        // This thread holds a connection it is using: waiting would wait for itself.
+      let me = _threadID()
+      if _waitsForItself(me) {
+        // Every connection in use is held by a waiting thread, this one among them: no
+        // wait would end.
         _open += 1
         _condition.unlock()
         do {
@@ -150,8 +150,27 @@ final class _PGPool: @unchecked Sendable {
         _condition.unlock()
         throw CancellationError()
       }
+      _waiting[me, default: 0] += 1
       _ = _condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+      _waiting[me, default: 1] -= 1
+      if _waiting[me] == 0 { _waiting[me] = nil }
     }
+  }
+
+  /// Whether `me` would wait forever: it holds one of the connections in use itself
+  /// (through ``with(_:)`` or a pinned lease), and each one in use is held by a thread that
+  /// is waiting for a connection too (or by `me`). The caller holds `_condition`'s lock.
+  private func _waitsForItself(_ me: UInt) -> Bool {
+    func waits(_ thread: UInt) -> Bool { thread == me || _waiting[thread] != nil }
+    var mine = _holders[me, default: 0]
+    var stuck = 0
+    for (thread, n) in _holders where waits(thread) { stuck += n }
+    for lease in _leases.values {
+      guard let pinners = lease.pinnersInUse() else { continue }
+      if pinners.contains(me) { mine += 1 }
+      if pinners.allSatisfy(waits) { stuck += 1 }
+    }
+    return mine > 0 && stuck >= _open - _idle.count
   }
 
   /// A new connection outside the pool's count (a live set's listener), with the pool's
@@ -337,9 +356,10 @@ final class _PGLease: Sendable {
     if parked { pool.parked(self) }
   }
 
-  /// Whether `thread` uses the lease's connection now (has pinned it and not unpinned).
-  func isInUse(by thread: UInt) -> Bool {
-    state.withLock { $0.connection != nil && $0.pinners.contains(thread) }
+  /// The threads using the lease's connection now (they pinned it), or nil when it holds
+  /// none or is parked.
+  func pinnersInUse() -> [UInt]? {
+    state.withLock { $0.connection != nil && $0.active > 0 ? $0.pinners : nil }
   }
 
   /// The connection, taken from the pool again (with a new transaction) if it was
