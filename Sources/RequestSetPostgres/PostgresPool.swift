@@ -129,6 +129,7 @@ final class _PGPool: @unchecked Sendable {
       if _waitsForItself(me) {
         // Every connection in use is held by a waiting thread, this one among them: no
         // wait would end.
+        _overflows.add(1, ordering: .relaxed)
         _open += 1
         _condition.unlock()
         do {
@@ -175,7 +176,15 @@ final class _PGPool: @unchecked Sendable {
 
   /// A new connection outside the pool's count (a live set's listener), with the pool's
   /// options.
-  func open() throws -> _PGConnection { try _PGConnection(connection, options: options) }
+  func open() throws -> _PGConnection {
+    _opened.add(1, ordering: .relaxed)
+    return try _PGConnection(connection, options: options)
+  }
+
+  /// How many connections the pool has opened, and how many of them beyond `limit`
+  /// (tests read them).
+  let _opened = Atomic<Int>(0)
+  let _overflows = Atomic<Int>(0)
 
   /// Takes a connection back: kept when it is sound and outside a transaction, else
   /// closed; closed too once the pool is.
