@@ -13,9 +13,11 @@ import Synchronization
 /// (`PQexecParams`); nothing a caller gives reaches SQL text.
 ///
 /// `@unchecked Sendable`: a connection is used by one thread at a time. The pool hands it
-/// out to one holder (a write, a reader) and takes it back only when that holder is done,
-/// under the pool's lock, so libpq's `PGconn` is never touched by two threads at once
-/// (nor ``_transaction``, which only ``execute(_:_:)`` changes).
+/// out to one holder (a write, a reader's lease) and takes it back only when that holder
+/// is done, under the pool's lock; a lease gives its connection up to another caller only
+/// while no call uses it (`_PGLease.surrender()`, under the lease's lock), and runs one
+/// statement at a time. So libpq's `PGconn` is never touched by two threads at once (nor
+/// ``_transaction``, which only ``execute(_:_:)`` changes).
 final class _PGConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let connection: _ConnectionString
@@ -348,7 +350,8 @@ final class _PGConnection: @unchecked Sendable {
       return RequestSetError(
         .conflict,
         "PostgreSQL could not serialize the transaction (SQLSTATE \(state)): \(message). "
-          + "Nothing of it was committed; retry it.")
+          + "Nothing of it was committed; retry it.",
+        underlying: _PGDiagnostic(state: state, constraint: constraint, detail: detail))
     default:
       return RequestSetError(
         .storeFailed, "PostgreSQL failed (SQLSTATE \(state)): \(message). Statement: \(sql.prefix(300))",
@@ -440,98 +443,6 @@ final class _PGResult: @unchecked Sendable {
     let length = Int(PQgetlength(pointer, Int32(row), Int32(column)))
     return value.withMemoryRebound(to: UInt8.self, capacity: length) {
       String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-  }
-}
-
-/// A small pool of connections: at most `limit` held at once for writes and single reads;
-/// a caller waits while all are busy; a connection found broken (by a statement that
-/// failed on it, or closed by the server while idle) is dropped and replaced by a new one
-/// on demand. So a store outlives a server restart: the statements in flight fail with
-/// `.connectionFailed` (their transactions roll back on the server), and the next call
-/// connects again.
-///
-/// A query reader (one evaluation's read transaction) takes a connection outside that
-/// limit: the engine keeps a reader from a count until the evaluation that follows, and
-/// many sets may be between the two, so readers that waited for one another's slots could
-/// wait forever. Their connections return to the idle list for anyone to reuse.
-final class _PGPool: Sendable {
-  let connection: _ConnectionString
-  /// The timeouts and keepalives of every connection the pool opens.
-  let options: PostgresConnectionOptions
-  let limit: Int
-  private let slots: DispatchSemaphore
-  private let state = Mutex<(idle: [_PGConnection], closed: Bool)>(([], false))
-
-  init(_ connection: _ConnectionString, limit: Int, options: PostgresConnectionOptions = PostgresConnectionOptions()) {
-    self.connection = connection
-    self.options = options
-    self.limit = max(1, limit)
-    slots = DispatchSemaphore(value: max(1, limit))
-  }
-
-  /// A connection for one holder; give it back with ``release(_:)``.
-  ///
-  /// - Throws: `.closed` after ``close()``, `.connectionFailed` when no connection can be
-  ///   made, or when every connection stays busy for 60 seconds.
-  func acquire(reader: Bool = false) throws -> _PGConnection {
-    try checkOpen()
-    guard reader || slots.wait(timeout: .now() + .seconds(60)) == .success else {
-      throw RequestSetError(
-        .connectionFailed,
-        "All \(limit) connections to \(connection.redacted) stayed busy for 60 seconds. "
-          + "Finish or release the evaluations that hold them, or open the store with more connections.")
-    }
-    // Idle connections the server has closed meanwhile (it restarted, say) are dropped
-    // here, so the first call after an outage opens a new one instead of failing on them.
-    while let pooled = state.withLock({ state -> _PGConnection? in state.idle.popLast() }) {
-      if !pooled.hasGoneAway { return pooled }
-    }
-    do {
-      try checkOpen()
-      return try open()
-    } catch {
-      if !reader { slots.signal() }
-      throw error
-    }
-  }
-
-  /// A new connection outside the pool (a live set's listener), with the pool's options.
-  func open() throws -> _PGConnection { try _PGConnection(connection, options: options) }
-
-  /// Takes a connection back: kept when it is sound and outside a transaction, else closed.
-  func release(_ c: _PGConnection, reader: Bool = false) {
-    if !c.isBroken && c.inTransaction { _ = try? c.execute("ROLLBACK") }
-    let keep = !c.isBroken && !c.inTransaction
-    state.withLock { state in
-      if keep && !state.closed { state.idle.append(c) }
-    }
-    if !reader { slots.signal() }
-  }
-
-  /// Runs `body` with a connection held for it.
-  @discardableResult
-  func with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
-    let c = try acquire()
-    defer { release(c) }
-    return try body(c)
-  }
-
-  /// Closes the idle connections; later acquisitions throw `.closed`.
-  func close() {
-    let idle = state.withLock { state -> [_PGConnection] in
-      state.closed = true
-      defer { state.idle = [] }
-      return state.idle
-    }
-    _ = idle  // released here, outside the lock: PQfinish in deinit
-  }
-
-  var isClosed: Bool { state.withLock { $0.closed } }
-
-  func checkOpen() throws {
-    if isClosed {
-      throw RequestSetError(.closed, "The PostgresStore at \(connection.redacted) is closed. Open a new store.")
     }
   }
 }

@@ -77,6 +77,53 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// let options = PostgresConnectionOptions(tcpUserTimeout: .seconds(30))
   /// ```
   public var tcpUserTimeout: Duration?
+  /// How many times a write transaction that PostgreSQL could not serialize (SQLSTATE
+  /// 40001) or broke to end a deadlock (40P01) is run again, after a wait that doubles
+  /// each time (5 ms, 10 ms, 20 ms, …, at most 0.5 s, with jitter). Default 4; 0 retries
+  /// nothing. After the last attempt the write throws `.conflict` saying how many were
+  /// made; nothing of it was committed.
+  ///
+  /// A retry runs the same statements again: what the write sends was decided before it
+  /// began (a `store.transaction { }`'s closure runs once, and its changes are sent again;
+  /// `update { }` and `firstOrInsert` read, then send). So the retry is always safe; a
+  /// write whose changes depend on what was read (`apply(_:ifVersion:)`) fails with
+  /// `.conflict` instead when another writer came first, and is not retried.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(isolation: .serializable, conflictRetries: 8)
+  /// ```
+  public var conflictRetries: Int
+  /// The isolation level of the store's write transactions: ``Isolation/readCommitted``
+  /// (PostgreSQL's default, and this one's) or ``Isolation/serializable``, which engines
+  /// that speak PostgreSQL's protocol across machines (CockroachDB, YugabyteDB) run
+  /// everything at. Writes lock the table's row in `requestset_tables` first, so they are
+  /// serialized either way; at SERIALIZABLE a write that meets another's commit fails
+  /// with 40001, and is retried (``conflictRetries``). Reads always run in one
+  /// `REPEATABLE READ` transaction per evaluation.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(isolation: .serializable)
+  /// ```
+  public var isolation: Isolation
+  /// The isolation level of a ``PostgresStore``'s write transactions.
+  ///
+  /// ```swift
+  /// PostgresConnectionOptions.Isolation.serializable
+  /// ```
+  public enum Isolation: Sendable, Hashable {
+    /// `READ COMMITTED`, PostgreSQL's default.
+    case readCommitted
+    /// `SERIALIZABLE`.
+    case serializable
+
+    /// The statement that begins a write transaction at this level.
+    var begin: String {
+      switch self {
+      case .readCommitted: return "BEGIN"
+      case .serializable: return "BEGIN ISOLATION LEVEL SERIALIZABLE"
+      }
+    }
+  }
 
   /// TCP keepalive probes: after ``idle`` without traffic, one every ``interval``; after
   /// ``count`` unanswered, the operating system closes the connection. libpq counts in
@@ -112,12 +159,15 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// ```
   public init(
     connectTimeout: Duration? = .seconds(30), statementTimeout: Duration? = .seconds(300),
-    keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60)
+    keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60),
+    isolation: Isolation = .readCommitted, conflictRetries: Int = 4
   ) {
     self.connectTimeout = connectTimeout
     self.statementTimeout = statementTimeout
     self.keepalives = keepalives
     self.tcpUserTimeout = tcpUserTimeout
+    self.isolation = isolation
+    self.conflictRetries = conflictRetries
   }
 
   /// Throws `.invalidOptions` for a duration that is not positive or a probe count below 1.
@@ -131,6 +181,11 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     try positive(connectTimeout, "connectTimeout")
     try positive(statementTimeout, "statementTimeout")
     try positive(tcpUserTimeout, "tcpUserTimeout")
+    guard (0...100).contains(conflictRetries) else {
+      throw RequestSetError(
+        .invalidOptions,
+        "PostgresConnectionOptions.conflictRetries is \(conflictRetries); it must be between 0 and 100.")
+    }
     if let keepalives {
       try positive(keepalives.idle, "keepalives.idle")
       try positive(keepalives.interval, "keepalives.interval")

@@ -5,45 +5,63 @@ import Synchronization
 /// One evaluation's view of a ``PostgresStore``: a pooled connection in a
 /// `REPEATABLE READ READ ONLY` transaction for the reader's whole life (one snapshot for
 /// the count, the records and the explanation), given back when the reader is released.
+///
+/// The connection is held through a ``_PGLease``: while the engine has paused the reader
+/// (a set counted and not yet iterated keeps it so), a caller that finds all the pool's
+/// connections busy may take it, ending the transaction; the reader's next statement then
+/// begins a new transaction, and goes on if the table's version is still the reader's, or
+/// throws `.conflict` if it moved.
 final class _PostgresReader<Element: Record>: StoreQueryReader {
   let store: PostgresStore<Element>
-  /// The connection, nil once released. Guarded, since the engine may share the reader.
-  private let _connection: Mutex<_PGConnection?>
+  /// The connection and its transaction. The engine may share the reader between
+  /// threads: the lease runs one statement at a time.
+  private let _lease: _PGLease
   let version: UInt64
   /// Whether the table holds rows SQL cannot compare exactly (`plain` false): then
   /// conditions are supersets the engine rechecks, and sorts stay in process.
   let hasNonPlainRows: Bool
   private let _cursors = Atomic<Int>(0)
 
+  /// The statement that begins a reader's transaction.
+  static var _begin: String { "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" }
+
   init(_ store: PostgresStore<Element>) throws {
     self.store = store
-    let c = try store._pool.acquire(reader: true)
+    let c = try store._pool.acquire()
     do {
-      try c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+      try c.execute(Self._begin)
       version = try store._version(c)
       let nonPlain = try c.execute("SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE NOT plain)")
       hasNonPlainRows = nonPlain.string(0, 0) == "t"
     } catch {
-      store._pool.release(c, reader: true)
+      store._pool.release(c)
       throw error
     }
-    _connection = Mutex(c)
-  }
-
-  deinit {
-    if let c = _connection.withLock({ $0.take() }) {
-      if !c.isBroken { _ = try? c.execute("COMMIT") }
-      store._pool.release(c, reader: true)
+    let (version, table, quoted, limit) = (version, store._table, store._quoted, store._pool.limit)
+    _lease = _PGLease(store._pool, c, begin: Self._begin) { c in
+      let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [table])
+      guard row.count == 1, row.string(0, 0) == String(version) else {
+        throw RequestSetError(
+          .conflict,
+          "The table \(quoted) changed while this evaluation waited between two reads (a set counted and not yet "
+            + "read, say) and its connection served another call (all \(limit) were busy), so it can no longer read "
+            + "the state it began with. Read the set again (refreshed()), or open the store with more connections.")
+      }
     }
   }
 
-  /// Runs `body` with the reader's connection.
+  deinit { _lease.end() }
+
+  /// Lets a caller that finds every connection busy take the reader's (see ``_PGLease``).
+  func pause() { _lease.unpin() }
+
+  /// Keeps the reader's connection (or the next one it takes) for the reader again.
+  func resume() { _lease.pin() }
+
+  /// Runs `body` with the reader's connection, in its transaction.
   @discardableResult
   func _with<T>(_ body: (_PGConnection) throws -> T) throws -> T {
-    try _connection.withLock { c in
-      guard let c else { throw RequestSetError(.closed, "The reader was released.") }
-      return try body(c)
-    }
+    try _lease.with(body)
   }
 
   /// The table's keys and kinds as this transaction's snapshot sees them, read once.
@@ -251,17 +269,21 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       return
     }
     let cursor = "rs_cursor_\(_cursors.add(1, ordering: .relaxed).newValue)"
-    try _with { try $0.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", parameters) }
-    defer { _ = try? _with { try $0.execute("CLOSE \(cursor)") } }
-    // Batches grow, so a `first` reads little and a full scan makes few round trips.
-    var batch = 64
-    while true {
-      let rows = try _with { try $0.execute("FETCH FORWARD \(batch) FROM \(cursor)") }
-      for row in 0..<rows.count {
-        guard try body(try record(rows, row)) else { return }
+    // The cursor lives in the transaction: the connection stays with the reader until
+    // the last batch is read.
+    try _lease.during {
+      try _with { try $0.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", parameters) }
+      defer { _ = try? _with { try $0.execute("CLOSE \(cursor)") } }
+      // Batches grow, so a `first` reads little and a full scan makes few round trips.
+      var batch = 64
+      while true {
+        let rows = try _with { try $0.execute("FETCH FORWARD \(batch) FROM \(cursor)") }
+        for row in 0..<rows.count {
+          guard try body(try record(rows, row)) else { return }
+        }
+        if rows.count < batch { return }
+        batch = min(batch * 4, 8192)
       }
-      if rows.count < batch { return }
-      batch = min(batch * 4, 8192)
     }
   }
 
@@ -422,6 +444,7 @@ extension PostgresStore {
     var count: Int? = nil
     var changed: [Element] = []
     try _write(ifVersion: nil, changes: { changed.map { .save($0) } }) { c in
+      changed = []  // a retried attempt starts again
       // Past PostgreSQL's limit of bound values, the engine updates record by record.
       let made = try _PGTranslation.fitting { translation -> String? in
         guard let condition = try _exactWhere(query, &translation, on: c) else { return nil }
@@ -468,6 +491,7 @@ extension PostgresStore {
     var count: Int? = nil
     var deleted: [Element.ID] = []
     try _write(ifVersion: nil, changes: { deleted.map { .delete(id: $0) } }) { c in
+      deleted = []  // a retried attempt starts again
       // Past PostgreSQL's limit of bound values, the engine deletes record by record.
       let made = try _PGTranslation.fitting { translation -> String? in
         try _exactWhere(query, &translation, on: c).map { "DELETE FROM \(_quoted) WHERE \($0) RETURNING id" }

@@ -3,6 +3,12 @@ import RequestSet
 import Synchronization
 import _RequestSetSQL
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A store of records in a PostgreSQL table, for apps that run on several machines
 /// against one database: the server runs the filters, sorts, counts and writes itself.
 ///
@@ -11,11 +17,12 @@ import _RequestSetSQL
 /// `plain`; the table `requestset_tables` says which type each table holds and counts its
 /// writes, and `requestset_kinds` keeps the keys and kinds its records have held
 /// (`StoreFieldKinds`). Values are always bound parameters, and keys reach SQL only as bound `text[]`
-/// paths or quoted through a tested function. The store holds a small pool of connections
-/// (`connections:`); a call waits while all are busy, and each evaluation in progress holds
-/// one more for its read transaction. The store outlives a server restart: what is in
-/// flight fails with `.connectionFailed` and writes nothing, and the next call connects
-/// again.
+/// paths or quoted through a tested function. The store opens at most `connections:`
+/// sessions on the server, for everything it does: writes, single reads, each evaluation's
+/// read transaction, sync and async calls alike; a call waits while all are busy rather
+/// than open another, and ``close()`` ends them all. The store outlives a server restart:
+/// what is in flight fails with `.connectionFailed` and writes nothing, and the next call
+/// connects again.
 ///
 /// ```swift
 /// let store = try PostgresStore<Animal>(url: "postgresql://app@db.example.com/zoo?sslmode=require")
@@ -56,6 +63,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   let _migrationState: Mutex<(migrator: Migrator, applied: [String], hold: String?)>
   /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
   let _collectionKeys = _PGCollectionKeys()
+  /// How many write attempts were run again after a serialization failure or deadlock
+  /// (tests count them).
+  let _conflictRetries = Atomic<Int>(0)
 
   /// The format number `requestset_tables` records for this row layout.
   static var _format: Int { 1 }
@@ -70,9 +80,18 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   - url: A libpq connection URI (`postgresql://user:password@host:port/db?sslmode=…`)
   ///     or `key=value` string.
   ///   - table: The table's name; by default the record type's name.
-  ///   - connections: The most connections writes and single reads hold at once (at
-  ///     least 1); a call waits while all are busy. Each evaluation in progress (a
-  ///     counted set not yet iterated, say) holds one more for its read transaction.
+  ///   - connections: The most sessions the store opens on the server at once (at least
+  ///     1), a hard bound: writes, single reads and each evaluation's read transaction
+  ///     share them, and a call waits while all are busy (`.connectionFailed` after 60 s,
+  ///     `CancellationError` for a cancelled async call) rather than open another. An
+  ///     evaluation between two reads (a set counted and not yet iterated, say) keeps its
+  ///     read transaction on one, but lends it to a call that finds all busy: it then
+  ///     reads on in a new transaction when its table has not changed meanwhile, and
+  ///     throws `.conflict` when it has. A finished async call holds none. A call
+  ///     never waits for itself: one that holds a connection in use and needs another
+  ///     of this store (an evaluation through a self-relation reads a second set of it)
+  ///     opens one beyond the bound when all are busy, closed when it is given back.
+  ///     ``commits(polling:)`` (and so a live set) opens one more, its listener.
   ///   - options: Timeouts and TCP keepalives (see ``PostgresConnectionOptions``): by
   ///     default a connection must open within 30 s and a statement finish within 300 s,
   ///     so a call on a server that stops answering throws `.connectionFailed` instead of
@@ -279,14 +298,54 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// processes), checks `expected`, runs `body`, bumps the version, records the commit's
   /// changes for observers and notifies listeners. Returns the new version, or nil when
   /// `body` said nothing changed (then nothing is committed).
+  ///
+  /// A transaction PostgreSQL could not serialize (40001) or broke to end a deadlock
+  /// (40P01) runs again, up to `options.conflictRetries` times, after a growing wait:
+  /// `body` must be safe to run again (it sends what was decided before the write began).
   @discardableResult
   func _write(
     ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?, kinds: StoreFieldKinds? = nil,
     _ body: (_PGConnection) throws -> Bool
   ) throws -> UInt64? {
     try _checkMigrated()
-    return try _pool.with { c in
-      try _transaction(c) { () -> UInt64? in
+    let retries = _pool.options.conflictRetries
+    var attempt = 0
+    while true {
+      do {
+        return try _writeOnce(ifVersion: expected, changes: changes, kinds: kinds, body)
+      } catch let error as RequestSetError where error.code == .conflict && Self._isSerializationFailure(error) {
+        guard attempt < retries else {
+          throw RequestSetError(
+            .conflict,
+            "PostgreSQL could not serialize the write in \(attempt + 1) attempts (the last: \(error.message)) "
+              + "Nothing of it was committed. Retry it later, or raise PostgresConnectionOptions.conflictRetries.",
+            underlying: error.underlying)
+        }
+        attempt += 1
+        _conflictRetries.add(1, ordering: .relaxed)
+        if StoreThreads.isCancelled { throw CancellationError() }
+        // 5 ms, 10 ms, 20 ms, … up to 0.5 s, each between half and all of it, so two
+        // writers that met do not meet again at once.
+        let wait = Swift.min(500_000, 5_000 << Swift.min(attempt - 1, 10))
+        usleep(UInt32(wait / 2 + Int.random(in: 0...(wait / 2))))
+      }
+    }
+  }
+
+  /// Whether `error` is PostgreSQL's serialization failure (40001) or deadlock (40P01),
+  /// not a stale `ifVersion`.
+  static func _isSerializationFailure(_ error: RequestSetError) -> Bool {
+    guard let state = (error.underlying as? _PGDiagnostic)?.state else { return false }
+    return state == "40001" || state == "40P01"
+  }
+
+  /// One attempt of ``_write(ifVersion:changes:kinds:_:)``.
+  private func _writeOnce(
+    ifVersion expected: UInt64?, changes: () -> [RecordChange<Element>]?, kinds: StoreFieldKinds?,
+    _ body: (_PGConnection) throws -> Bool
+  ) throws -> UInt64? {
+    try _pool.with { c in
+      try _transaction(c, _pool.options.isolation.begin) { () -> UInt64? in
         let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
           throw RequestSetError(
@@ -588,11 +647,15 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     return version
   }
 
-  /// Closes the store's connections; later reads and writes throw `.closed`. Closing
-  /// twice does nothing.
+  /// Ends every session the store opened: idle connections and the read transactions of
+  /// evaluations in progress at once, a call under way as soon as it returns, and a
+  /// ``commits(polling:)`` listener within its polling interval. Later reads and writes
+  /// throw `.closed`, and so does the next read of a set evaluated partly before (counted,
+  /// say); sets evaluated whole keep their records. Closing twice does nothing.
   ///
   /// ```swift
   /// store.close()
+  /// try RequestSet(store).fetch()   // throws .closed: "The PostgresStore at postgresql://… is closed. Open a new store."
   /// ```
   public func close() { _pool.close() }
 

@@ -171,6 +171,23 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// compute it exactly as the in-memory engine does (the engine then computes it). The
   /// default returns nil.
   func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue?
+
+  /// Says the engine has stopped using the reader for now: it may keep it for a later
+  /// read of the same evaluation (a count now, the records when the set is iterated), or
+  /// release it. Until ``resume()`` no call reaches the reader, so a store may lend what
+  /// the reader holds (a pooled connection) to other calls, provided the reader, resumed,
+  /// either reads the state it began with or throws (`.conflict`). Each use of a reader,
+  /// from its creation or from ``resume()``, ends with one `pause()`. The default does
+  /// nothing.
+  ///
+  /// ```swift
+  /// func pause() { lease.lend() }     // a PostgreSQL reader: its connection may serve others
+  /// func resume() { lease.keep() }
+  /// ```
+  func pause()
+
+  /// Says the engine uses the reader again after ``pause()``. The default does nothing.
+  func resume()
 }
 
 extension StoreQueryReader {
@@ -190,6 +207,12 @@ extension StoreQueryReader {
 
   /// Computes nothing in the store: the engine does it.
   public func aggregate(_ function: StoreAggregate, of key: String, _ query: StoreQuery) throws -> FieldValue? { nil }
+
+  /// Lends nothing: the reader holds what it holds until it is released.
+  public func pause() {}
+
+  /// Lends nothing: the reader holds what it holds until it is released.
+  public func resume() {}
 }
 
 /// An aggregate a store may compute for ``StoreQueryReader/aggregate(_:of:_:)``: the

@@ -33,7 +33,9 @@ public final class StoreThreads: Sendable {
   let idleTime: Double
 
   private struct State {
-    var jobs: [@Sendable () -> Void] = []
+    /// The queue; a slot is emptied when its job is taken, so a job that has run is let
+    /// go at once (with what it captured), not when the queue is next compacted.
+    var jobs: [(@Sendable () -> Void)?] = []
     var head = 0
     var live = 0
     var idle = 0
@@ -91,10 +93,14 @@ public final class StoreThreads: Sendable {
         token.cancel()
       }
     }
+    // The body (and what it captured: a request set, its evaluation, a store reader with
+    // its read transaction and connection) is let go before the caller resumes, so a
+    // finished call holds nothing of the store.
+    let held = _HeldBody(body)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
         threads.enqueue {
-          continuation.resume(with: Result { try token.running(reading: reading, body) })
+          continuation.resume(with: held.runOnce(token, reading: reading))
         }
       }
     } onCancel: {
@@ -147,7 +153,7 @@ public final class StoreThreads: Sendable {
       // finds the thread counted and wakes it.
       let job = state.withLock { s -> (@Sendable () -> Void)? in
         if s.head < s.jobs.count {
-          let job = s.jobs[s.head]
+          let job = s.jobs[s.head].take()
           s.head += 1
           if s.head > 64 && s.head * 2 > s.jobs.count {
             s.jobs.removeFirst(s.head)
@@ -174,5 +180,27 @@ public final class StoreThreads: Sendable {
       if leave { return }
       wakeups.wait()
     }
+  }
+}
+
+/// A job's body, run once and let go: ``runOnce(_:reading:)`` returns only after the body
+/// and everything it captured are released, so the caller resumes with nothing of the
+/// job still alive (a request set's read transaction ends before its `await` returns).
+private final class _HeldBody<T: Sendable>: Sendable {
+  private let body: Mutex<(@Sendable () throws -> T)?>
+
+  init(_ body: @escaping @Sendable () throws -> T) { self.body = Mutex(body) }
+
+  func runOnce(_ token: _CancelToken, reading: Bool) -> Result<T, any Error> {
+    // Taken out of the box, the closure lives only in `_run`'s frame, which ends before
+    // this returns.
+    guard let taken = body.withLock({ $0.take() }) else { return .failure(CancellationError()) }
+    return Self._run(taken, token, reading: reading)
+  }
+
+  private static func _run(
+    _ body: @escaping @Sendable () throws -> T, _ token: _CancelToken, reading: Bool
+  ) -> Result<T, any Error> {
+    Result { try token.running(reading: reading, body) }
   }
 }

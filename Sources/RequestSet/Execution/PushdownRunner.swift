@@ -51,6 +51,10 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   /// A snapshot of records the reader returned, in the order received, at its version,
   /// knowing the store's keys and kinds.
   let snapshot: @Sendable ([Element]) -> StoreSnapshot<Element>
+  /// Ends one use of the reader (see ``StoreQueryReader/pause()``).
+  let pause: @Sendable () -> Void
+  /// Begins another use of a reader kept after ``pause`` (see ``StoreQueryReader/resume()``).
+  let resume: @Sendable () -> Void
   /// The store's keys and kinds (see ``StoreQueryReader/fieldKinds()``), read once.
   private let _kinds: _StoreKinds
 
@@ -67,6 +71,8 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     aggregate = { try reader.aggregate($0, of: $1, $2) }
     groups = { try reader.groups($0) }
     witness = { try _Prepare.witness(reader) }
+    pause = { reader.pause() }
+    resume = { reader.resume() }
     let kinds = _StoreKinds { try reader.fieldKinds() }
     _kinds = kinds
     snapshot = { StoreSnapshot(records: $0, version: version, storeKinds: try? kinds.get()) }

@@ -81,14 +81,22 @@ final class _ResultCache<Element: Sendable>: Sendable {
   }
 
   /// The set's preparation for a store's reader, with that reader: the one a count or
-  /// `first` kept, or a new one, kept until the evaluation is built.
+  /// `first` kept, or a new one, kept until the evaluation is built. The caller's use of
+  /// the reader ends with its `pause()` (see ``StoreQueryReader/pause()``).
   private func _preparedPushdown(
     _ runner: _PushdownRunner<Element>, _ query: _Query<Element>
   ) throws -> (_PushdownReader<Element>, _PreparedQuery<Element>, _PushdownPlan<Element>) {
     let (kept, known) = state.withLock { ($0.reader, $0.prepared) }
+    kept?.resume()
     if let kept, let known, let plan = known.pushdown { return (kept, known, plan) }
     let reader = try kept ?? runner.open()
-    let prepared = try _PreparedQuery(query, reader: reader, storeName: runner.storeName)
+    let prepared: _PreparedQuery<Element>
+    do {
+      prepared = try _PreparedQuery(query, reader: reader, storeName: runner.storeName)
+    } catch {
+      reader.pause()
+      throw error
+    }
     state.withLock { st in
       guard st.evaluation == nil else { return }
       st.reader = reader
@@ -144,6 +152,7 @@ final class _ResultCache<Element: Sendable>: Sendable {
     _ runner: _PushdownRunner<Element>, _ query: _Query<Element>
   ) throws -> _Evaluation<Element> {
     let (reader, prepared, plan) = try _preparedPushdown(runner, query)
+    defer { reader.pause() }
     let e = try _Pushdown.evaluate(prepared.query, plan, reader)
     return state.withLock { st in
       st.reader = nil
@@ -203,9 +212,12 @@ final class _ResultCache<Element: Sendable>: Sendable {
     let (reader, prepared, plan) = try _preparedPushdown(runner, query)
     guard let (one, narrowed) = plan.narrowedToFirst(prepared.query, reader) else {
       // The first record needs the whole result (a sort that runs in process, say).
+      reader.pause()
       let e = try evaluation(source, query)
       return e.count == 0 ? nil : try e.element(0)
     }
+    // Paused once read: the kept reader may lend its connection until the records are read.
+    defer { reader.pause() }
     let e = try _Pushdown.evaluate(one, narrowed, reader)
     return e.count == 0 ? nil : try e.element(0)
   }
@@ -216,6 +228,8 @@ final class _ResultCache<Element: Sendable>: Sendable {
     _ runner: _PushdownRunner<Element>, _ source: _Source<Element>, _ query: _Query<Element>
   ) throws -> Int {
     let (reader, _, plan) = try _preparedPushdown(runner, query)
+    // Paused once counted: a kept reader may lend what it holds until the records are read.
+    defer { reader.pause() }
     guard plan.isExact else { return try evaluation(source, query).count }
     let n = try reader.count(plan.query)
     return state.withLock { st in
