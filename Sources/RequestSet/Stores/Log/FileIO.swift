@@ -336,6 +336,13 @@ final class _Mapping: @unchecked Sendable {
     file = fd
   }
 
+  /// Tells the kernel the mapped pages are not needed now: they leave the process's
+  /// resident memory and are read again (from the page cache, or the file) on the next
+  /// access, with the same bytes, since the mapping is shared and read-only.
+  func releaseResidentPages() {
+    _ = madvise(UnsafeMutableRawPointer(mutating: base), length, MADV_DONTNEED)
+  }
+
   /// Throws `.fileChanged` when the file now ends before byte `end`: someone truncated it
   /// (see the type's discussion for the race this leaves).
   @inline(__always)
