@@ -10,7 +10,8 @@ enum Suggestion {
     if let near = closest(to: first, among: names) {
       message += " Did you mean \"\(near)\"?"
     }
-    message += "\nCommands: \(names.joined(separator: ", ")). See `requestset --help`."
+    message += "\nUsage: requestset <subcommand>\n  Commands: \(names.joined(separator: ", ")).\n"
+      + "  See 'requestset --help' for more information."
     return message
   }
 
