@@ -449,7 +449,8 @@ enum _Executor {
     }
     if let compare {
       if matched.count > 1, let keys = try _sortKeyReaders(stage.sort, compiler: &compiler) {
-        matched = try _sortByKeys(matched, keys)
+        let snapshot = compiler.cursor.snapshot
+        matched = try _sortByKeys(matched, keys) { snapshot._releaseResidentMemory() }
       } else {
         try matched.sort { try _less($0, $1, compare) }
       }
@@ -509,11 +510,22 @@ enum _Executor {
       }
       return
     }
-    let test: (Int) throws -> Bool
+    var test: (Int) throws -> Bool
     switch matcher {
     case .constant: test = { _ in true }
     case .typed(let t): test = { t(try cursor.pointer($0)) }
     case .general(let g): test = g
+    }
+    if snapshot._readsFromOutside {
+      // A scan of a log makes its mapped pages resident; let them go every 65,536
+      // records, so a scan holds a bounded part of a large file.
+      let inner = test
+      var scanned = 0
+      test = { s in
+        scanned &+= 1
+        if scanned & 0xFFFF == 0 { snapshot._releaseResidentMemory() }
+        return try inner(s)
+      }
     }
     if let input {
       for s in input where try test(s) { if try !body(s) { return } }
@@ -638,7 +650,10 @@ enum _Executor {
   /// O(n·k) reads instead of O(n log n · k).
   ///
   /// Inside an async call it throws `CancellationError` once the call is cancelled.
-  private static func _sortByKeys(_ matched: [_Ranked], _ keys: [_KeyReader]) throws -> [_Ranked] {
+  /// - Parameter release: Called every 65,536 records read (lets a log's pages go).
+  private static func _sortByKeys(_ matched: [_Ranked], _ keys: [_KeyReader], release: () -> Void) throws
+    -> [_Ranked]
+  {
     let k = keys.count
     guard k > 0 else { return matched }
     let token = _CancelToken.current
@@ -646,6 +661,7 @@ enum _Executor {
     values.reserveCapacity(matched.count * k)
     for (i, m) in matched.enumerated() {
       if i & 0xFFF == 0, let token, token.isCancelled { throw CancellationError() }
+      if i & 0xFFFF == 0xFFFF { release() }
       for key in keys { values.append(try key.read(m.slot)) }
     }
     var order = Array(0..<matched.count)

@@ -142,6 +142,12 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     }
   }
 
+  /// Whether the records are read from outside memory (a file) as they are needed.
+  var _readsFromOutside: Bool {
+    if case .external = _storage { return true }
+    return false
+  }
+
   /// Lets go of the memory a long walk over the records made resident (a log's mapped
   /// pages): they are read again from the file, or the page cache, when next needed.
   func _releaseResidentMemory() {
