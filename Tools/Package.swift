@@ -3,7 +3,8 @@ import PackageDescription
 
 // The `requestset` command-line tool: its own package, so that it may use
 // swift-argument-parser while the library keeps no dependencies.
-// Run it with `swift run --package-path Tools requestset --help`.
+// Build it in release (`swift build --package-path Tools -c release`) and run
+// `Tools/.build/release/requestset --help`; `swift run` builds a debug tool, several times slower.
 let package = Package(
   name: "RequestSetTools",
   platforms: [.macOS(.v15)],

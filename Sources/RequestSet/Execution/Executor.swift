@@ -457,7 +457,14 @@ enum _Executor {
       matched.append(_Ranked(rank: rank, slot: slot))
       rank += 1
     }
-    if let compare { try matched.sort { try _less($0, $1, compare) } }
+    if let compare {
+      if matched.count > 1, let keys = try _sortKeyReaders(stage.sort, compiler: &compiler) {
+        let snapshot = compiler.cursor.snapshot
+        matched = try _sortByKeys(matched, keys) { snapshot._releaseResidentMemory() }
+      } else {
+        try matched.sort { try _less($0, $1, compare) }
+      }
+    }
     var slots = matched.map(\.slot)
     if stage.reversed { slots.reverse() }
     if let distinct {
@@ -513,11 +520,22 @@ enum _Executor {
       }
       return
     }
-    let test: (Int) throws -> Bool
+    var test: (Int) throws -> Bool
     switch matcher {
     case .constant: test = { _ in true }
     case .typed(let t): test = { t(try cursor.pointer($0)) }
     case .general(let g): test = g
+    }
+    if snapshot._readsFromOutside {
+      // A scan of a log makes its mapped pages resident; let them go every 65,536
+      // records, so a scan holds a bounded part of a large file.
+      let inner = test
+      var scanned = 0
+      test = { s in
+        scanned &+= 1
+        if scanned & 0xFFFF == 0 { snapshot._releaseResidentMemory() }
+        return try inner(s)
+      }
     }
     if let input {
       for s in input where try test(s) { if try !body(s) { return } }
@@ -605,6 +623,69 @@ enum _Executor {
       try body(slot)
       return true
     }
+  }
+
+  /// One sort key read from a slot's record: its value, and how values of it compare.
+  struct _KeyReader {
+    var read: (Int) throws -> FieldValue
+    var descending: Bool
+    var collation: RequestCollation
+  }
+
+  /// Readers for sort keys that compare by their values alone (string keys, and typed
+  /// keys whose encoded values order as the property does), so a sort can read each
+  /// record's values once instead of at every comparison; nil when a key compares whole
+  /// records (a typed key without such a twin), or the records are in memory (reading a
+  /// key costs nothing then).
+  private static func _sortKeyReaders<Element>(
+    _ keys: [_SortKey<Element>], compiler: inout _FilterCompiler<Element>
+  ) throws -> [_KeyReader]? {
+    guard compiler.cursor.base == nil else { return nil }
+    var readers: [_KeyReader] = []
+    for key in keys {
+      switch key {
+      case .typed(let t):
+        guard let read = try compiler.sortTwin(t) else { return nil }
+        readers.append(_KeyReader(read: read, descending: t.order != .ascending, collation: .binary))
+      case .field(let name, let order, let collation):
+        guard let read = try compiler.reader(for: name, value: nil) else { continue }  // all nil: all equal
+        readers.append(_KeyReader(read: read, descending: order != .ascending, collation: collation))
+      }
+    }
+    return readers
+  }
+
+  /// `matched` (in rank order) sorted by the keys, each record's values read once: the
+  /// order `_less` with the slot comparator gives (equal keys keep their rank order), in
+  /// O(n·k) reads instead of O(n log n · k).
+  ///
+  /// Inside an async call it throws `CancellationError` once the call is cancelled.
+  /// - Parameter release: Called every 65,536 records read (lets a log's pages go).
+  private static func _sortByKeys(_ matched: [_Ranked], _ keys: [_KeyReader], release: () -> Void) throws
+    -> [_Ranked]
+  {
+    let k = keys.count
+    guard k > 0 else { return matched }
+    let token = _CancelToken.current
+    var values: [FieldValue] = []
+    values.reserveCapacity(matched.count * k)
+    for (i, m) in matched.enumerated() {
+      if i & 0xFFF == 0, let token, token.isCancelled { throw CancellationError() }
+      if i & 0xFFFF == 0xFFFF { release() }
+      for key in keys { values.append(try key.read(m.slot)) }
+    }
+    var order = Array(0..<matched.count)
+    values.withUnsafeBufferPointer { v in
+      order.sort { a, b in
+        for (j, key) in keys.enumerated() {
+          let c = FieldValue._order(v[a &* k &+ j], v[b &* k &+ j], key.collation)
+          if c != 0 { return key.descending ? c > 0 : c < 0 }
+        }
+        return a < b
+      }
+    }
+    if let token, token.isCancelled { throw CancellationError() }
+    return order.map { matched[$0] }
   }
 
   /// A slot-level three-way comparison for the sort keys, or nil when there are none.

@@ -10,6 +10,9 @@ struct _Evaluation<Element: Sendable>: Sendable {
   @inline(__always)
   func element(_ i: Int) throws -> Element { try snapshot._record(at: slots[i]) }
 
+  /// See ``StoreSnapshot/_releaseResidentMemory()``.
+  func releaseResidentMemory() { snapshot._releaseResidentMemory() }
+
   /// The record at a position, or a stop with the store's error (the collection path).
   @inline(__always)
   subscript(_ i: Int) -> Element {

@@ -294,6 +294,10 @@ public struct RequestSetStream<Element: Record>: AsyncSequence, Sendable {
       guard position < e.count else { return nil }
       let end = position + Swift.min(batchSize, e.count - position)  // no overflow at Int.max
       batch = try (position..<end).map { try e.element($0) }
+      // A log's mapped pages would stay resident as the walk goes, the whole file by the
+      // end; a stream lets them go every 16,384 records, so it holds at most that many
+      // records' pages (in store order, a few MB; in a sorted order, up to a page each).
+      if (position ^ end) >> 14 != 0 { e.releaseResidentMemory() }
       position = end
       batchIndex = 1
       await Task.yield()

@@ -142,6 +142,18 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     }
   }
 
+  /// Whether the records are read from outside memory (a file) as they are needed.
+  var _readsFromOutside: Bool {
+    if case .external = _storage { return true }
+    return false
+  }
+
+  /// Lets go of the memory a long walk over the records made resident (a log's mapped
+  /// pages): they are read again from the file, or the page cache, when next needed.
+  func _releaseResidentMemory() {
+    if case .external(let source) = _storage { source.releaseResidentMemory() }
+  }
+
   /// What string keys can reach in this snapshot.
   func _fields() throws -> any _FieldAccess {
     switch _storage {
@@ -187,6 +199,13 @@ protocol _ExternalRecords<Element>: Sendable {
   func record(at slot: Int) throws -> Element
   /// Field access by string key for this snapshot.
   func fields() throws -> any _FieldAccess
+  /// Lets go of memory that reading records made resident and that can be read again
+  /// (a file's mapped pages); nothing by default.
+  func releaseResidentMemory()
+}
+
+extension _ExternalRecords {
+  func releaseResidentMemory() {}
 }
 
 /// Reads records' fields by string key: the store's side of a string-key filter or sort.

@@ -39,6 +39,34 @@ import Testing
     }
   }
 
+  /// A stream and an inspection that walk more records than they keep resident (the log's
+  /// mapped pages are let go every 16,384 records in a stream, every 65,536 in an
+  /// inspection, and read again as needed) still read every record as stored, in store
+  /// order and in a sorted order.
+  @Test func walksThatLetMappedPagesGoReadEveryRecord() async throws {
+    let dir = try LogTempDir()
+    let beasts = (1...70_000).map { Beast(id: $0, name: "b\($0 % 977)", species: ["Cow", "Dog"][$0 % 2], age: $0 % 300) }
+    let path = dir.file()
+    let writer = try LogStore<Beast>(path: path)
+    try writer.insert(contentsOf: beasts)
+    writer.close()
+    let store = try LogStore<DynamicRecord>(path: path)
+    var ids: [Int] = []
+    for try await record in RequestSet(store).stream(batchSize: 1_000) {
+      if case .int(let id) = record.id, case .int(let age)? = record.fields["age"], age == id % 300 { ids.append(id) }
+    }
+    #expect(ids == Array(1...70_000))
+    var sorted: [FieldValue] = []
+    for try await record in RequestSet(store).sortBy("name").sortBy("id", order: .descending).stream(batchSize: 4_096) {
+      sorted.append(record.fields["name"] ?? .null)
+    }
+    #expect(sorted == beasts.map { FieldValue.string($0.name) }.sorted { FieldValue._order($0, $1, .binary) < 0 })
+    let report = try LogStore<DynamicRecord>.inspect(path: path)
+    #expect(report.recordCount == 70_000 && report.isClean)
+    #expect(report.keys.first { $0.key == "age" }?.recordCount == 70_000)
+    store.close()
+  }
+
   /// Ids of every width (one byte to ten) and string ids, ages in and out of the one-byte
   /// integers: each string-key filter and sort answers as on the array.
   @Test func stringKeyScansAgreeWhateverTheIDs() throws {

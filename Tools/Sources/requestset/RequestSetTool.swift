@@ -12,7 +12,12 @@ struct RequestSetTool: AsyncParsableCommand {
       Reading commands (info, verify, query, dump, follow, history) open the log read-only: \
       they take no lock, change nothing and may run while a program writes the log. Writing \
       commands (import, upsert, update, delete, compact, recover, index, migrate) take the log's \
-      write lock, so they fail with "locked" while a program holds it. migrate also takes       SQLite database files (a table of SQLiteStore), in one transaction.
+      write lock, so they fail with "locked" while a program holds it. migrate also takes \
+      SQLite database files (a table a SQLiteStore wrote), in one transaction.
+
+      Install: swift build --package-path Tools -c release, then run \
+      Tools/.build/release/requestset (or copy it onto your PATH). A debug build, as \
+      `swift run --package-path Tools requestset` makes, is several times slower.
 
       Exit status: 0 on success, 1 on an error (its message is printed on standard error), \
       2 on a usage error (an unknown command or option, a missing or malformed argument), \
@@ -30,6 +35,10 @@ struct RequestSetTool: AsyncParsableCommand {
   /// most Unix tools do, and Ctrl-C exits with 130 (SIGTERM 143, SIGHUP 129).
   static func main() async {
     Interrupt.install()
+    if let message = Suggestion.unknownCommand(Array(CommandLine.arguments.dropFirst())) {
+      FileHandle.standardError.write(Data((message + "\n").utf8))
+      exit(withError: ExitCode(ExitStatus.usage))
+    }
     do {
       var command = try parseAsRoot()
       if var asyncCommand = command as? AsyncParsableCommand {

@@ -26,6 +26,11 @@ enum Terminal {
     FileHandle.standardError.write(Data(("requestset: " + message + "\n").utf8))
   }
 
+  /// Prints `requestset: warning: <message>` on standard error.
+  static func printWarning(_ message: String) {
+    FileHandle.standardError.write(Data(("requestset: warning: " + message + "\n").utf8))
+  }
+
   /// Prints a line on standard error (notes that are not the command's output).
   static func note(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))

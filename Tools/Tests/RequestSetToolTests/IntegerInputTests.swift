@@ -43,7 +43,7 @@ import Testing
     for version in [String(UInt64.max), String(UInt64(Int.max) + 1)] {
       let r = try Tool.run("query", log, "--as-of", version)
       #expect(r.status == 1, "\(r)")
-      #expect(r.stderr.hasPrefix("requestset: Version \(version) of the LogStore"), "\(r)")
+      #expect(r.stderr.hasPrefix("requestset: Version \(version) of the log "), "\(r)")
     }
   }
 

@@ -71,6 +71,19 @@ enum _Checkpoint {
   /// The checksum the checkpoint keeps of the log's bytes.
   static func logChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { _CRC32C.laneChecksum(bytes) }
 
+  /// ``logChecksum(_:)`` of bytes at the start of `mapping`, read a window at a time, each
+  /// window's pages let go once read (the same checksum, without the whole log resident).
+  static func logChecksum(_ bytes: UnsafeRawBufferPointer, releasing mapping: _Mapping?) -> UInt32 {
+    guard let mapping, let base = bytes.baseAddress, base == mapping.base, bytes.count <= mapping.length else {
+      return logChecksum(bytes)
+    }
+    return _CRC32C.laneChecksum(count: bytes.count) { buffer, offset in
+      buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + buffer.count)]))
+      mapping.releaseResidentPages(offset: offset, count: buffer.count)
+      return true
+    } ?? logChecksum(bytes)
+  }
+
   /// The checksum the checkpoint keeps of the first `end` bytes of an open log, read
   /// with `pread` a window at a time; nil when they cannot be read.
   static func logChecksum(_ file: _FileDescriptor, end: Int) -> UInt32? {
@@ -179,7 +192,13 @@ enum _Checkpoint {
   /// The checkpoint of the log whose `bytes` are mapped, or nil when there is none that
   /// describes exactly these bytes (missing, damaged, stale, of another generation or
   /// record id type): the caller then replays the log.
-  static func load(log: String, header: _LogFormat.Header, bytes: UnsafeRawBufferPointer, idType: String)
+  /// - Parameter mapping: The mapping `bytes` lie in, from its start: the log's pages are
+  ///   then let go as the checksum reads them, so checking does not make the whole log
+  ///   resident.
+  static func load(
+    log: String, header: _LogFormat.Header, bytes: UnsafeRawBufferPointer, idType: String,
+    mapping: _Mapping? = nil
+  )
     -> Contents?
   {
     guard let file = try? _FileIO.open(path(for: log), O_RDONLY | O_NONBLOCK, hint: ""),
@@ -199,7 +218,7 @@ enum _Checkpoint {
       let stored = UnsafeRawBufferPointer(rebasing: checkpoint[(size - 4)...]).loadUnaligned(as: UInt32.self)
       guard UInt32(littleEndian: stored) == _CRC32C.checksum(body) else { return nil }
       do throws(_CodecError) {
-        return try parse(body, header: header, log: bytes, idType: idType)
+        return try parse(body, header: header, log: bytes, idType: idType, mapping: mapping)
       } catch {
         return nil
       }
@@ -208,7 +227,8 @@ enum _Checkpoint {
 
   /// Reads a checkpoint whose checksum holds; nil when it describes another log.
   private static func parse(
-    _ body: UnsafeRawBufferPointer, header: _LogFormat.Header, log: UnsafeRawBufferPointer, idType: String
+    _ body: UnsafeRawBufferPointer, header: _LogFormat.Header, log: UnsafeRawBufferPointer, idType: String,
+    mapping: _Mapping?
   ) throws(_CodecError) -> Contents? {
     var r = _ByteReader(body)
     guard magic.elementsEqual(try r.readBytes(8)), try r.readLittleEndian(UInt16.self) == version else {
@@ -223,7 +243,7 @@ enum _Checkpoint {
     _ = try r.readLittleEndian(UInt32.self)
     // The log it describes, and only that one: same file identity, same length, same bytes.
     guard salt == header.salt, generation == header.generation, end == UInt64(log.count),
-      logChecksum(log) == logCRC
+      logChecksum(log, releasing: mapping) == logCRC
     else { return nil }
     let sequence = try r.readLittleEndian(UInt64.self)
     let frameCount = try r.readLittleEndian(UInt64.self)

@@ -336,6 +336,22 @@ final class _Mapping: @unchecked Sendable {
     file = fd
   }
 
+  /// Tells the kernel the mapped pages are not needed now: they leave the process's
+  /// resident memory and are read again (from the page cache, or the file) on the next
+  /// access, with the same bytes, since the mapping is shared and read-only.
+  func releaseResidentPages() {
+    _ = madvise(UnsafeMutableRawPointer(mutating: base), length, MADV_DONTNEED)
+  }
+
+  /// ``releaseResidentPages()`` for the whole pages within `count` bytes from `offset`.
+  func releaseResidentPages(offset: Int, count: Int) {
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let start = (offset + page - 1) / page * page
+    let end = Swift.min(offset + count, length) / page * page
+    guard offset >= 0, end > start else { return }
+    _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+  }
+
   /// Throws `.fileChanged` when the file now ends before byte `end`: someone truncated it
   /// (see the type's discussion for the race this leaves).
   @inline(__always)

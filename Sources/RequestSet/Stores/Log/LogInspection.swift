@@ -138,7 +138,11 @@ extension LogStore {
 
     var census = _KeyCensus(names: index.keys.names)
     var unreadable: [Int] = []
-    for location in index.liveLocations {
+    // The replay read the whole file through the mapping; the walk lets the pages go
+    // every 65,536 records, so inspecting holds a bounded part of the file.
+    mapping?.releaseResidentPages()
+    for (i, location) in index.liveLocations.enumerated() {
+      if i & 0xFFFF == 0xFFFF { mapping?.releaseResidentPages() }
       let payload = UnsafeRawBufferPointer(rebasing: bytes[location.offset..<(location.offset + Int(location.length))])
       if !census.count(payload) { unreadable.append(location.offset) }
     }

@@ -64,6 +64,10 @@ struct _LogRecords<Element: Record>: _ExternalRecords {
     }
   }
 
+  /// Drops the mapping's resident pages (the file's bytes stay in the page cache), so a
+  /// stream over a large log holds a batch's pages, not the whole file's.
+  func releaseResidentMemory() { mapping?.releaseResidentPages() }
+
   func fields() throws -> any _FieldAccess {
     // Once per evaluation, before its readers walk the records (see `_Mapping`).
     try mapping?.check(covers: end)

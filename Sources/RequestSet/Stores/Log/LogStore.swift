@@ -155,7 +155,7 @@ public final class LogStore<Element: Record>: RecordStore {
     var restoredKinds: _KindAccumulator?
     var restoredIndexes: [_SortedIndex]?
     var checkpointed = false
-    if let c = _Checkpoint.load(log: path, header: header, bytes: bytes, idType: idType),
+    if let c = _Checkpoint.load(log: path, header: header, bytes: bytes, idType: idType, mapping: mapping),
       let keys = _Checkpoint.keyTable(c.names)
     {
       var report = LogRecoveryReport(mode: options.recovery, fileSize: size)
@@ -170,6 +170,9 @@ public final class LogStore<Element: Record>: RecordStore {
       outcome = try _Recovery.replay(
         bytes, header: header, mode: options.recovery, path: path, idType: Element.ID.self)
     }
+    // Checking the checkpoint (or replaying) read every byte of the file through the
+    // mapping: let those pages go, so an open store holds only what it reads next.
+    mapping?.releaseResidentPages()
     let rewrite =
       !options.readOnly && options.recovery == .skipDamagedFrames
       && (!outcome.report.damage.isEmpty || outcome.report.droppedRecords > 0)

@@ -15,7 +15,7 @@ struct Follow: AsyncParsableCommand {
 
   @Argument(help: "The log file.") var file: String
   @OptionGroup var query: QueryOptions
-  @Option(help: "How often to look for the writer's commits, in milliseconds.") var interval: Int = 50
+  @Option(parsing: .unconditional, help: "How often to look for the writer's commits, in milliseconds.") var interval: Int = 50
 
   func run() async throws {
     // Ctrl-C ends it through `Interrupt`, after the lines printed so far, with status 130.

@@ -15,11 +15,16 @@ struct Info: ParsableCommand {
       progress.update("reading \(file)…", force: true)
       let report = try LogStore<DynamicRecord>.inspect(path: file)
       progress.finish()
-      print(Info.render(report), terminator: "")
+      print(Info.render(report, order: KeyOrder.load(for: file)), terminator: "")
     }
   }
 
-  static func render(_ r: LogInspection) -> String {
+  /// The report as `info` prints it; keys in `order` (the order the imported data first
+  /// gave them, `FILE.keys`), those it does not list after them, sorted.
+  static func render(_ r: LogInspection, order: KeyOrder = KeyOrder()) -> String {
+    var r = r
+    let byKey = Dictionary(r.keys.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+    r.keys = order.orderedDotted(r.keys.map(\.key)).map { byKey[$0]! }
     var out = ""
     func row(_ name: String, _ value: String) {
       out += name.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n"

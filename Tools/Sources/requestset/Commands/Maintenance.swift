@@ -15,7 +15,8 @@ struct Compact: ParsableCommand {
 
   @Argument(help: "The log file.") var file: String
   @Option(
-    name: .customLong("keep-history"), help: "Keep the newest N commits readable (1 or more; by default 1).")
+    name: .customLong("keep-history"), parsing: .unconditional,
+    help: ArgumentHelp("Keep the newest N commits readable (1 or more; by default 1).", valueName: "n"))
   var keepHistory: Int?
 
   func validate() throws {

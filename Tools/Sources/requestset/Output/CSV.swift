@@ -85,15 +85,35 @@ enum CSV {
 }
 
 /// Writes records as CSV lines under a fixed header of dotted leaf keys.
+///
+/// A record's top-level fields are placed into the columns by a ``FieldPlacer`` (no key
+/// is hashed for records of a shape seen before); a dotted column reads into its object.
 struct CSVRecordWriter {
   /// The columns: `id`, then dotted leaf keys.
   let columns: [String]
-  /// Each column's field names (one for a top-level key, several for a dotted one).
-  private let paths: [[String]]
+  /// Per column: its top-level field's slot in ``placer`` (-1 for `id`), and the dotted
+  /// key below that field (nil for a top-level column).
+  private let sources: [(slot: Int, rest: String?)]
+  private var placer: FieldPlacer
+  private var slots: [FieldValue?]
 
   init(columns: [String]) {
     self.columns = columns
-    paths = columns.map { FieldValue.fieldNames(inKey: $0) }
+    var topNames: [String] = []
+    var sources: [(slot: Int, rest: String?)] = []
+    for column in columns {
+      let path = FieldValue.fieldNames(inKey: column)
+      if path.count == 1 && path[0] == "id" {
+        sources.append((-1, nil))
+        continue
+      }
+      let top = path.first ?? column
+      let slot = topNames.firstIndex(of: top) ?? { topNames.append(top); return topNames.count - 1 }()
+      sources.append((slot, path.count > 1 ? FieldValue.key(forFieldNames: Array(path.dropFirst())) : nil))
+    }
+    self.sources = sources
+    placer = FieldPlacer(names: topNames)
+    slots = Array(repeating: nil, count: topNames.count)
   }
 
   /// The header line.
@@ -105,16 +125,19 @@ struct CSVRecordWriter {
     out.append(0x0A)
   }
 
-  func append(_ record: DynamicRecord, to out: inout [UInt8]) {
-    for (i, path) in paths.enumerated() {
+  /// Appends a record's line.
+  /// - Parameter uncovered: Called with each top-level key of the record no column reads.
+  mutating func append(_ record: DynamicRecord, to out: inout [UInt8], uncovered: (String) -> Void = { _ in }) {
+    placer.place(record.fields, into: &slots, unknown: uncovered)
+    for (i, source) in sources.enumerated() {
       if i > 0 { out.append(UInt8(ascii: ",")) }
-      let value: FieldValue?
-      if path.count == 1 {
-        value = path[0] == "id" ? record.id : record.fields[path[0]]
+      if source.slot < 0 {
+        CSV.appendCell(record.id, to: &out)
+      } else if let rest = source.rest {
+        CSV.appendCell(slots[source.slot]?[path: rest], to: &out)
       } else {
-        value = record.fields[path[0]]?[path: FieldValue.key(forFieldNames: Array(path.dropFirst()))]
+        CSV.appendCell(slots[source.slot], to: &out)
       }
-      CSV.appendCell(value, to: &out)
     }
     out.append(0x0A)
   }
@@ -161,5 +184,61 @@ struct CSVRecordWriter {
     builder.add(["id"])
     builder.add(keys.filter { !parents.contains($0) })
     return builder.keys
+  }
+}
+
+/// Places a record's top-level fields into slots by name without hashing them.
+///
+/// Records of one log mostly share a few shapes, and the library decodes each shape into
+/// a dictionary of one layout, so the records of a shape list their fields in one order.
+/// The placer keeps, per shape met (up to ``maxShapes``), the slot of the field at each
+/// position, picks the shape by the record's first field, and checks each guess with one
+/// string comparison; only a field that moved is looked up (a linear search).
+struct FieldPlacer {
+  /// The slot names.
+  let names: [String]
+  /// Per shape, per position in a record's fields, the slot its field took (-1: none).
+  private var shapes: [[Int]] = []
+  private var current = 0
+  static let maxShapes = 16
+
+  init(names: [String]) { self.names = names }
+
+  /// Sets `slots` to the record's values by name (nil where it has none); `unknown` gets
+  /// each key no slot is named.
+  mutating func place(
+    _ fields: [String: FieldValue], into slots: inout [FieldValue?], unknown: (String) -> Void
+  ) {
+    for i in slots.indices { slots[i] = nil }
+    var position = 0
+    for (key, value) in fields {
+      if position == 0 { pickShape(firstKey: key) }
+      var slot = position < shapes[current].count ? shapes[current][position] : -1
+      if slot < 0 || names[slot] != key {
+        slot = names.firstIndex(of: key) ?? -1
+        if position < shapes[current].count {
+          shapes[current][position] = slot
+        } else {
+          shapes[current].append(slot)
+        }
+      }
+      if slot >= 0 { slots[slot] = value } else { unknown(key) }
+      position += 1
+    }
+  }
+
+  /// Makes ``current`` the shape whose first field is `firstKey`: the current one, another
+  /// known one, or a new one (or, past ``maxShapes``, the current one, corrected as it goes).
+  private mutating func pickShape(firstKey key: String) {
+    func starts(_ shape: [Int]) -> Bool { shape.first.map { $0 >= 0 && names[$0] == key } ?? false }
+    if current < shapes.count && starts(shapes[current]) { return }
+    if let i = shapes.firstIndex(where: starts) {
+      current = i
+    } else if shapes.count < Self.maxShapes {
+      shapes.append([])
+      current = shapes.count - 1
+    } else if current >= shapes.count {
+      current = 0
+    }
   }
 }

@@ -33,6 +33,12 @@ struct KeyOrder {
     self.rank = rank
   }
 
+  /// The top-level field names the order lists, in order.
+  var topLevelKeys: [String] {
+    var seen = Set<String>()
+    return keys.compactMap { FieldValue.fieldNames(inKey: $0).first }.filter { seen.insert($0).inserted }
+  }
+
   /// The side file's path for a log.
   static func path(for log: String) -> String { log + ".keys" }
 
@@ -81,6 +87,22 @@ struct KeyOrder {
     }
     .sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
     .map(\.1)
+  }
+
+  /// Dotted keys (as `info` lists them) in this order: each object's keys as listed, the
+  /// others after them sorted, and an object's own key just before its nested ones
+  /// (`owner`, `owner.name`, `owner.city`, then the next top-level key).
+  func orderedDotted(_ dotted: [String]) -> [String] {
+    let paths = dotted.map { (key: $0, names: FieldValue.fieldNames(inKey: $0)) }
+    return paths.sorted { a, b in
+      for depth in 0..<min(a.names.count, b.names.count) where a.names[depth] != b.names[depth] {
+        let prefix = Array(a.names.prefix(depth))
+        let ra = rank[FieldValue.key(forFieldNames: prefix + [a.names[depth]])] ?? Int.max
+        let rb = rank[FieldValue.key(forFieldNames: prefix + [b.names[depth]])] ?? Int.max
+        return ra != rb ? ra < rb : a.names[depth] < b.names[depth]
+      }
+      return a.names.count < b.names.count
+    }.map(\.key)
   }
 
   /// Whether `a` comes before `b` among top-level names.

@@ -39,7 +39,7 @@ enum RecordStream {
     let output = Output()
     let progress = Progress()
     var json = RecordWriter(order: order)
-    let csv = CSVRecordWriter(columns: csvColumns)
+    var csv = CSVRecordWriter(columns: csvColumns)
     var line: [UInt8] = []
     line.reserveCapacity(1 << 10)
     switch format {
@@ -57,9 +57,9 @@ enum RecordStream {
         line.append(contentsOf: written == 0 ? [0x0A] : [UInt8(ascii: ","), 0x0A])
         json.append(record, to: &line)
       case .csv, .table:
-        csv.append(record, to: &line)
-        if checkColumns {
-          for key in record.fields.keys where !topLevel.contains(key) { uncovered.add([key]) }
+        // A key without a column is one no column's top-level field names.
+        csv.append(record, to: &line) { key in
+          if checkColumns && !topLevel.contains(key) { uncovered.add([key]) }
         }
       }
       written += 1

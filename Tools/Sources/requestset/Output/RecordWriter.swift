@@ -11,6 +11,11 @@ struct RecordWriter {
   private var keys: [String] = []
   private var prefixes: [[UInt8]] = []
   private var slots: [FieldValue?] = []
+  /// Per shape met, per position in a record's fields, the key's index in ``keys`` (see
+  /// ``FieldPlacer``): records of one shape list their fields in one order, so most
+  /// fields are placed by one string comparison.
+  private var shapes: [[Int]] = []
+  private var current = 0
   /// Past this many distinct keys a record's keys are ordered one by one instead.
   static let maxCachedKeys = 64
 
@@ -24,10 +29,19 @@ struct RecordWriter {
       for key in order.ordered(fields.keys) { field(key, fields[key]!, to: &out) }
     } else {
       for i in slots.indices { slots[i] = nil }
+      var position = 0
       for (key, value) in fields {
-        if let i = keys.firstIndex(of: key) {
+        defer { position += 1 }
+        if position == 0 { pickShape(firstKey: key) }
+        let guess = position < shapes[current].count ? shapes[current][position] : -1
+        if guess >= 0, keys[guess] == key {
+          slots[guess] = value
+        } else if let i = keys.firstIndex(of: key) {
           slots[i] = value
+          if position < shapes[current].count { shapes[current][position] = i } else { shapes[current].append(i) }
         } else {
+          // Indices after the new key move: forget every shape's guesses.
+          for s in shapes.indices { shapes[s].removeAll() }
           let i = keys.firstIndex { order.precedes(key, $0) } ?? keys.count
           keys.insert(key, at: i)
           var prefix: [UInt8] = [UInt8(ascii: ",")]
@@ -44,6 +58,22 @@ struct RecordWriter {
       }
     }
     out.append(UInt8(ascii: "}"))
+  }
+
+  /// Makes ``current`` the shape whose first field is `key` (see ``FieldPlacer``).
+  private mutating func pickShape(firstKey key: String) {
+    func starts(_ shape: [Int]) -> Bool { shape.first.map { $0 >= 0 && keys[$0] == key } ?? false }
+    if current < shapes.count && starts(shapes[current]) { return }
+    if let i = shapes.firstIndex(where: starts) {
+      current = i
+    } else if let empty = shapes.firstIndex(where: \.isEmpty) {
+      current = empty
+    } else if shapes.count < FieldPlacer.maxShapes {
+      shapes.append([])
+      current = shapes.count - 1
+    } else {
+      current = 0
+    }
   }
 
   private func appendValue(_ value: FieldValue, key: String, to out: inout [UInt8]) {

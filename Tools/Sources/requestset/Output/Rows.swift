@@ -17,9 +17,12 @@ struct Rows {
   /// What one row is, for the table's count line: `(3 records)`, `(2 commits)`.
   var noun = "record"
 
-  /// Records as rows: `id`, then every top-level key any of them holds, in `order`.
+  /// Records as rows: `id`, then every top-level key any of them holds or `order` lists
+  /// (so a key no shown record holds, as after `query "arr_delay == nil"`, is still a
+  /// column), in `order`.
   init(records: [DynamicRecord], order: KeyOrder) {
-    var keys = Set<String>()
+    var keys = Set(order.topLevelKeys)
+    keys.remove("id")
     for r in records { keys.formUnion(r.fields.keys) }
     columns = ["id"] + order.ordered(keys)
     self.order = order

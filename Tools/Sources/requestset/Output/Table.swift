@@ -1,3 +1,4 @@
+import Foundation
 import RequestSet
 
 /// A table of rows for people to read.
@@ -42,11 +43,23 @@ enum Table {
     var leftOut: [String] = []
     if let width {
       func total(_ w: [Int]) -> Int { w.reduce(0, +) + 2 * max(0, w.count - 1) }
-      // Shrink the widest column that may shrink, one character at a time, until the table fits.
-      while total(widths) > width,
-        let i = widths.indices.filter({ widths[$0] > floors[$0] }).max(by: { widths[$0] < widths[$1] })
-      {
-        widths[i] -= 1
+      let natural = widths
+      // Shrink the widest column that may shrink, one character at a time, until the table
+      // fits; when two cut headers read alike ("dep…" for dep_time and dep_delay), the
+      // columns with them may shrink less, and the table is shrunk again.
+      while true {
+        widths = natural
+        while total(widths) > width,
+          let i = widths.indices.filter({ widths[$0] > floors[$0] }).max(by: { widths[$0] < widths[$1] })
+        {
+          widths[i] -= 1
+        }
+        let shown = headers(columns, widths)
+        let raise = columns.indices.filter { i in
+          floors[i] < natural[i] && isAmbiguous(shown[i], among: columns, besides: i)
+        }
+        if raise.isEmpty { break }
+        for i in raise { floors[i] += 1 }
       }
       while total(widths) > width, columns.count > 1 {
         leftOut.insert(columns.removeLast(), at: 0)
@@ -63,7 +76,10 @@ enum Table {
       while text.last == " " { text.removeLast() }
       return text + "\n"
     }
-    var out = line(columns)
+    var out = zip(headers(columns, widths), widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+      .joined(separator: "  ")
+    while out.last == " " { out.removeLast() }
+    out += "\n"
     out += line(widths.map { String(repeating: "-", count: $0) })
     for row in cells { out += line(row) }
     out += "(\(rows.rows.count) \(rows.noun)\(rows.rows.count == 1 ? "" : "s"))\n"
@@ -74,6 +90,40 @@ enum Table {
         width: width)
     }
     return out
+  }
+
+  /// The headers as shown in columns of `widths`: a header that does not fit is cut at its
+  /// end (`carr…`), or, when that could be another header's (`dep_…` for dep_time and
+  /// dep_delay), in its middle (`de…me`, `de…ay`).
+  static func headers(_ columns: [String], _ widths: [Int]) -> [String] {
+    columns.indices.map { i in
+      let header = columns[i], width = widths[i]
+      guard header.count > width else { return header }
+      let cut = String(header.prefix(max(0, width - 1))) + "…"
+      return isAmbiguous(cut, among: columns, besides: i) ? abbreviate(header, width) : cut
+    }
+  }
+
+  /// Whether a shown header could be the cut of another column's header than column `i`'s.
+  static func isAmbiguous(_ shown: String, among columns: [String], besides i: Int) -> Bool {
+    columns.indices.contains { j in j != i && could(shown, be: columns[j]) }
+  }
+
+  /// Whether `shown` (a header, or its start and end around `…`) could show `header`.
+  static func could(_ shown: String, be header: String) -> Bool {
+    guard let ellipsis = shown.firstIndex(of: "…") else { return shown == header }
+    let head = shown[..<ellipsis], tail = shown[shown.index(after: ellipsis)...]
+    return header.count > head.count + tail.count && header.hasPrefix(head) && header.hasSuffix(tail)
+  }
+
+  /// A header cut to `width` characters in the middle, so both its start and its end show
+  /// (`dep_delay` in 5 is `de…ay`, `dep_time` is `de…me`); as it is when it fits.
+  static func abbreviate(_ header: String, _ width: Int) -> String {
+    guard header.count > width else { return header }
+    guard width > 1 else { return "…" }
+    let tail = width / 2
+    let head = width - 1 - tail
+    return String(header.prefix(head)) + "…" + String(header.suffix(tail))
   }
 
   /// Words wrapped into lines of at most `width` characters (a longer word is cut).
