@@ -59,7 +59,7 @@ extension PostgresStore {
     }
   }
 
-  /// The rows a SQL query you write returns, each as a ``DynamicRecord``: its `id` column
+  /// The rows a SQL query you write returns, each as a `DynamicRecord`: its `id` column
   /// as the record's id (null without one), every other column as a field of its name.
   ///
   /// A column holds its PostgreSQL type's value: `boolean` as `.bool`, `smallint`,

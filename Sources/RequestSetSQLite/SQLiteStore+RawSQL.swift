@@ -64,7 +64,7 @@ extension SQLiteStore {
     }
   }
 
-  /// The rows a SQL query you write returns, each as a ``DynamicRecord``: its `id` column
+  /// The rows a SQL query you write returns, each as a `DynamicRecord`: its `id` column
   /// as the record's id (null without one), every other column as a field of its name.
   ///
   /// A column holds what SQLite gives: an integer as `.int`, a real as `.double`, text as
