@@ -16,6 +16,27 @@ import RequestSet
   import Darwin
 #endif
 
+/// Ends this child as soon as the test process that started it is gone (crashed, or
+/// killed): an orphan, such as a crash test's writer that writes until it is killed,
+/// would keep the test run's output pipe open, and `swift test` would wait for it for as
+/// long as it ran. A thread checks the parent every 100 ms.
+func exitWithParent() {
+  #if canImport(Glibc)
+    var thread = pthread_t()
+  #else
+    var thread: pthread_t? = nil
+  #endif
+  let parent = UnsafeMutableRawPointer(bitPattern: Int(getppid()))
+  _ = pthread_create(
+    &thread, nil,
+    { argument in
+      let parent = pid_t(Int(bitPattern: argument))
+      while getppid() == parent { usleep(100_000) }
+      _exit(3)
+    }, parent)
+}
+exitWithParent()
+
 /// Writes a line to standard output at once (unbuffered), so a parent sees it even if the
 /// child dies right after.
 func say(_ line: String) {
