@@ -224,7 +224,9 @@ import Testing
   }
 }
 
-/// Counts one database's sessions in `pg_stat_activity` through a connection to another
+/// Counts one database's client sessions in `pg_stat_activity` (not the server's own
+/// workers: an autovacuum worker on the test's table also shows under its database, and
+/// made a store of 2 connections look like 3 under load) through a connection to another
 /// database, and, between ``start()`` and ``stop()``, samples them on a thread of its own,
 /// keeping the most it saw.
 final class SessionSampler: Sendable {
@@ -247,9 +249,9 @@ final class SessionSampler: Sendable {
     let result =
       if let state {
         try monitor.execute(
-          "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND state = $2", [database, state])
+          "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND state = $2", [database, state])
       } else {
-        try monitor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = $1", [database])
+        try monitor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'", [database])
       }
     return Int(result.string(0, 0) ?? "") ?? -1
   }
@@ -257,7 +259,7 @@ final class SessionSampler: Sendable {
   /// The database's sessions waiting for a lock now.
   func sessions(waitingForALock: Bool) throws -> Int {
     let result = try monitor.execute(
-      "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND (wait_event_type = 'Lock') = $2",
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND (wait_event_type = 'Lock') = $2",
       [database, waitingForALock ? "t" : "f"])
     return Int(result.string(0, 0) ?? "") ?? -1
   }
