@@ -404,16 +404,23 @@ import Testing
       // A miss: measure what this machine lets a ticker do right now beside 4 threads
       // spinning on the CPU for as long (the control of the next test). Under load the
       // control itself misses 50 ms; the blocking form misses it by seconds.
-      let milliseconds = max(1, parts[3]) * 1_000
-      let control = try SQLWorkerChild.start("heartbeat-control", "sqlite", "-", "-", "4", String(milliseconds))
-      let controlStatus = await onOwnThread { control.wait(timeout: .seconds(eventLimit * 2)) }
-      #expect(controlStatus == 0, "\(control)")
-      let controlLine = try #require(control.output.first { $0.hasPrefix("control ") }, "\(control)")
-      let controlGap = try #require(controlLine.split(separator: " ").compactMap { Int($0) }.first, "\(controlLine)")
+      let (controlGap, controlLine) = try await Self.controlTick(seconds: parts[3])
       results.append("\(line) / \(controlLine)")
       if parts[0] <= 2 * controlGap + 50 { return }
     }
     Issue.record("the tick waited over 50 ms, and over 2 × the control's + 50 ms, in three runs: \(results)")
+  }
+
+  /// The control of the heartbeat tests: the longest gap (ms) of a task ticking every
+  /// 10 ms beside 4 plain threads spinning on the CPU for `seconds` (at least one), and the
+  /// child's line.
+  static func controlTick(seconds: Int) async throws -> (gap: Int, line: String) {
+    let control = try SQLWorkerChild.start("heartbeat-control", "sqlite", "-", "-", "4", String(max(1, seconds) * 1_000))
+    let controlStatus = await onOwnThread { control.wait(timeout: .seconds(eventLimit * 2)) }
+    #expect(controlStatus == 0, "\(control)")
+    let line = try #require(control.output.first { $0.hasPrefix("control ") }, "\(control)")
+    let gap = try #require(line.split(separator: " ").compactMap { Int($0) }.first, "\(line)")
+    return (gap, line)
   }
 
   /// 100 `async.fetchCount()` at once on 60,000 SQLite rows beside a task that ticks
@@ -436,12 +443,7 @@ import Testing
       let parts = line.split(separator: " ").compactMap { Int($0) }
       try #require(parts.count == 4, "\(line)")
       #expect(parts[1] == 100, "every answer is right: \(line)")
-      let milliseconds = max(1, parts[3]) * 1_000
-      let control = try SQLWorkerChild.start("heartbeat-control", "sqlite", "-", "-", "4", String(milliseconds))
-      let controlStatus = await onOwnThread { control.wait(timeout: .seconds(eventLimit * 2)) }
-      #expect(controlStatus == 0, "\(control)")
-      let controlLine = try #require(control.output.first { $0.hasPrefix("control ") }, "\(control)")
-      let controlGap = try #require(controlLine.split(separator: " ").compactMap { Int($0) }.first, "\(controlLine)")
+      let (controlGap, controlLine) = try await Self.controlTick(seconds: parts[3])
       results.append("\(line) / \(controlLine)")
       if parts[0] <= 4 * controlGap + 200 { return }
     }
