@@ -229,6 +229,33 @@ struct NamedBeast: Record, Equatable {
     withExtendedLifetime(store) {}
   }
 
+  #if os(Linux)
+    /// A locked descriptor dropped without `close()` (an open that fails after locking, as
+    /// a damaged log's does) releases its lock even while a child process holds a copy of
+    /// it: another thread may be starting a child, which holds every descriptor until its
+    /// `exec`. Here the child never execs, so without the unlock the lock would stay.
+    @Test func aLockedDescriptorThatIsDroppedReleasesItsLockThoughAChildHoldsACopy() throws {
+      let dir = try LogTempDir()
+      let path = dir.file("held.rslog")
+      try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))
+      var child: pid_t = -1
+      do {
+        let first = try _FileIO.open(path, O_RDWR, hint: "")
+        #expect(_FileIO.lockExclusive(first) == 0)
+        child = fork()
+        if child == 0 { while true { pause() } }  // holds copies of the parent's descriptors
+        try #require(child > 0, "fork failed: errno \(errno)")
+      }
+      defer {
+        kill(child, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(child, &status, 0)
+      }
+      let second = try _FileIO.open(path, O_RDWR, hint: "")
+      #expect(_FileIO.lockExclusive(second) == 0, "the dropped descriptor's lock is gone")
+    }
+  #endif
+
   /// A writable open of a file that is no log failed and left `<path>.lock` beside it; it
   /// leaves nothing now, and a lock file that was there before stays.
   @Test func aFailedOpenLeavesNoLockFileBehind() throws {

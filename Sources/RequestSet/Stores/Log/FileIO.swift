@@ -29,7 +29,18 @@ final class _FileDescriptor: Sendable {
     return _FileDescriptor(fd: fd, path: path)
   }
 
-  deinit { if owner.load(ordering: .relaxed) { _ = close(fd) } }
+  /// Closes the descriptor, first releasing any `flock` it holds: a child process that
+  /// another thread is starting holds a copy of every descriptor until its `exec` (even
+  /// with `O_CLOEXEC`), so a plain `close` could leave the lock held by that copy and
+  /// refuse the next writer `.locked`. The explicit unlock releases it for every copy.
+  /// (Paths that drop a locked descriptor without `close()`: an open that fails after
+  /// locking, such as a damaged log, and a lock taken on a file that was renamed away.)
+  deinit {
+    if owner.load(ordering: .relaxed) {
+      _ = flock(fd, LOCK_UN)
+      _ = close(fd)
+    }
+  }
 
   /// Records that the file is at least `size` bytes: the store just appended up to there.
   func noteSize(atLeast size: Int) {
