@@ -33,6 +33,12 @@ enum CrashWorker {
     return (process, pipe)
   }
 
+  /// Reads `pipe` to its end on a thread of its own and drops what it reads, so the child
+  /// never blocks on a full pipe. The thread holds the pipe until then.
+  static func drain(_ pipe: Pipe) {
+    Thread { while !pipe.fileHandleForReading.availableData.isEmpty {} }.start()
+  }
+
   /// Reads lines until one satisfies `done` (or the child ends).
   static func readUntil(_ pipe: Pipe, _ done: (String) -> Bool) -> [String] {
     var text = ""

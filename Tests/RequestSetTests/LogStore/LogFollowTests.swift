@@ -27,8 +27,9 @@ import Testing
       child.waitUntilExit()
     }
     _ = CrashWorker.readUntil(pipe) { $0 == "ack" }
-    // Keep draining what the child prints, so it never blocks on a full pipe.
-    pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+    // Keep draining what the child prints, so it never blocks on a full pipe: a thread that
+    // holds the pipe and reads it to its end (no dispatch source: see `SQLWorkerChild`).
+    CrashWorker.drain(pipe)
 
     let reader = try LogStore<CrashRecord>(path: path, options: .init(readOnly: true))
     let states = StateReader(RequestSet(reader).sortBy(\.id))
@@ -45,7 +46,6 @@ import Testing
     #expect(versions == versions.sorted() && Set(versions).count == versions.count)
 
     // Once the writer is gone, the follower holds exactly what a fresh open finds.
-    pipe.fileHandleForReading.readabilityHandler = nil
     kill(child.processIdentifier, SIGKILL)
     child.waitUntilExit()
     let fresh = try LogStore<CrashRecord>(path: path, options: .init(readOnly: true))

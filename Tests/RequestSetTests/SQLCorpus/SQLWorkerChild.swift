@@ -16,17 +16,23 @@ import Synchronization
 /// try child.waitForLine("ready", timeout: .seconds(30))
 /// ```
 ///
+/// The child's standard output and error are read by two threads of their own, each
+/// blocking in `read` until its pipe's end, and each owning its pipe until then. (Not
+/// `FileHandle.readabilityHandler`: its dispatch source is cancelled asynchronously and
+/// can outlive the descriptor it watches, and on Linux libdispatch's event loop must not
+/// see a watched descriptor closed and its number reused. A test process died of SIGSEGV
+/// in loaded full runs while these children ran; no test here uses a dispatch source on
+/// a descriptor any more.)
+///
 /// `@unchecked Sendable`: its stored properties are constants, the lines live in the
 /// `Sendable` sink, and `Process`'s `isRunning`, `waitUntilExit` and its pid may be used
 /// from any thread, so a test may wait for the child on a thread of its own.
 final class SQLWorkerChild: CustomStringConvertible, @unchecked Sendable {
   private let process: Process
   private let sink = Sink()
-  /// The read ends of the child's standard output and error.
-  private let pipes: [Int32]
   let command: String
 
-  /// What the child printed, filled by the pipes' handlers on their own threads.
+  /// What the child printed, filled by the two reader threads.
   private final class Sink: Sendable {
     let lines = Mutex<[String]>([])
     let partial = Mutex<String>("")
@@ -35,8 +41,6 @@ final class SQLWorkerChild: CustomStringConvertible, @unchecked Sendable {
     /// in `lines` once both have.
     let outputEnded = Atomic<Bool>(false)
     let errorEnded = Atomic<Bool>(false)
-    /// How many handlers are between reading a pipe and keeping what they read.
-    let busy = Atomic<Int>(0)
 
     var isComplete: Bool { outputEnded.load(ordering: .acquiring) && errorEnded.load(ordering: .acquiring) }
 
@@ -79,30 +83,28 @@ final class SQLWorkerChild: CustomStringConvertible, @unchecked Sendable {
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    pipes = [out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor]
-    out.fileHandleForReading.readabilityHandler = { [sink] handle in
-      sink.busy.add(1, ordering: .acquiring)
-      defer { sink.busy.subtract(1, ordering: .releasing) }
-      let data = handle.availableData
-      if data.isEmpty {
-        handle.readabilityHandler = nil
-        sink.outputEnded.store(true, ordering: .releasing)
-      } else {
-        sink.take(data)
-      }
-    }
-    err.fileHandleForReading.readabilityHandler = { [sink] handle in
-      sink.busy.add(1, ordering: .acquiring)
-      defer { sink.busy.subtract(1, ordering: .releasing) }
-      let data = handle.availableData
-      if data.isEmpty {
-        handle.readabilityHandler = nil
-        sink.errorEnded.store(true, ordering: .releasing)
-      } else {
-        sink.errors.withLock { $0.append(data) }
-      }
-    }
     try process.run()
+    Self.drain(out) { [sink] data in
+      if let data { sink.take(data) } else { sink.outputEnded.store(true, ordering: .releasing) }
+    }
+    Self.drain(err) { [sink] data in
+      if let data { sink.errors.withLock { $0.append(data) } } else { sink.errorEnded.store(true, ordering: .releasing) }
+    }
+  }
+
+  /// Reads `pipe` to its end on a thread of its own, handing each chunk to `take`, then
+  /// nil. The thread holds the pipe, so its descriptor stays open until the read is over.
+  private static func drain(_ pipe: Pipe, _ take: @escaping @Sendable (Data?) -> Void) {
+    let thread = Thread {
+      let handle = pipe.fileHandleForReading
+      while true {
+        let data = handle.availableData
+        if data.isEmpty { break }
+        take(data)
+      }
+      take(nil)
+    }
+    thread.start()
   }
 
   /// Whether the child still runs.
@@ -136,30 +138,16 @@ final class SQLWorkerChild: CustomStringConvertible, @unchecked Sendable {
     while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
     if process.isRunning { kill() }
     process.waitUntilExit()
-    // The handlers take the last lines on their own threads: wait until they have, however
+    // The readers take the last lines on their own threads: wait until they have, however
     // long a loaded machine takes to run them (a minute at most, past the child).
     waitForOutput(until: ContinuousClock.now + .seconds(60))
     return process.terminationReason == .exit ? process.terminationStatus : nil
   }
 
-  /// Waits until the handlers have taken everything the ended child wrote, or until
-  /// `deadline`: neither pipe holds unread bytes and no handler is between reading and
-  /// keeping them. (Waiting for the pipes' ends is not enough: a handler is not always
-  /// called at the end of a pipe nothing was written to.)
+  /// Waits until both reader threads have reached their pipe's end (every line the ended
+  /// child wrote is then in ``output``), or until `deadline`.
   private func waitForOutput(until deadline: ContinuousClock.Instant) {
-    while !sink.isComplete && ContinuousClock.now < deadline {
-      // Nothing unread first, then no handler busy: bytes leave a pipe only inside a
-      // handler, which counts itself busy before it reads.
-      if !pipes.contains(where: Self.holdsBytes) && sink.busy.load(ordering: .acquiring) == 0 { return }
-      usleep(1_000)
-    }
-  }
-
-  /// Whether the pipe's read end `fd` holds bytes not read yet (at its end with nothing
-  /// left, a pipe polls as hung up, not as readable).
-  private static func holdsBytes(_ fd: Int32) -> Bool {
-    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
+    while !sink.isComplete && ContinuousClock.now < deadline { usleep(1_000) }
   }
 
   /// Ends the child at once with SIGKILL: no handler, no cleanup, as a crash or a power cut.
