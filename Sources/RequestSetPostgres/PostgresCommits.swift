@@ -15,15 +15,18 @@ extension PostgresStore {
   ///
   /// Each write transaction records its changes in `requestset_changes` and sends
   /// `NOTIFY requestset`; the stream holds a connection of its own that `LISTEN`s, and
-  /// reads the new commits when notified (and every `interval` besides, should a
-  /// notification be lost with a connection). A commit whose changes were too large to
-  /// record, or were pruned, comes without its changes. The stream ends when the store is
-  /// closed.
+  /// reads the new commits when notified, and when it connects (again). An idle stream
+  /// sends the server nothing but a check of the table's version every second (or every
+  /// `interval`, if longer), should a notification be lost: thousands of idle listeners
+  /// cost the server little. A commit whose changes were too large to record, or were
+  /// pruned, comes without its changes. The stream ends when the store is closed.
   ///
   /// ```swift
   /// for await commit in store.commits() { print(commit.version, commit.changes?.count ?? 0) }
   /// ```
-  /// - Parameter interval: The longest wait between two reads of the commits.
+  /// - Parameter interval: How often the stream wakes to see whether it was notified or
+  ///   the store was closed; the version check of an idle stream runs every second, or
+  ///   every `interval` if that is longer.
   /// - Returns: The stream of commits.
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
     AsyncStream { continuation in
@@ -34,22 +37,45 @@ extension PostgresStore {
       let stop = _StopFlag()
       let milliseconds = max(1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
       let box = _ConnectionBox(listener)
+      // With no notification, a version check this often (a lost notification costs at
+      // most this much delay; an idle stream costs the server one statement a second).
+      let check = max(interval, .seconds(1))
       Thread.detachNewThread { [self] in
         var last = start
         var listener = box.connection
+        // Read at once: a commit may have landed between the LISTEN and the start version.
+        var notified = true
+        var checked = ContinuousClock.now
         while !stop.isSet && !_pool.isClosed {
           if let c = listener, !c.isBroken {
             var waiting = pollfd(fd: PQsocket(c.handle), events: Int16(POLLIN), revents: 0)
             _ = poll(&waiting, 1, Int32(milliseconds))
             _ = PQconsumeInput(c.handle)
-            while let notice = PQnotifies(c.handle) { PQfreemem(notice) }
+            while let notice = PQnotifies(c.handle) {
+              PQfreemem(notice)
+              notified = true
+            }
           } else {
             usleep(UInt32(milliseconds * 1000))
             listener = try? _pool.open()
             _ = try? listener?.execute("LISTEN requestset")
+            // Notifications sent while no connection listened are lost: read what came.
+            notified = listener != nil
           }
           if stop.isSet || _pool.isClosed { break }
           guard let c = listener else { continue }
+          if !notified {
+            guard ContinuousClock.now - checked >= check else { continue }
+            checked = ContinuousClock.now
+            // One statement outside a transaction; the commits are read only if it moved.
+            guard let current = try? _version(c) else {
+              if c.isBroken { listener = nil }
+              continue
+            }
+            guard current > last else { continue }
+          }
+          notified = false
+          checked = ContinuousClock.now
           do {
             // One snapshot for both reads: a commit landing between them is read next time.
             try c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
