@@ -142,7 +142,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     if check.collections {
       return .none(reason: "the key \(sort.key) holds arrays or objects, which PostgreSQL orders differently")
     }
-    if check.inexactNumbers { return .none(reason: Self._inexactNumbersReason(sort.key)) }
+    // A date part is an integer whatever the numbers it is read from.
+    if check.inexactNumbers && sort.datePart == nil { return .none(reason: Self._inexactNumbersReason(sort.key)) }
     return .exact
   }
 

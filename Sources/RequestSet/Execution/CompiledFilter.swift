@@ -42,7 +42,7 @@ struct _FilterCompiler<Element: Sendable> {
   mutating func reader(for key: String, value: FieldValue?) throws -> ((Int) throws -> FieldValue)? {
     let fields = try fields()
     try Self.validate(key, value: value, in: fields)
-    return fields.reader(for: key)
+    return try fields.readerWithDateParts(for: key)
   }
 
   /// The matcher for `node`. Inside an async call (see `StoreThreads`) it stops
@@ -408,7 +408,7 @@ struct _FilterCompiler<Element: Sendable> {
     case .and(let j), .or(let j): return j.terms.allSatisfy { holdsKinds(of: $0, in: fields) }
     case .not(let inner): return holdsKinds(of: inner, in: fields)
     case .field(let c):
-      guard c.quantifier == nil, !c.countsElements, let kinds = fields.kinds[c.key], !kinds.isUnknown
+      guard c.quantifier == nil, !c.countsElements, c.datePart == nil, let kinds = fields.kinds[c.key], !kinds.isUnknown
       else { return false }
       let values: [FieldValue]
       switch (c.op, c.value) {
@@ -441,6 +441,18 @@ struct _FilterCompiler<Element: Sendable> {
   /// Checks that a key exists and that a value can match what it holds.
   static func validate(_ key: String, value: FieldValue?, in fields: any _FieldAccess) throws {
     guard let kinds = fields.kinds[key] else {
+      if let (base, part) = RequestDatePart._split(key) {
+        // `born.@year`: the date's key must exist and hold numbers, the value be a number.
+        try validate(base, value: nil, in: fields)
+        try RequestDatePart._validate(base: base, part: part, in: fields)
+        if let value, value._kind != .null, value._kind != .number {
+          throw RequestSetError(
+            .typeMismatch,
+            "\(key) of \(Element.self) is a number, so it can never match \(value), which is "
+              + "\(_withArticle(value._kind.description)). Compare it with a number.")
+        }
+        return
+      }
       if _mayHold(key, fields) { return }
       throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
     }
@@ -460,6 +472,21 @@ struct _FilterCompiler<Element: Sendable> {
       throw RequestSetError.unknownKey(c.key, type: Element.self, known: fields.knownKeys)
     }
     guard !kinds.isUnknown, !kinds.nonNull.isEmpty else { return }
+    if let part = c.datePart {
+      try RequestDatePart._validate(base: c.key, part: part, in: fields)
+      let values: [FieldValue]
+      switch (c.op, c.value) {
+      case (.between, .array(let items)), (.in, .array(let items)): values = items
+      default: values = [c.value]
+      }
+      for value in values where value._kind != .null && value._kind != .number {
+        throw RequestSetError(
+          .typeMismatch,
+          "\(c.keyWithDatePart) of \(Element.self) is a number, so it can never match \(value), which is "
+            + "\(_withArticle(value._kind.description)). Compare it with a number.")
+      }
+      return
+    }
     if c.countsElements {
       guard kinds.contains(.array) || kinds.contains(.object) else {
         throw RequestSetError.operatorMismatch(
