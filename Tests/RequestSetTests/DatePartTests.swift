@@ -172,6 +172,26 @@ struct Moment: Record {
     #expect(try set.max("at.@year") == .int(moments.map { Self.reference(.year, $0.at)! }.max()!))
   }
 
+  @Test(arguments: StoreKind.allCases)
+  func expressionsAndOptionalDatesReadParts(kind: StoreKind) throws {
+    let moments = Self.moments(count: 150, seed: 12)
+    let set = try kind.makeSet(of: moments)
+    let year = Self.reference(.year, moments[0].at)!
+    // Arithmetic on a part is computed on each record, with the part read as a key is.
+    #expect(
+      try set.filter("at.@year + 1 > %d", year).fetch().map(\.id)
+        == moments.filter { Self.reference(.year, $0.at)! + 1 > year }.map(\.id), "\(kind)")
+    #expect(
+      try set.filter("at.@month == ended.@month").fetch().map(\.id)
+        == moments.filter { Self.reference(.month, $0.at) == Self.reference(.month, $0.ended) }.map(\.id), "\(kind)")
+    // A nil date has no part: only != holds, typed or by key.
+    let notJune = moments.filter { Self.reference(.month, $0.ended) != 6 }.map(\.id)
+    #expect(try set.filter(\.ended, .month, .notEqual, 6).fetch().map(\.id) == notJune, "\(kind)")
+    #expect(try set.exclude("ended.@month", value: 6).fetch().map(\.id) == notJune, "\(kind)")
+    #expect(try set.filter("ended.@month", .notEqual, 6).fetch().map(\.id) == notJune, "\(kind)")
+    #expect(set.filter(\.at, .year, 1990).filter("at.@day", value: 1).explain().contains("at.@day == 1"))
+  }
+
   @Test(arguments: StoreKind.allCases.filter { [.sqlite, .indexedSQLite, .postgres].contains($0) })
   func sqlStoresRunDatePartsThemselves(kind: StoreKind) throws {
     let moments = Self.moments(count: 120, seed: 3)
