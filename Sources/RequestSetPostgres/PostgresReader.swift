@@ -128,6 +128,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
         + "one key, binds one)")
   }
 
+  /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
+  func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
+
   func support(for sort: StoreSortKey) -> PushdownSupport {
     if let reason = _arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: sort)

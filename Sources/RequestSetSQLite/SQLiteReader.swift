@@ -56,6 +56,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return nonPlain ? .superset : .exact
   }
 
+  /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
+  func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
+
   func support(for sort: StoreSortKey) -> PushdownSupport {
     // `FieldValue[path:]` and the engine's key model read a trailing backslash apart (the
     // engine finds no field), so escapes stay with the engine.

@@ -14,7 +14,10 @@ import RequestSet
 public enum SQLDateParts {
   /// The SQL engine an expression is written for.
   public enum Dialect: Sendable {
-    case sqlite, postgres
+    /// SQLite: no `floor()` is assumed (it needs SQLite's math functions).
+    case sqlite
+    /// PostgreSQL: `floor(float8)::bigint`.
+    case postgres
   }
 
   /// The part of the date `seconds` holds, as an integer SQL expression: NULL when

@@ -209,6 +209,17 @@ struct Moment: Record {
     #expect(try set.groupBy("at.@month").aggregate(.count).fetch().count == Set(moments.map { Self.reference(.month, $0.at)! }).count)
   }
 
+  @Test func aStoreThatComputesNoDatePartsGetsNone() throws {
+    // PushdownMemoryStore's reader keeps the default support(forDatePart:): .none.
+    let set = try StoreKind.pushdownMemory.makeSet(of: Self.moments(count: 40, seed: 5))
+    let query = set.filter("at.@year", .greaterThan, 1900).sortBy("at.@month")
+    let plan = query.explain()
+    #expect(plan.contains("PushdownMemoryStore<Moment> does not compute date parts (@year)"), "\(plan)")
+    #expect(plan.contains("PushdownMemoryStore<Moment> does not compute date parts (@month)"), "\(plan)")
+    #expect(try query.fetch().map(\.id) == RequestSet(Self.moments(count: 40, seed: 5)).filter("at.@year", .greaterThan, 1900).sortBy("at.@month").fetch().map(\.id))
+    #expect(throws: RequestSetError.self) { try query.requiringPushdown().fetch() }
+  }
+
   @Test(arguments: StoreKind.allCases)
   func badDatePartsThrowTypedErrors(kind: StoreKind) throws {
     let set = try kind.makeSet(of: Self.moments(count: 10, seed: 1))

@@ -25,7 +25,7 @@ extension RequestFilter {
   }
 
   /// A filter on a part of an optional date: a nil date has no part, so it matches only
-  /// `.notEqual` (see ``init(_:_:_:_:)-(KeyPath<Element,Date>&Sendable,_,_,_)``).
+  /// `.notEqual`, as a nil value does everywhere.
   ///
   /// ```swift
   /// RequestFilter<Person>(\.died, .month, .equal, 12)
