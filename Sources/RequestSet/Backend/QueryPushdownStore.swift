@@ -209,7 +209,7 @@ extension StoreQueryReader {
 
   /// Computes no date part: conditions, sorts and groups on one run in process.
   public func support(forDatePart part: RequestDatePart) -> PushdownSupport {
-    .none(reason: "\(Self.self) does not compute date parts (\(part))")
+    .none(reason: "the store does not compute date parts (\(part))")
   }
 
   /// Keeps no summary of keys and kinds: a key the records lack matches nothing.
