@@ -39,7 +39,8 @@ public enum SQLDateParts {
     }
     // Each step is a derived table, so no subexpression is written twice. Below zero, `/`
     // and `%` truncate in both engines: the floor division adds the divisor first.
-    let seconds = "(SELECT CASE WHEN rs_s BETWEEN -1e14 AND 1e14 THEN \(floor) END AS rs_t FROM (SELECT \(seconds) AS rs_s) AS rs_ds)"
+    let seconds =
+      "(SELECT CASE WHEN rs_s BETWEEN -1e14 AND 1e14 THEN \(floor) END AS rs_t FROM (SELECT \(seconds) AS rs_s) AS rs_ds)"
     let days =
       "(SELECT rs_t, (rs_t - ((rs_t % 86400) + 86400) % 86400) / 86400 AS rs_days, ((rs_t % 86400) + 86400) % 86400 AS rs_sec FROM \(seconds) AS rs_dt)"
     switch part {
@@ -56,7 +57,8 @@ public enum SQLDateParts {
       let doe = "(SELECT rs_era, rs_z - rs_era * 146097 AS rs_doe FROM \(era) AS rs_de)"
       let yoe =
         "(SELECT rs_era, rs_doe, (rs_doe - rs_doe / 1460 + rs_doe / 36524 - rs_doe / 146096) / 365 AS rs_yoe FROM \(doe) AS rs_dq)"
-      let doy = "(SELECT rs_era, rs_yoe, rs_doe - (365 * rs_yoe + rs_yoe / 4 - rs_yoe / 100) AS rs_doy FROM \(yoe) AS rs_dy)"
+      let doy =
+        "(SELECT rs_era, rs_yoe, rs_doe - (365 * rs_yoe + rs_yoe / 4 - rs_yoe / 100) AS rs_doy FROM \(yoe) AS rs_dy)"
       let mp = "(SELECT rs_era, rs_yoe, rs_doy, (5 * rs_doy + 2) / 153 AS rs_mp FROM \(doy) AS rs_dm)"
       let value: String
       switch part {

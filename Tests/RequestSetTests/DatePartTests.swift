@@ -40,7 +40,8 @@ struct Moment: Record {
   static func midnight(_ year: Int, _ month: Int, _ day: Int) -> Double {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC")!
-    return calendar.date(from: DateComponents(year: year, month: month, day: day))!.timeIntervalSinceReferenceDate
+    return calendar.date(from: DateComponents(year: year, month: month, day: day))!
+      .timeIntervalSinceReferenceDate
   }
 
   /// Dates from 1600 to 3999: uniform ones, and ones a fraction of a second around the
@@ -49,9 +50,12 @@ struct Moment: Record {
     let nudges: [Double] = [0, 0.5, -0.5, 0.001, -0.001, 1e-6, -1e-6, 0.999999, -0.999999, 59.75, -3600.25]
     switch Int.random(in: 0..<3, using: &g) {
     case 0:
-      return Date(timeIntervalSinceReferenceDate: Double.random(in: midnight(1600, 1, 1)...midnight(3999, 12, 31), using: &g))
+      return Date(
+        timeIntervalSinceReferenceDate: Double.random(
+          in: midnight(1600, 1, 1)...midnight(3999, 12, 31), using: &g))
     case 1:
-      let year = [1600, 1700, 1899, 1900, 1969, 1970, 2000, 2001, 2024, 2100, 2400, 3999].randomElement(using: &g)!
+      let year = [1600, 1700, 1899, 1900, 1969, 1970, 2000, 2001, 2024, 2100, 2400, 3999].randomElement(
+        using: &g)!
       return Date(timeIntervalSinceReferenceDate: midnight(year, 1, 1) + nudges.randomElement(using: &g)!)
     default:
       let year = [1604, 1896, 1900, 1964, 1968, 2000, 2004, 2100, 2400, 2800].randomElement(using: &g)!
@@ -73,7 +77,8 @@ struct Moment: Record {
   /// A value of `part` worth asking for, now and then just out of its range.
   static func value(_ part: RequestDatePart, _ g: inout SeededRandom, near dates: [Moment]) -> Int {
     switch part {
-    case .year: return reference(.year, dates.randomElement(using: &g)!.at)! + Int.random(in: -1...1, using: &g)
+    case .year:
+      return reference(.year, dates.randomElement(using: &g)!.at)! + Int.random(in: -1...1, using: &g)
     case .month: return Int.random(in: 0...13, using: &g)
     case .day: return Int.random(in: 0...32, using: &g)
     case .weekday, .isoWeekday: return Int.random(in: 0...8, using: &g)
@@ -87,7 +92,9 @@ struct Moment: Record {
     for _ in 0..<20_000 {
       let date = Self.randomDate(&g)
       for part in RequestDatePart.allCases {
-        #expect(part.value(of: date) == Self.reference(part, date), "\(part) of \(date.timeIntervalSinceReferenceDate)")
+        #expect(
+          part.value(of: date) == Self.reference(part, date),
+          "\(part) of \(date.timeIntervalSinceReferenceDate)")
       }
     }
     // Before 1582 the calendar stays Gregorian (proleptic), as ISO 8601 and SQL have it.
@@ -104,7 +111,9 @@ struct Moment: Record {
     let moments = Self.moments(count: 300, seed: 1990)
     let set = try kind.makeSet(of: moments)
     var g = SeededRandom(seed: 2024)
-    let comparisons: [RequestComparison] = [.equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
+    let comparisons: [RequestComparison] = [
+      .equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual,
+    ]
     for round in 0..<60 {
       let part = RequestDatePart.allCases.randomElement(using: &g)!
       let key = Bool.random(using: &g) ? "at" : "ended"
@@ -118,15 +127,21 @@ struct Moment: Record {
       let expected = moments.filter { holds(Self.reference(part, read($0))) }.map(\.id)
       let stringKey = set.filter("\(key).\(part)", comparison, value)
       let format = set.filter("\(key).\(part) \(comparison.rawValue) %d", value)
-      let typed = key == "at" ? set.filter(\.at, part, comparison, value) : set.filter(\.ended, part, comparison, value)
+      let typed =
+        key == "at" ? set.filter(\.at, part, comparison, value) : set.filter(\.ended, part, comparison, value)
       let triplet = set.filter(where: ["\(key).\(part)", comparison.rawValue, value])
-      for (form, result) in [("string key", stringKey), ("format", format), ("typed", typed), ("triplet", triplet)] {
-        #expect(try result.fetch().map(\.id) == expected, "round \(round) \(form): \(key).\(part) \(comparison) \(value) on \(kind)")
+      for (form, result) in [
+        ("string key", stringKey), ("format", format), ("typed", typed), ("triplet", triplet),
+      ] {
+        #expect(
+          try result.fetch().map(\.id) == expected,
+          "round \(round) \(form): \(key).\(part) \(comparison) \(value) on \(kind)")
       }
       // BETWEEN and IN, and a test for nil.
       let low = Self.value(part, &g, near: moments)
       let high = low + Int.random(in: 0...3, using: &g)
-      let between = moments.filter { Self.reference(part, read($0)).map { low <= $0 && $0 <= high } ?? false }.map(\.id)
+      let between = moments.filter { Self.reference(part, read($0)).map { low <= $0 && $0 <= high } ?? false }
+        .map(\.id)
       #expect(
         try set.filter("\(key).\(part) BETWEEN {%d, %d}", low, high).fetch().map(\.id) == between,
         "round \(round): \(key).\(part) BETWEEN {\(low), \(high)} on \(kind)")
@@ -156,11 +171,13 @@ struct Moment: Record {
         Issue.record("unexpected group \(row) on \(kind)")
         continue
       }
-      #expect(row["count"] == .int(want.count) && row["sum:amount"] == .int(want.sum), "month \(month) on \(kind)")
+      #expect(
+        row["count"] == .int(want.count) && row["sum:amount"] == .int(want.sum), "month \(month) on \(kind)")
     }
     // A sort by a date part: nil first, ties in store order, as a stable sort of the array.
     let byHour = moments.enumerated().sorted {
-      let a = Self.reference(.hour, $0.element.ended), b = Self.reference(.hour, $1.element.ended)
+      let a = Self.reference(.hour, $0.element.ended)
+      let b = Self.reference(.hour, $1.element.ended)
       if a != b { return a == nil || (b != nil && a! < b!) }
       return $0.offset < $1.offset
     }.map(\.element.id)
@@ -183,7 +200,8 @@ struct Moment: Record {
         == moments.filter { Self.reference(.year, $0.at)! + 1 > year }.map(\.id), "\(kind)")
     #expect(
       try set.filter("at.@month == ended.@month").fetch().map(\.id)
-        == moments.filter { Self.reference(.month, $0.at) == Self.reference(.month, $0.ended) }.map(\.id), "\(kind)")
+        == moments.filter { Self.reference(.month, $0.at) == Self.reference(.month, $0.ended) }.map(\.id),
+      "\(kind)")
     // A nil date has no part: only != holds, typed or by key.
     let notJune = moments.filter { Self.reference(.month, $0.ended) != 6 }.map(\.id)
     #expect(try set.filter(\.ended, .month, .notEqual, 6).fetch().map(\.id) == notJune, "\(kind)")
@@ -206,7 +224,9 @@ struct Moment: Record {
     let plan = query(set).explain()
     #expect(plan.contains("at.@month BETWEEN {3, 9}"), "\(plan)")
     #expect(!plan.contains("in process"), "\(plan)")
-    #expect(try set.groupBy("at.@month").aggregate(.count).fetch().count == Set(moments.map { Self.reference(.month, $0.at)! }).count)
+    #expect(
+      try set.groupBy("at.@month").aggregate(.count).fetch().count
+        == Set(moments.map { Self.reference(.month, $0.at)! }).count)
   }
 
   @Test func aStoreThatComputesNoDatePartsGetsNone() throws {
@@ -222,26 +242,41 @@ struct Moment: Record {
           in process: at.@year > 1900 (the store does not compute date parts (@year))
           in process: sort at.@month ASC (at.@month ASC: the store does not compute date parts (@month))
         """)
-    #expect(try query.fetch().map(\.id) == RequestSet(Self.moments(count: 40, seed: 5)).filter("at.@year", .greaterThan, 1900).sortBy("at.@month").fetch().map(\.id))
+    #expect(
+      try query.fetch().map(\.id)
+        == RequestSet(Self.moments(count: 40, seed: 5)).filter("at.@year", .greaterThan, 1900).sortBy(
+          "at.@month"
+        ).fetch().map(\.id))
     #expect(throws: RequestSetError.self) { try query.requiringPushdown().fetch() }
   }
 
   @Test(arguments: StoreKind.allCases)
   func badDatePartsThrowTypedErrors(kind: StoreKind) throws {
     let set = try kind.makeSet(of: Self.moments(count: 10, seed: 1))
-    let unknown = try #require(throws: RequestSetError.self) { try set.filter("at.@yeer", value: 1990).fetch() }
+    let unknown = try #require(throws: RequestSetError.self) {
+      try set.filter("at.@yeer", value: 1990).fetch()
+    }
     #expect(unknown.code == .unknownKey)
     #expect(
       unknown.message
         == "Unknown date part \"@yeer\" in \"at.@yeer\" for Moment. Use one of @year, @month, @day, @weekday, "
         + "@isoWeekday, @hour, @minute, @second after a Date field's key, as in \"at.@year\".")
-    let format = try #require(throws: RequestSetError.self) { try RequestFilter<Moment>(format: "at.@yeer == 1990") }
+    let format = try #require(throws: RequestSetError.self) {
+      try RequestFilter<Moment>(format: "at.@yeer == 1990")
+    }
     #expect(format.code == .invalidFormat)
     #expect(format.message.contains("a date part (@year, @month"), "\(format.message)")
-    let text = try #require(throws: RequestSetError.self) { try set.filter("name.@year", value: 1990).fetch() }
+    let text = try #require(throws: RequestSetError.self) {
+      try set.filter("name.@year", value: 1990).fetch()
+    }
     #expect(text.code == .typeMismatch)
-    #expect(text.message == "name.@year reads a date, but name holds a String. Use @year on a Date field (stored as seconds since 2001).")
-    let value = try #require(throws: RequestSetError.self) { try set.filter("at.@month", value: "May").fetch() }
+    #expect(
+      text.message
+        == "name.@year reads a date, but name holds a String. Use @year on a Date field (stored as seconds since 2001)."
+    )
+    let value = try #require(throws: RequestSetError.self) {
+      try set.filter("at.@month", value: "May").fetch()
+    }
     #expect(value.code == .typeMismatch)
     let group = try #require(throws: RequestSetError.self) { try set.groupBy("name.@month").fetch() }
     #expect(group.code == .typeMismatch)

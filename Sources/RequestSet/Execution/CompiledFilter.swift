@@ -445,12 +445,7 @@ struct _FilterCompiler<Element: Sendable> {
         // `born.@year`: the date's key must exist and hold numbers, the value be a number.
         try validate(base, value: nil, in: fields)
         try RequestDatePart._validate(base: base, part: part, in: fields)
-        if let value, value._kind != .null, value._kind != .number {
-          throw RequestSetError(
-            .typeMismatch,
-            "\(key) of \(Element.self) is a number, so it can never match \(value), which is "
-              + "\(_withArticle(value._kind.description)). Compare it with a number.")
-        }
+        if let value { try _numberOnly(key, value) }
         return
       }
       if _mayHold(key, fields) { return }
@@ -460,6 +455,16 @@ struct _FilterCompiler<Element: Sendable> {
     if !kinds.contains(value._kind) {
       throw RequestSetError.typeMismatch(key: key, holds: kinds, value: value, type: Element.self)
     }
+  }
+
+  /// Throws `.typeMismatch` unless `value` is nil or a number: what `what` (`tags.@count`,
+  /// `born.@year`), always a number, can match.
+  private static func _numberOnly(_ what: String, _ value: FieldValue) throws {
+    guard value._kind != .null, value._kind != .number else { return }
+    throw RequestSetError(
+      .typeMismatch,
+      "\(what) of \(Element.self) is a number, so it can never match \(value), which is "
+        + "\(_withArticle(value._kind.description)). Compare it with a number.")
   }
 
   /// Checks a condition's key, and that its value and operator can match what the key holds.
@@ -479,12 +484,7 @@ struct _FilterCompiler<Element: Sendable> {
       case (.between, .array(let items)), (.in, .array(let items)): values = items
       default: values = [c.value]
       }
-      for value in values where value._kind != .null && value._kind != .number {
-        throw RequestSetError(
-          .typeMismatch,
-          "\(c.keyWithDatePart) of \(Element.self) is a number, so it can never match \(value), which is "
-            + "\(_withArticle(value._kind.description)). Compare it with a number.")
-      }
+      for value in values { try _numberOnly(c.keyWithDatePart, value) }
       return
     }
     if c.countsElements {
@@ -493,12 +493,7 @@ struct _FilterCompiler<Element: Sendable> {
           key: c.key, holds: kinds, type: Element.self,
           reason: "\(c.key).@count counts the elements of an array", fix: "Use @count on an array key")
       }
-      if case .compare = c.op, c.value._kind != .null, c.value._kind != .number {
-        throw RequestSetError(
-          .typeMismatch,
-          "\(c.key).@count of \(Element.self) is a number, so it can never match \(c.value), which is "
-            + "\(_withArticle(c.value._kind.description)). Compare it with a number.")
-      }
+      if case .compare = c.op { try _numberOnly(c.key + ".@count", c.value) }
       return
     }
     if let quantifier = c.quantifier {

@@ -39,11 +39,14 @@ extension RequestFilter {
     _ keyPath: KeyPath<Element, Date?> & Sendable, _ part: RequestDatePart, _ comparison: RequestComparison,
     _ value: Int
   ) {
-    self.init(_datePart: keyPath, part, comparison, value) { $0.pointee[keyPath: keyPath].flatMap(part.value(of:)) }
+    self.init(_datePart: keyPath, part, comparison, value) {
+      $0.pointee[keyPath: keyPath].flatMap(part.value(of:))
+    }
   }
 
   private init(
-    _datePart keyPath: AnyKeyPath & Sendable, _ part: RequestDatePart, _ comparison: RequestComparison, _ value: Int,
+    _datePart keyPath: AnyKeyPath & Sendable, _ part: RequestDatePart, _ comparison: RequestComparison,
+    _ value: Int,
     read: @escaping @Sendable (UnsafePointer<Element>) -> Int?
   ) {
     let twin = _DeferredTwin(namesID: { false }) {
@@ -53,7 +56,9 @@ extension RequestFilter {
     }
     self.init(
       _node: .typed(
-        _TypedCondition(describe: { "\(keyPath).\(part) \(comparison.rawValue) \(value)" }, twin: twin, keyPath: keyPath) {
+        _TypedCondition(
+          describe: { "\(keyPath).\(part) \(comparison.rawValue) \(value)" }, twin: twin, keyPath: keyPath
+        ) {
           // A date with no part (nil) compares as nil does: only != holds.
           guard let v = read($0) else { return comparison == .notEqual }
           return comparison._holds(order: v < value ? -1 : (v == value ? 0 : 1))
