@@ -191,6 +191,13 @@ extension RequestSetError {
         "\"\(key)\" walks the relation \(type).\(relation), which only a set made by a RecordGraph can follow. "
           + "Make the set with graph.records(\(type).self), where graph holds a store of each related type.")
     }
+    if let dot = key.lastIndex(of: "."), key[key.index(after: dot)...].hasPrefix("@") {
+      // `born.@yeer`: a modifier that is no date part.
+      return RequestSetError(
+        .unknownKey,
+        "Unknown date part \"\(key[key.index(after: dot)...])\" in \"\(key)\" for \(type). "
+          + "Use one of \(RequestDatePart._names) after a Date field's key, as in \"\(key[..<dot]).@year\".")
+    }
     return RequestSetError(
       .unknownKey,
       "Unknown key \"\(key)\" for \(type). Known keys: \(list). "

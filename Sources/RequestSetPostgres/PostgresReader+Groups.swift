@@ -18,9 +18,11 @@ extension _PostgresReader {
     else { return nil }
     var paths: [String: String] = [:]
     for key in query.keys + query.columns.compactMap(\.key) {
-      let names = FieldValue.fieldNames(inKey: key)
+      // `born.@month`: the month of `born`, a jsonb integer or NULL.
+      let split = RequestDatePart.split(key)
+      let names = FieldValue.fieldNames(inKey: split?.key ?? key)
       guard _arrayOnPath(names) == nil, let path = try? _PGSQL.literalPath(names) else { return nil }
-      paths[key] = "(body #> \(path))"
+      paths[key] = split.map { _PGTranslation.datePart($0.part, of: "(body #> \(path))") } ?? "(body #> \(path))"
     }
     func x(_ key: String) -> String { paths[key]! }
     func type(_ key: String) -> String { "jsonb_typeof(\(x(key)))" }

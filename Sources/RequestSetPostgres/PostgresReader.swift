@@ -128,6 +128,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
         + "one key, binds one)")
   }
 
+  /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
+  func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
+
   func support(for sort: StoreSortKey) -> PushdownSupport {
     if let reason = _arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
     let support = _PGTranslation.support(for: sort)
@@ -142,7 +145,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     if check.collections {
       return .none(reason: "the key \(sort.key) holds arrays or objects, which PostgreSQL orders differently")
     }
-    if check.inexactNumbers { return .none(reason: Self._inexactNumbersReason(sort.key)) }
+    // A date part is an integer whatever the numbers it is read from.
+    if check.inexactNumbers && sort.datePart == nil { return .none(reason: Self._inexactNumbersReason(sort.key)) }
     return .exact
   }
 

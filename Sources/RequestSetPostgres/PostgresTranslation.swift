@@ -81,6 +81,9 @@ struct _PGTranslation {
   /// Whether ``condition(_:)`` runs `condition` exactly as the in-memory engine does.
   static func support(for condition: StoreCondition) -> PushdownSupport {
     if let reason = _keyProblem(condition.fieldNames) { return .none(reason: reason) }
+    if condition.datePart != nil && condition.quantifier != nil {
+      return .none(reason: "a date part under ANY, ALL or NONE stays in process")
+    }
     if condition.caseInsensitive || condition.diacriticInsensitive {
       return .none(reason: "PostgreSQL folds case and diacritics differently from Foundation ([c], [d])")
     }
@@ -201,6 +204,7 @@ struct _PGTranslation {
   /// One condition, `@count` and quantifiers included.
   mutating func condition(_ c: StoreCondition) -> String {
     var subject = field(c.fieldNames)
+    if let part = c.datePart { subject = Self.datePart(part, of: subject) }
     if c.countsElements {
       subject = """
         (CASE WHEN \(subject) IS NULL OR jsonb_typeof(\(subject)) = 'null' THEN '0'::jsonb \
@@ -220,6 +224,13 @@ struct _PGTranslation {
     case .all: return "NOT EXISTS (SELECT 1 FROM \(elements) WHERE NOT \(inner))"
     case .none: return "NOT EXISTS (SELECT 1 FROM \(elements) WHERE \(inner))"
     }
+  }
+
+  /// The date part of the jsonb expression `x` (seconds since 2001) as a jsonb number, SQL
+  /// NULL (nil) when `x` holds no number: the same value for conditions, sorts and groups.
+  static func datePart(_ part: RequestDatePart, of x: String) -> String {
+    let seconds = "CASE WHEN jsonb_typeof(\(x)) = 'number' THEN (\(x))::float8 END"
+    return "to_jsonb(\(SQLDateParts.expression(part, seconds: seconds, dialect: .postgres)))"
   }
 
   /// The condition's test of the jsonb expression `x` (SQL NULL or JSON null is nil).
@@ -256,7 +267,7 @@ struct _PGTranslation {
       var strings: Bool
     }
     func shape(_ term: StoreFilter) -> (Shape, String)? {
-      guard case .condition(let c) = term, c.quantifier == nil, !c.countsElements, case .compare(let comparison) = c.operator,
+      guard case .condition(let c) = term, c.quantifier == nil, !c.countsElements, c.datePart == nil, case .compare(let comparison) = c.operator,
         comparison != .equal && comparison != .notEqual
       else { return nil }
       switch c.value {
@@ -310,7 +321,7 @@ struct _PGTranslation {
   /// The value of an equality an OR may list with others on its key (`support(for:)` has
   /// accepted it), or nil.
   private static func _listedEquality(_ c: StoreCondition) -> FieldValue? {
-    guard c.quantifier == nil, !c.countsElements, case .compare(.equal) = c.operator else { return nil }
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, case .compare(.equal) = c.operator else { return nil }
     switch c.value {
     case .null, .bool, .int, .double, .string: return c.value
     default: return nil
@@ -409,7 +420,7 @@ struct _PGTranslation {
   mutating func orderBy(_ sort: [StoreSortKey]) -> String {
     var terms: [String] = []
     for key in sort {
-      let x = field(key.fieldNames)
+      let x = key.datePart.map { Self.datePart($0, of: field(key.fieldNames)) } ?? field(key.fieldNames)
       let direction = key.order == .ascending ? "ASC" : "DESC"
       terms.append(
         """

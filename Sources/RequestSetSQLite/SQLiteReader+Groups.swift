@@ -22,14 +22,23 @@ extension _SQLiteReader {
       query.query.limit == nil
     else { return nil }
     var paths: [String: String] = [:]
+    var parts: [String: RequestDatePart] = [:]
     for key in query.keys + query.columns.compactMap(\.key) {
-      let names = FieldValue.fieldNames(inKey: key)
+      // `born.@month`: the month of `born`, an integer or NULL (see `SQLDateParts`).
+      let split = RequestDatePart.split(key)
+      let names = FieldValue.fieldNames(inKey: split?.key ?? key)
       guard arrayOnPath(names) == nil, let path = _SQLiteTranslation.pathLiteral(names) else { return nil }
       paths[key] = path
+      parts[key] = split?.part
     }
-    func value(_ key: String) -> String { "json_extract(body, \(paths[key]!))" }
+    func value(_ key: String) -> String {
+      if let part = parts[key] { return _SQLiteTranslation.datePartValue(part, paths[key]!) }
+      return "json_extract(body, \(paths[key]!))"
+    }
     func typed(_ key: String, notIn types: String) -> String {
-      "count(CASE WHEN json_type(body, \(paths[key]!)) NOT IN (\(types)) THEN 1 END)"
+      // A date part is always an integer or NULL.
+      if parts[key] != nil { return "0" }
+      return "count(CASE WHEN json_type(body, \(paths[key]!)) NOT IN (\(types)) THEN 1 END)"
     }
     // Per group key: its value, and how many values SQLite would equate with another kind.
     var columns: [String] = []

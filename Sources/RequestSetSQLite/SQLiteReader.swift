@@ -56,6 +56,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return nonPlain ? .superset : .exact
   }
 
+  /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
+  func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
+
   func support(for sort: StoreSortKey) -> PushdownSupport {
     // `FieldValue[path:]` and the engine's key model read a trailing backslash apart (the
     // engine finds no field), so escapes stay with the engine.
@@ -63,6 +66,14 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       return .none(reason: "the key \(sort.key) holds a backslash, an escape the engine resolves")
     }
     if let reason = arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
+    if sort.datePart != nil {
+      // Over rows that are not plain, a date may be a tagged value SQL does not read.
+      if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+      guard let base = RequestDatePart.split(sort.key)?.key, _SQLiteTranslation.pathLiteral(sort.fieldNames) != nil, isHeld(base) else {
+        return .none(reason: "no record holds the key \(sort.key)")
+      }
+      return .exact
+    }
     if !isHeld(sort.key) {
       // The engine decides what a key no record holds means for the record type (a
       // property that is nil everywhere, or `.unknownKey`); SQL would sort by nothing.

@@ -140,7 +140,7 @@ struct _SQLiteTranslation {
   /// exactly (the engine's equality on scalars: binary strings, finite numbers, Bools,
   /// nil); nil otherwise.
   static func inListValue(_ c: StoreCondition) -> FieldValue? {
-    guard c.quantifier == nil, !c.countsElements, c.collation == .binary, !c.caseInsensitive,
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary, !c.caseInsensitive,
       !c.diacriticInsensitive, case .compare(.equal) = c.operator, pathLiteral(c.fieldNames) != nil
     else { return nil }
     switch c.value {
@@ -181,7 +181,7 @@ struct _SQLiteTranslation {
   /// condition (binary collation, no quantifier, no `@count`) whose values are all scalars
   /// `inListValue` accepts; nil otherwise.
   static func inList(_ c: StoreCondition, _ path: String) -> _InList? {
-    guard c.quantifier == nil, !c.countsElements, c.collation == .binary, !c.caseInsensitive,
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary, !c.caseInsensitive,
       !c.diacriticInsensitive, case .array(let items) = c.value
     else { return nil }
     var list = _InList(path: path)
@@ -237,13 +237,14 @@ struct _SQLiteTranslation {
   }
 
   private mutating func native(_ c: StoreCondition, _ path: String) -> String? {
+    if let part = c.datePart { return datePart(part, c, path) }
     if case .in = c.operator, let list = Self.inList(c, path) {
       // `key IN {…}` of scalars (a relation's semi-join): SQL's IN over the bound list,
       // which an index on the key serves, instead of `rs_cond` on every row.
       if !list.null && list.bools.isEmpty && list.numbers.isEmpty && list.strings.isEmpty { return "0" }
       return inTest(list)
     }
-    guard c.quantifier == nil, !c.countsElements, c.collation == .binary, !c.caseInsensitive,
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary, !c.caseInsensitive,
       !c.diacriticInsensitive, case .compare(let comparison) = c.operator
     else { return nil }
     let value = "json_extract(body, \(path))"
@@ -277,6 +278,59 @@ struct _SQLiteTranslation {
     return comparison == .notEqual ? "NOT IFNULL(\(test), 0)" : test
   }
 
+  /// The date part of the number at `path` (seconds since 2001), as an integer, or NULL
+  /// when the field holds no number: the same value for conditions, sorts and groups.
+  static func datePartValue(_ part: RequestDatePart, _ path: String) -> String {
+    let seconds = "CASE WHEN json_type(body, \(path)) IN ('integer', 'real') THEN json_extract(body, \(path)) END"
+    return SQLDateParts.expression(part, seconds: seconds, dialect: .sqlite)
+  }
+
+  /// A comparison, BETWEEN or IN of a date part (`born.@year == 1990`) as SQL on the
+  /// stored seconds (see `SQLDateParts`), when its values are integers or nil (what
+  /// validation lets through besides doubles, which stay with `rs_cond`); nil otherwise.
+  private mutating func datePart(_ part: RequestDatePart, _ c: StoreCondition, _ path: String) -> String? {
+    guard c.quantifier == nil, !c.caseInsensitive, !c.diacriticInsensitive else { return nil }
+    let value = Self.datePartValue(part, path)
+    func integer(_ v: FieldValue) -> Int64? {
+      switch v {
+      case .int(let i): return Int64(i)
+      case .uint(let u) where u <= UInt64(Int64.max): return Int64(u)
+      default: return nil
+      }
+    }
+    switch (c.operator, c.value) {
+    case (.compare(.equal), .null): return "(\(value) IS NULL)"
+    case (.compare(.notEqual), .null): return "(\(value) IS NOT NULL)"
+    case (.compare(let comparison), let v):
+      guard let i = integer(v) else { return nil }
+      bindings.append(.int(i))
+      let test = "\(value) \(Self.sqlOperator(comparison)) ?"
+      // nil != 1990 holds in memory; SQL's NULL = 1990 is NULL.
+      return comparison == .notEqual ? "NOT IFNULL(\(test), 0)" : "IFNULL(\(test), 0)"
+    case (.between, .array(let bounds)) where bounds.count == 2:
+      guard let lo = integer(bounds[0]), let hi = integer(bounds[1]) else { return nil }
+      bindings.append(.int(lo))
+      bindings.append(.int(hi))
+      return "IFNULL(\(value) BETWEEN ? AND ?, 0)"
+    case (.in, .array(let items)):
+      var ints: [Int64] = []
+      var null = false
+      for item in items {
+        if case .null = item {
+          null = true
+        } else if let i = integer(item) {
+          ints.append(i)
+        } else {
+          return nil
+        }
+      }
+      bindings.append(.text("[" + ints.map(String.init).joined(separator: ",") + "]"))
+      let listed = "IFNULL(\(value) IN (SELECT value FROM json_each(?)), 0)"
+      return null ? "(\(listed) OR \(value) IS NULL)" : listed
+    default: return nil
+    }
+  }
+
   private static func sqlOperator(_ comparison: RequestComparison) -> String {
     switch comparison {
     case .equal, .notEqual: return "="
@@ -301,6 +355,14 @@ struct _SQLiteTranslation {
     for key in sort {
       let direction = key.order == .ascending ? "ASC" : "DESC"
       let collate = "COLLATE " + _collationName(key.collation)
+      if let part = key.datePart, let path = pathLiteral(key.fieldNames) {
+        // An integer or NULL (nil sorts first ascending, as in memory); the reader takes
+        // such a key only over plain rows.
+        let value = datePartValue(part, path)
+        terms.append("(\(value)) IS NOT NULL \(direction)")
+        terms.append("\(value) \(direction)")
+        continue
+      }
       guard let path = pathLiteral(key.fieldNames) else {
         bindings.append(.key(key.key))
         terms.append("coalesce(rs_field(?, body), 'null') \(collate) \(direction)")

@@ -111,6 +111,17 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// does. The default answers `.none`.
   func support(forDistinct key: String) -> PushdownSupport
 
+  /// Whether the store computes a date part (``StoreCondition/datePart``,
+  /// ``StoreSortKey/datePart``, a ``StoreGroupQuery`` key such as `born.@month`) exactly as
+  /// ``RequestDatePart/value(of:)`` does. The engine asks before it hands the store a
+  /// condition, sort key or group key with a date part; the default answers `.none`, so a
+  /// store written before date parts existed never receives one.
+  ///
+  /// ```swift
+  /// func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
+  /// ```
+  func support(forDatePart part: RequestDatePart) -> PushdownSupport
+
   /// Whether the store runs `query` as a whole, each of its conditions, sort keys and its
   /// distinct key being supported: a store whose statements have a limit of size declines
   /// a query past it, and the engine runs the largest terms of the filter in process until
@@ -194,6 +205,11 @@ extension StoreQueryReader {
   /// Keeps nothing distinct in the store: the engine does it.
   public func support(forDistinct key: String) -> PushdownSupport {
     .none(reason: "\(Self.self) does not run DISTINCT")
+  }
+
+  /// Computes no date part: conditions, sorts and groups on one run in process.
+  public func support(forDatePart part: RequestDatePart) -> PushdownSupport {
+    .none(reason: "the store does not compute date parts (\(part))")
   }
 
   /// Keeps no summary of keys and kinds: a key the records lack matches nothing.

@@ -123,11 +123,22 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
 /// StoreSortKey("name", order: .descending)
 /// ```
 public struct StoreSortKey: Sendable, Hashable, CustomStringConvertible {
-  /// The string key, dotted for nested fields (`owner.city`).
+  /// The string key, dotted for nested fields (`owner.city`), with its date part if it has
+  /// one (`born.@month`).
   public var key: String
   /// The key split into field names (`["owner", "city"]`), escapes resolved: what a store
-  /// turns into a JSON path.
-  public var fieldNames: [String] { FieldValue.fieldNames(inKey: key) }
+  /// turns into a JSON path. For a key with a date part, the names of the date's field.
+  public var fieldNames: [String] {
+    FieldValue.fieldNames(inKey: RequestDatePart.split(key)?.key ?? key)
+  }
+  /// The date part the key orders by (`born.@month` orders by the month of `born`; see
+  /// ``RequestDatePart``), or nil. A store that does not compute date parts answers
+  /// `.none` for such a key.
+  ///
+  /// ```swift
+  /// StoreSortKey("born.@month").datePart   // .month
+  /// ```
+  public var datePart: RequestDatePart? { RequestDatePart.split(key)?.part }
   /// The direction.
   public var order: RequestSortOrder
   /// How strings compare.
@@ -248,7 +259,7 @@ public struct StoreCondition: Sendable, CustomStringConvertible {
     case none = "NONE"
   }
 
-  /// The string key, dotted for nested fields, without a `.@count` suffix.
+  /// The string key, dotted for nested fields, without a `.@count` suffix or a date part.
   public var key: String { _condition.key }
   /// The key split into field names, escapes resolved: what a store turns into a JSON path.
   public var fieldNames: [String] { FieldValue.fieldNames(inKey: _condition.key) }
@@ -284,6 +295,16 @@ public struct StoreCondition: Sendable, CustomStringConvertible {
   }
   /// `key.@count`: the test applies to the number of the field's elements.
   public var countsElements: Bool { _condition.countsElements }
+  /// `key.@year` and the other date parts: the test applies to that part of the date the
+  /// field holds (seconds since 2001, UTC; see ``RequestDatePart``), and ``key`` names the
+  /// date's own field. A store that does not compute date parts answers `.none` (or tests
+  /// the condition with ``matches(_:)``, which applies the part itself).
+  ///
+  /// ```swift
+  /// let c = try StoreCondition("born.@year", .equal, 1990)
+  /// (c.key, c.datePart)   // ("born", .year)
+  /// ```
+  public var datePart: RequestDatePart? { _condition.datePart }
 
   /// Whether the field value (nil for an absent key) satisfies the condition, exactly as
   /// the in-memory engine decides.

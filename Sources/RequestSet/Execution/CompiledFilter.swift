@@ -42,7 +42,7 @@ struct _FilterCompiler<Element: Sendable> {
   mutating func reader(for key: String, value: FieldValue?) throws -> ((Int) throws -> FieldValue)? {
     let fields = try fields()
     try Self.validate(key, value: value, in: fields)
-    return fields.reader(for: key)
+    return try fields.readerWithDateParts(for: key)
   }
 
   /// The matcher for `node`. Inside an async call (see `StoreThreads`) it stops
@@ -408,7 +408,7 @@ struct _FilterCompiler<Element: Sendable> {
     case .and(let j), .or(let j): return j.terms.allSatisfy { holdsKinds(of: $0, in: fields) }
     case .not(let inner): return holdsKinds(of: inner, in: fields)
     case .field(let c):
-      guard c.quantifier == nil, !c.countsElements, let kinds = fields.kinds[c.key], !kinds.isUnknown
+      guard c.quantifier == nil, !c.countsElements, c.datePart == nil, let kinds = fields.kinds[c.key], !kinds.isUnknown
       else { return false }
       let values: [FieldValue]
       switch (c.op, c.value) {
@@ -441,6 +441,13 @@ struct _FilterCompiler<Element: Sendable> {
   /// Checks that a key exists and that a value can match what it holds.
   static func validate(_ key: String, value: FieldValue?, in fields: any _FieldAccess) throws {
     guard let kinds = fields.kinds[key] else {
+      if let (base, part) = RequestDatePart._split(key) {
+        // `born.@year`: the date's key must exist and hold numbers, the value be a number.
+        try validate(base, value: nil, in: fields)
+        try RequestDatePart._validate(base: base, part: part, in: fields)
+        if let value { try _numberOnly(key, value) }
+        return
+      }
       if _mayHold(key, fields) { return }
       throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
     }
@@ -448,6 +455,16 @@ struct _FilterCompiler<Element: Sendable> {
     if !kinds.contains(value._kind) {
       throw RequestSetError.typeMismatch(key: key, holds: kinds, value: value, type: Element.self)
     }
+  }
+
+  /// Throws `.typeMismatch` unless `value` is nil or a number: what `what` (`tags.@count`,
+  /// `born.@year`), always a number, can match.
+  private static func _numberOnly(_ what: String, _ value: FieldValue) throws {
+    guard value._kind != .null, value._kind != .number else { return }
+    throw RequestSetError(
+      .typeMismatch,
+      "\(what) of \(Element.self) is a number, so it can never match \(value), which is "
+        + "\(_withArticle(value._kind.description)). Compare it with a number.")
   }
 
   /// Checks a condition's key, and that its value and operator can match what the key holds.
@@ -460,18 +477,23 @@ struct _FilterCompiler<Element: Sendable> {
       throw RequestSetError.unknownKey(c.key, type: Element.self, known: fields.knownKeys)
     }
     guard !kinds.isUnknown, !kinds.nonNull.isEmpty else { return }
+    if let part = c.datePart {
+      try RequestDatePart._validate(base: c.key, part: part, in: fields)
+      let values: [FieldValue]
+      switch (c.op, c.value) {
+      case (.between, .array(let items)), (.in, .array(let items)): values = items
+      default: values = [c.value]
+      }
+      for value in values { try _numberOnly(c.keyWithDatePart, value) }
+      return
+    }
     if c.countsElements {
       guard kinds.contains(.array) || kinds.contains(.object) else {
         throw RequestSetError.operatorMismatch(
           key: c.key, holds: kinds, type: Element.self,
           reason: "\(c.key).@count counts the elements of an array", fix: "Use @count on an array key")
       }
-      if case .compare = c.op, c.value._kind != .null, c.value._kind != .number {
-        throw RequestSetError(
-          .typeMismatch,
-          "\(c.key).@count of \(Element.self) is a number, so it can never match \(c.value), which is "
-            + "\(_withArticle(c.value._kind.description)). Compare it with a number.")
-      }
+      if case .compare = c.op { try _numberOnly(c.key + ".@count", c.value) }
       return
     }
     if let quantifier = c.quantifier {

@@ -180,6 +180,7 @@ struct _ExpressionCompiler<Element> {
   /// holds arrays (`pets.name` over `pets`): it reads every element's value, as KVC does.
   private func _reader(for key: String) throws -> (Int) throws -> FieldValue {
     if fields.kinds[key] != nil { return fields.reader(for: key) ?? { _ in .null } }
+    if RequestDatePart._split(key) != nil { return try fields.readerWithDateParts(for: key) ?? { _ in .null } }
     if let read = arrayPathReader(key) { return read }
     // A key records may still hold (none seen yet, or under a nil-only parent) reads nil,
     // as a condition on it does (see `_FilterCompiler._mayHold`).

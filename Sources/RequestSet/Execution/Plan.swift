@@ -311,7 +311,7 @@ enum _Planner {
   private static func _idLookup<Element>(
     _ c: _FieldCondition, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> [Int]? {
-    guard let slotForID = access.slotForID, c.quantifier == nil, !c.countsElements, c.options.isEmpty,
+    guard let slotForID = access.slotForID, c.quantifier == nil, !c.countsElements, c.datePart == nil, c.options.isEmpty,
       c.collation == .binary
     else { return nil }
     let values: [FieldValue]

@@ -61,15 +61,36 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   init(_ reader: any StoreQueryReader<Element>) where Element: Record {
     let version = reader.version
     self.version = version
-    supportCondition = { reader.support(for: $0) }
-    supportSort = { reader.support(for: $0) }
-    supportDistinct = { reader.support(forDistinct: $0) }
+    // A date part reaches only a store that says it computes it (see
+    // `StoreQueryReader.support(forDatePart:)`).
+    supportCondition = { condition in
+      if let part = condition.datePart, case .none(let reason) = reader.support(forDatePart: part) {
+        return .none(reason: reason)
+      }
+      return reader.support(for: condition)
+    }
+    supportSort = { sort in
+      if let part = sort.datePart, case .none(let reason) = reader.support(forDatePart: part) {
+        return .none(reason: reason)
+      }
+      return reader.support(for: sort)
+    }
+    supportDistinct = { key in
+      // Keeping one record per month of a date runs in process on every store.
+      guard RequestDatePart._split(key) == nil else { return .none(reason: "distinct by a date part runs in process") }
+      return reader.support(forDistinct: key)
+    }
     supportQuery = { reader.support(for: $0) }
     count = { try reader.count($0) }
     records = { try reader.records($0, $1) }
     explain = { try reader.explain($0) }
     aggregate = { try reader.aggregate($0, of: $1, $2) }
-    groups = { try reader.groups($0) }
+    groups = { query in
+      for key in query.keys + query.columns.compactMap(\.key) {
+        if let part = RequestDatePart._split(key)?.part, case .none = reader.support(forDatePart: part) { return nil }
+      }
+      return try reader.groups(query)
+    }
     witness = { try _Prepare.witness(reader) }
     pause = { reader.pause() }
     resume = { reader.resume() }

@@ -188,7 +188,7 @@ extension _RecordFields {
   fileprivate func _directIntList(
     _ c: _FieldCondition
   ) -> (Set<Int>, Bool, Bool, Int, _RecordsOwner, UnsafeRawPointer, Int)? {
-    guard case .in = c.op, c.options.isEmpty, c.quantifier == nil, !c.countsElements, c.collation == .binary,
+    guard case .in = c.op, c.options.isEmpty, c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary,
       case .array(let items) = c.value, !records.isEmpty,
       case .reflected(_, let shape, let offset?) = stored.plan.route(c.key),
       shape.typeName == "Int" || shape.typeName == "Int?"

@@ -283,6 +283,10 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   var quantifier: _Quantifier?
   /// `key.@count …`: the test applies to the number of the field's elements.
   var countsElements: Bool
+  /// `key.@year …`: the test applies to a part of the date the field holds (see
+  /// ``RequestDatePart``). A key written with a date part (`born.@year`) is split when the
+  /// condition is built, so ``key`` is always the stored field's.
+  var datePart: RequestDatePart?
   /// For a typed condition's twin whose key path names the record's `id` property while
   /// its Codable key is not confirmed to be "id": good for finding the record by id, not
   /// for reading the field.
@@ -292,7 +296,9 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
 
   /// A core comparison: `key <comparison> value` with a collation.
   init(key: String, comparison: RequestComparison, value: FieldValue, collation: RequestCollation) {
-    self.key = key
+    let split = RequestDatePart._split(key)
+    self.key = split?.key ?? key
+    self.datePart = split?.part
     self.op = .compare(comparison)
     self.value = value
     self.collation = collation
@@ -309,7 +315,9 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
     key: String, op: _FieldOperator, value: FieldValue, options: _TextOptions = [],
     quantifier: _Quantifier? = nil, countsElements: Bool = false
   ) throws {
-    self.key = key
+    let split = countsElements ? nil : RequestDatePart._split(key)
+    self.key = split?.key ?? key
+    self.datePart = split?.part
     self.op = op
     self.value = value
     self.collation = .binary
@@ -322,17 +330,20 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   /// The core comparison, or nil for the operators only format strings have (including
   /// a comparison with `[c]`/`[d]`, which no collation describes).
   var comparison: RequestComparison? {
-    if case .compare(let c) = op, options.isEmpty, quantifier == nil, !countsElements { return c }
+    if case .compare(let c) = op, options.isEmpty, quantifier == nil, !countsElements, datePart == nil { return c }
     return nil
   }
+
+  /// The key as written, with its date part: `born.@year`.
+  var keyWithDatePart: String { datePart.map { $0.key(key) } ?? key }
 
   @usableFromInline var description: String {
     if case .compare(let c) = op, options.isEmpty, quantifier == nil, !countsElements {
       let suffix = collation == .binary ? "" : " [\(collation)]"
-      return "\(key) \(c.rawValue) \(value)\(suffix)"
+      return "\(keyWithDatePart) \(c.rawValue) \(value)\(suffix)"
     }
     var text = quantifier.map { $0.rawValue + " " } ?? ""
-    text += key + (countsElements ? ".@count" : "")
+    text += keyWithDatePart + (countsElements ? ".@count" : "")
     switch op {
     case .compare(let c): text += " " + c.rawValue + options.suffix + " " + value.description
     case .between: text += " BETWEEN" + options.suffix + " " + Self._listDescription(value)
@@ -359,19 +370,19 @@ struct _FieldCondition: Sendable, CustomStringConvertible {
   /// false, as in SQL and NSPredicate.
   @inline(__always)
   func matches(_ field: FieldValue) -> Bool {
-    if quantifier == nil && !countsElements { return _test(field) }
+    if quantifier == nil && !countsElements && datePart == nil { return _test(field) }
     return _matchesElements(field)
   }
 
   /// ``matches(_:)`` as one closure: the prepared test itself for a plain condition (no
   /// quantifier, no `@count`), so a scan calls it with nothing in between.
   var valueTest: _ValueTest {
-    if quantifier == nil && !countsElements { return _test }
+    if quantifier == nil && !countsElements && datePart == nil { return _test }
     return { [self] in _matchesElements($0) }
   }
 
   private func _matchesElements(_ field: FieldValue) -> Bool {
-    var subject = field
+    var subject = datePart.map { $0._apply(field) } ?? field
     if countsElements {
       switch field {
       case .array(let a): subject = .int(a.count)

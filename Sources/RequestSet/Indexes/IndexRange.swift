@@ -16,7 +16,7 @@ enum _IndexRange: Sendable {
   /// comparisons (but `!=`), BETWEEN and IN without options or collations, and BEGINSWITH.
   /// Returns nil for anything else. `exact` is false when the run is a superset.
   static func runs(for c: _FieldCondition) -> (runs: [_IndexRange], exact: Bool)? {
-    guard c.quantifier == nil, !c.countsElements, c.options.isEmpty, c.collation == .binary else { return nil }
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.options.isEmpty, c.collation == .binary else { return nil }
     switch c.op {
     case .compare(let comparison):
       return compare(comparison, c.value).map { ([$0], true) }

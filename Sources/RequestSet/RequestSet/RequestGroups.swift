@@ -133,8 +133,8 @@ public struct RequestGroups<Element: Encodable & Sendable>: Sendable {
     let e = try base._cache.evaluation(base._source, base._query)
     let fields = try e.snapshot._fields()
     try _validate(fields)
-    let groupReaders = keys.map { fields.reader(for: $0) }
-    let aggregateReaders = aggregates.map { aggregate in aggregate.key.flatMap { fields.reader(for: $0) } }
+    let groupReaders = try keys.map { try fields.readerWithDateParts(for: $0) }
+    let aggregateReaders = try aggregates.map { aggregate in try aggregate.key.flatMap { try fields.readerWithDateParts(for: $0) } }
 
     // Fold every record into its group, keeping groups in first-seen order. NaN equals
     // nothing, not even itself, yet sorts and `distinct` tie NaN with NaN (see

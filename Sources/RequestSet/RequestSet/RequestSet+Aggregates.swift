@@ -192,7 +192,7 @@ extension RequestSet where Element: Encodable {
     try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
     try _Accumulator.check(function, key: key, kinds: fields.kinds[key] ?? _KindSet(), type: Element.self)
     var acc = _Accumulator(function)
-    if let read = fields.reader(for: key) {
+    if let read = try fields.readerWithDateParts(for: key) {
       for slot in e.slots { acc.add(try read(slot)) }
     }
     return try acc.result(type: Element.self, key: key)

@@ -59,7 +59,7 @@ extension RequestSet where Element: Encodable {
     var readers = [((Int) throws -> FieldValue)?](repeating: nil, count: layout.keys.count)
     for (key, slot) in zip(names, slots) {
       try _FilterCompiler<Element>.validate(key, value: nil, in: fields)
-      readers[slot] = fields.reader(for: key)
+      readers[slot] = try fields.readerWithDateParts(for: key)
     }
     return try e.slots.map { slot in
       try _CancelToken.throwIfCancelled()

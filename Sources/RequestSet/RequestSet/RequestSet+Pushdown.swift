@@ -107,7 +107,8 @@ extension RequestSet where Element: Encodable {
   /// A string-key aggregate computed by the store, when it runs the whole query exactly
   /// and can compute the function exactly; nil to compute it in process.
   func _pushdownAggregate(_ function: RequestAggregate.Function, _ key: String) throws -> FieldValue? {
-    guard let runner = _source.pushdown, _query.invalid == nil else { return nil }
+    // An aggregate of a date part (`max("born.@year")`) is computed in process.
+    guard let runner = _source.pushdown, _query.invalid == nil, RequestDatePart._split(key) == nil else { return nil }
     let storeFunction: StoreAggregate
     switch function {
     case .sum: storeFunction = .sum

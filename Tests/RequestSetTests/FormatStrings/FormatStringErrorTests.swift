@@ -64,7 +64,7 @@ import Testing
     ("name ==[x] 'a'", [], .invalidFormat,
      #"Unknown comparison option "[x]" at offset 7, near "name ==[x] 'a'". Use [c] (case-insensitive), [d] (diacritic-insensitive) or [cd] right after the operator."#),
     ("tags.@median > 1", [], .invalidFormat,
-     #"Unknown collection operator "@median" in "tags.@median" at offset 0, near "tags.@median > 1". Use @count, @sum, @avg, @min or @max, as in scores.@avg > 3."#),
+     #"Unknown collection operator or date part "@median" in "tags.@median" at offset 0, near "tags.@median > 1". Use @count, @sum, @avg, @min or @max, as in scores.@avg > 3, or a date part (@year, @month, @day, @weekday, @isoWeekday, @hour, @minute, @second), as in born.@year == 1990."#),
     ("age == %x", [], .invalidFormat,
      #"Unknown substitution "%x" at offset 7, near "age == %x". Use %@ (any value), %K (a key), %d, %i or %ld (an integer), %f (a Double) or %s (a String)."#),
     ("name == %%", [], .invalidFormat,

@@ -115,6 +115,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   static func indexedKeys<R>(_ type: R.Type) -> [String] {
     if R.self == Animal.self { return ["species", "age", "name", "weight", "nickname", "owner.city", "tags"] }
     if R.self == Oddity.self { return ["price", "big", "when", "ratio", "heading", "mood", "spot.city", "link"] }
+    if R.self == Moment.self { return ["at", "ended"] }
     return []
   }
 

@@ -659,11 +659,23 @@ struct _FormatParser {
     var result = base
     var rest = components
     while let component = rest.popFirst() {
+      if component.hasPrefix("@"), let part = RequestDatePart._named(component) {
+        // `born.@year`: a date part of a key of the record, kept in the key (see
+        // `RequestDatePart`), so it lowers to a field condition a store can run.
+        guard rest.isEmpty, case .key(let key) = result else {
+          throw source.error(
+            .invalidFormat, "The date part \"\(component)\" in \"\(source.snippet(t.start, t.end))\" must end a key of the record",
+            at: t.start, fix: "Write it after a Date field's key, as in born.@year == 1990.")
+        }
+        result = .key(part.key(key))
+        continue
+      }
       if component.hasPrefix("@") {
         guard let op = _Function.collectionOperator(String(component)) else {
           throw source.error(
-            .invalidFormat, "Unknown collection operator \"\(component)\" in \"\(source.snippet(t.start, t.end))\"",
-            at: t.start, fix: "Use @count, @sum, @avg, @min or @max, as in scores.@avg > 3.")
+            .invalidFormat, "Unknown collection operator or date part \"\(component)\" in \"\(source.snippet(t.start, t.end))\"",
+            at: t.start,
+            fix: "Use @count, @sum, @avg, @min or @max, as in scores.@avg > 3, or a date part (\(RequestDatePart._names)), as in born.@year == 1990.")
         }
         if !rest.isEmpty {
           result = try _path(on: result, rest, t)
