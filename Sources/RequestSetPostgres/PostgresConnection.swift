@@ -193,7 +193,7 @@ final class _PGConnection: @unchecked Sendable {
   private func _run(_ sql: String, _ parameters: [String?], _ cancelAgain: (@Sendable () -> Void)?) throws
     -> OpaquePointer?
   {
-    if let hold = Self._beforeSend.withLock({ $0 }) { hold(sql) }
+    Self._willSend(sql)
     let sent = _withCStrings(parameters) { values in
       PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
     }
@@ -298,7 +298,18 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Runs before each statement is sent, given its text: tests hold a statement back here
   /// to make a cancel reach the server first. Nil outside tests.
-  static let _beforeSend = Mutex<(@Sendable (String) -> Void)?>(nil)
+  ///
+  /// The closure lives in a class, not in the `Mutex` itself: a function value stored in a
+  /// generic container is kept in its generic form, and each `withLock` (an `inout`
+  /// access) converted it out and back, wrapping it in two more reabstraction thunks every
+  /// time. Read once per statement, the chain grew with every statement sent while a test
+  /// held the hook, until calling it overflowed the stack (a SIGSEGV in loaded full runs).
+  static let _beforeSend = Mutex<_SendHook?>(nil)
+
+  /// Calls ``_beforeSend``'s hook, if any, with `sql`.
+  static func _willSend(_ sql: String) {
+    if let hook = _beforeSend.withLock({ $0 }) { hook.body(sql) }
+  }
 
   /// The statements a cancelled async call stops.
   private static let _reads: Set<String> = ["SELECT", "WITH", "FETCH", "DECLARE", "MOVE"]
@@ -453,4 +464,11 @@ extension String {
     while let last = s.last, last.isWhitespace { s.removeLast() }
     return String(s)
   }
+}
+
+/// A hook `_PGConnection` calls before it sends a statement (tests only; see
+/// `_PGConnection._beforeSend`).
+final class _SendHook: Sendable {
+  let body: @Sendable (String) -> Void
+  init(_ body: @escaping @Sendable (String) -> Void) { self.body = body }
 }

@@ -2,6 +2,7 @@ import Foundation
 import RequestSet
 @testable import RequestSetPostgres
 import RequestSetSQLite
+import Synchronization
 import Testing
 import _RequestSetSQL
 
@@ -220,38 +221,62 @@ import _RequestSetSQL
     #expect(throws: CancellationError.self, "\(kind)") { try result.get() }
   }
 
-  /// A cancel that reaches PostgreSQL before the statement does (a cancel request travels
-  /// on a connection of its own, and the server ignores one for a session between
-  /// statements) is not lost: the store asks again while the statement runs. The
-  /// statement is held back until the call is cancelled and 200 ms more, so the first
-  /// request is ignored for certain; without the repeat the call would wait out its
-  /// 600 s sleep (the store has no statement timeout here), past the test's time limit.
-  @Test(.enabled(if: PostgresServer.testsRun), .timeLimit(.minutes(3)))
-  func aCancelThatArrivesBeforeTheStatementIsNotLost() async throws {
-    let store = try PostgresStore<Animal>(
-      url: try PostgresServer.url(), table: PostgresServer.freshTable("rawcancel"), connections: 2,
-      options: PostgresConnectionOptions(statementTimeout: nil))
-    defer { store.close() }
-    let held = SharedCounter()
-    _PGConnection._beforeSend.withLock {
-      $0 = { sql in
-        guard sql.contains("/* held back */") else { return }
-        held.add()
-        while !StoreThreads.isCancelled { usleep(1_000) }
-        usleep(200_000)
+  /// The tests that set the process-wide statement hook, one at a time.
+  @Suite(.serialized) struct StatementHook {
+    /// A cancel that reaches PostgreSQL before the statement does (a cancel request travels
+    /// on a connection of its own, and the server ignores one for a session between
+    /// statements) is not lost: the store asks again while the statement runs. The
+    /// statement is held back until the call is cancelled and 200 ms more, so the first
+    /// request is ignored for certain; without the repeat the call would wait out its
+    /// 600 s sleep (the store has no statement timeout here), past the test's time limit.
+    @Test(.enabled(if: PostgresServer.testsRun), .timeLimit(.minutes(3)))
+    func aCancelThatArrivesBeforeTheStatementIsNotLost() async throws {
+      let store = try PostgresStore<Animal>(
+        url: try PostgresServer.url(), table: PostgresServer.freshTable("rawcancel"), connections: 2,
+        options: PostgresConnectionOptions(statementTimeout: nil))
+      defer { store.close() }
+      let held = SharedCounter()
+      _PGConnection._beforeSend.withLock {
+        $0 = _SendHook { sql in
+          guard sql.contains("/* held back */") else { return }
+          held.add()
+          while !StoreThreads.isCancelled { usleep(1_000) }
+          usleep(200_000)
+        }
       }
+      defer { _PGConnection._beforeSend.withLock { $0 = nil } }
+      let rows = store.rows(sql: "SELECT 1 AS n FROM pg_sleep(600) /* held back */")
+      let task = Task { try await rows.async.fetch() }
+      #expect(try await eventually { held.value > 0 }, "the statement is held back")
+      task.cancel()
+      let result = await task.result
+      #expect(throws: CancellationError.self) { try result.get() }
     }
-    defer { _PGConnection._beforeSend.withLock { $0 = nil } }
-    let rows = store.rows(sql: "SELECT 1 AS n FROM pg_sleep(600) /* held back */")
-    let task = Task { try await rows.async.fetch() }
-    #expect(try await eventually { held.value > 0 }, "the statement is held back")
-    task.cancel()
-    let result = await task.result
-    #expect(throws: CancellationError.self) { try result.get() }
+
+    /// PostgreSQL's parameters are counted where they are parameters, not in strings,
+    /// quoted names, comments or dollar-quoted text.
+
+    /// The hook is called at the same stack depth however often it was read: it used to
+    /// gain two reabstraction thunks at each read (one per statement sent), and a test
+    /// holding it while other tests sent thousands of statements overflowed the stack.
+    @Test func readingTheHookDoesNotDeepenIt() {
+      let probe = "/* hook depth probe */"
+      let depths = Mutex<[Int]>([])
+      _PGConnection._beforeSend.withLock {
+        $0 = _SendHook { sql in
+          guard sql == probe else { return }
+          let depth = Thread.callStackReturnAddresses.count
+          depths.withLock { $0.append(depth) }
+        }
+      }
+      defer { _PGConnection._beforeSend.withLock { $0 = nil } }
+      for _ in 0..<2_000 { _PGConnection._willSend(probe) }
+      let seen = depths.withLock { $0 }
+      #expect(seen.count == 2_000)
+      #expect(seen.first == seen.last, "the call went \((seen.last ?? 0) - (seen.first ?? 0)) frames deeper")
+    }
   }
 
-  /// PostgreSQL's parameters are counted where they are parameters, not in strings,
-  /// quoted names, comments or dollar-quoted text.
   @Test func dollarParametersAreCountedWhereTheyStand() {
     #expect(RawSQL.dollarParameters("SELECT 1") == 0)
     #expect(RawSQL.dollarParameters("SELECT $1, $2") == 2)
