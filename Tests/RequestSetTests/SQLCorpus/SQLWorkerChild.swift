@@ -20,9 +20,10 @@ import Synchronization
 /// blocking in `read` until its pipe's end, and each owning its pipe until then. (Not
 /// `FileHandle.readabilityHandler`: its dispatch source is cancelled asynchronously and
 /// can outlive the descriptor it watches, and on Linux libdispatch's event loop must not
-/// see a watched descriptor closed and its number reused. A test process died of SIGSEGV
-/// in loaded full runs while these children ran; no test here uses a dispatch source on
-/// a descriptor any more.)
+/// see a watched descriptor closed and its number reused. No test here uses a dispatch
+/// source on a descriptor. The SIGSEGV of loaded full runs that first put this under
+/// suspicion turned out to be the PostgreSQL statement hook's thunk chain; see
+/// `_PGConnection._beforeSend`.)
 ///
 /// `@unchecked Sendable`: its stored properties are constants, the lines live in the
 /// `Sendable` sink, and `Process`'s `isRunning`, `waitUntilExit` and its pid may be used
