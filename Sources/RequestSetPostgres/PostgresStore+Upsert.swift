@@ -30,37 +30,24 @@ extension PostgresStore {
   ///   `.connectionFailed`.
   public func upsert(_ records: [Element], fields: [FieldValue], on keys: [String]) throws -> UpsertResult? {
     let paths = try keys.map { try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0)) }
-    var rows: [(id: String, body: String)] = []
-    rows.reserveCapacity(records.count)
-    for (record, tree) in zip(records, fields) {
-      let body = SQLJSON.encode(tree)
-      guard body.plain else { return nil }
-      rows.append((try _idText(record.id), body.text))
-    }
-    var batchIndex: [FieldValue: Int] = [:]
-    batchIndex.reserveCapacity(records.count)
-    for tree in fields { batchIndex[.array(keys.map { tree[path: $0] ?? .null })] = batchIndex.count }
+    guard var batch = try SQLUpsertBatch(records, fields: fields, keys: keys) else { return nil }
     let target = paths.map { "(body #> \($0))" }.joined(separator: ", ")
     let returnedKeys = "jsonb_build_array(\(paths.map { "body #> \($0)" }.joined(separator: ", ")))::text"
     let kinds = _fieldKinds.noting(fields, as: Element.self)
-    var changes = [RecordChange<Element>?](repeating: nil, count: records.count)
-    var updated = 0
     var statements = 0
     do {
       let version = try _mappingDuplicate {
-        try _write(ifVersion: nil, changes: { changes.compactMap { $0 } }, kinds: kinds) { c in
+        try _write(ifVersion: nil, changes: { batch.commitChanges }, kinds: kinds) { c in
           if try c.execute("SELECT EXISTS (SELECT 1 FROM \(_quoted) WHERE NOT plain)").string(0, 0) == "t" {
             throw _NoUpsertIndex()
           }
           let lastSeq = Int64(try c.execute("SELECT coalesce(max(seq), 0) FROM \(_quoted)").string(0, 0) ?? "0") ?? 0
-          // A retried transaction starts over.
-          changes = [RecordChange<Element>?](repeating: nil, count: records.count)
-          updated = 0
+          batch.reset()  // a retried transaction starts over
           statements = 0
           var start = 0
-          while start < rows.count {
-            let end = min(start + Self._upsertRowsPerStatement, rows.count)
-            let batch = rows[start..<end]
+          while start < batch.rows.count {
+            let end = min(start + Self._upsertRowsPerStatement, batch.rows.count)
+            let chunk = batch.rows[start..<end]
             let result: _PGResult
             do {
               result = try c.execute(
@@ -70,26 +57,18 @@ extension PostgresStore {
                 ON CONFLICT (\(target)) DO UPDATE SET body = CASE WHEN t.id = EXCLUDED.id THEN EXCLUDED.body
                   ELSE jsonb_set(EXCLUDED.body, '{id}', t.id::jsonb) END
                 RETURNING seq, id, \(returnedKeys)
-                """, [_arrayLiteral(batch.map(\.id)), _arrayLiteral(batch.map(\.body))])
+                """, [_arrayLiteral(chunk.map(\.id)), _arrayLiteral(chunk.map(\.body))])
             } catch let error as RequestSetError where (error.underlying as? _PGDiagnostic)?.state == "42P10" {
               throw _NoUpsertIndex()  // no unique index on exactly these keys: the engine reads and applies
             }
             statements += 1
             for row in 0..<result.count {
               guard let seq = result.string(row, 0).flatMap(Int64.init), let id = result.string(row, 1),
-                let keyText = result.string(row, 2), case .array(let returned) = try SQLJSON.decode(keyText),
-                let i = batchIndex[.array(returned)]
+                let keyValues = result.string(row, 2)
               else {
-                throw RequestSetError(
-                  .storeFailed, "An upserted row's key values matched no record of the batch; nothing was written.")
+                throw RequestSetError(.storeFailed, "An upserted row came back without its seq, id or key values.")
               }
-              if seq > lastSeq {
-                changes[i] = .insert(records[i])
-              } else {
-                let storedID = try SQLJSON.decode(id).decode(Element.ID.self)
-                changes[i] = .save(try records[i]._upsertReplacing(id: storedID, fields: fields[i]))
-                updated += 1
-              }
+              try batch.note(keyValues: keyValues, id: id, inserted: seq > lastSeq)
             }
             start = end
           }
@@ -105,7 +84,7 @@ extension PostgresStore {
         "The upsert would repeat a value of another unique index on \(_quoted) (\(error.message)). Change the "
           + "value, or drop that unique index; nothing was written.", underlying: error.underlying)
     }
-    return UpsertResult(inserted: records.count - updated, updated: updated, _statements: statements)
+    return batch.result(statements: statements)
   }
 }
 

@@ -40,37 +40,24 @@ extension SQLiteStore {
       guard let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) else { return nil }
       paths.append(path)
     }
-    var rows: [(id: String, body: String)] = []
-    rows.reserveCapacity(records.count)
-    for (record, tree) in zip(records, fields) {
-      let body = SQLJSON.encode(tree)
-      guard body.plain else { return nil }
-      rows.append((try _idText(record.id), body.text))
-    }
-    // The batch's key values, to tell which record a returned row came from (SQLite
-    // returns rows in no promised order).
-    var batchIndex: [FieldValue: Int] = [:]
-    batchIndex.reserveCapacity(records.count)
-    for tree in fields { batchIndex[.array(keys.map { tree[path: $0] ?? .null })] = batchIndex.count }
+    guard var batch = try SQLUpsertBatch(records, fields: fields, keys: keys) else { return nil }
     let target = paths.map { "json_extract(body, \($0))" }.joined(separator: ", ")
     // json_extract with two or more paths returns a JSON array; one key is named twice.
     let returnedKeys = "json_extract(body, \((paths.count == 1 ? paths + paths : paths).joined(separator: ", ")))"
     let idPath = _SQLiteTranslation.pathLiteral(["id"])!
     let batchKinds = _kinds.noting(fields, as: Element.self)
-    let outcome: (version: UInt64, changes: [RecordChange<Element>], updated: Int, statements: Int)? = try _write { c in
+    let outcome: (version: UInt64, statements: Int)? = try _write { c in
+      batch.reset()  // a transaction run again starts over
       let notPlain = try c.cached("SELECT EXISTS(SELECT 1 FROM \(_quotedTable) WHERE NOT plain)")
       if try notPlain.step(doing: "check for rows SQL cannot compare"), notPlain.int(0) != 0 { return nil }
       let newest = try c.cached("SELECT coalesce(max(seq), 0) FROM \(_quotedTable)")
       _ = try newest.step(doing: "read the last row")
       let lastSeq = newest.int(0)
       sqlite3_reset(newest.pointer)
-      var changes = [RecordChange<Element>?](repeating: nil, count: records.count)
-      var logged: [(op: String, id: String)] = []
-      var updated = 0
       var statements = 0
       var start = 0
-      while start < rows.count {
-        let end = min(start + Self._upsertRowsPerStatement, rows.count)
+      while start < batch.rows.count {
+        let end = min(start + Self._upsertRowsPerStatement, batch.rows.count)
         let values = repeatElement("(?, ?, 1)", count: end - start).joined(separator: ", ")
         let sql =
           "INSERT INTO \(_quotedTable)(id, body, plain) VALUES \(values) ON CONFLICT(\(target)) DO UPDATE SET "
@@ -84,7 +71,7 @@ extension SQLiteStore {
           return nil  // no unique index on exactly these keys: the engine reads and applies
         }
         var binding: Int32 = 1
-        for row in rows[start..<end] {
+        for row in batch.rows[start..<end] {
           try statement.bind(.text(row.id), at: binding)
           try statement.bind(.text(row.body), at: binding + 1)
           binding += 2
@@ -92,22 +79,7 @@ extension SQLiteStore {
         statements += 1
         do {
           while try statement.step(doing: "upsert records") {
-            let id = statement.text(1)
-            guard case .array(let returned) = try SQLJSON.decode(statement.text(2)),
-              let i = batchIndex[.array(Array(returned.prefix(keys.count)))]
-            else {
-              throw RequestSetError(
-                .storeFailed, "An upserted row's key values matched no record of the batch; nothing was written.")
-            }
-            if statement.int(0) > lastSeq {
-              changes[i] = .insert(records[i])
-              logged.append(("insert", id))
-            } else {
-              let storedID = try SQLJSON.decode(id).decode(Element.ID.self)
-              changes[i] = .save(try records[i]._upsertReplacing(id: storedID, fields: fields[i]))
-              logged.append(("save", id))
-              updated += 1
-            }
+            try batch.note(keyValues: statement.text(2), id: statement.text(1), inserted: statement.int(0) > lastSeq)
           }
         } catch let error as RequestSetError where error.code == .uniqueViolation {
           if error.message.contains("constraint failed: \(table).id") {
@@ -127,12 +99,11 @@ extension SQLiteStore {
         try Self._writeKinds(c, table: table, text: text)
       }
       let version = try _bump(c)
-      try _log(c, version, logged)
-      return (version, changes.compactMap { $0 }, updated, statements)
+      try _log(c, version, batch.logged)
+      return (version, statements)
     }
     guard let outcome else { return nil }
-    _publish(StoreCommit(version: outcome.version, changes: outcome.changes))
-    return UpsertResult(
-      inserted: outcome.changes.count - outcome.updated, updated: outcome.updated, _statements: outcome.statements)
+    _publish(StoreCommit(version: outcome.version, changes: batch.commitChanges))
+    return batch.result(statements: outcome.statements)
   }
 }

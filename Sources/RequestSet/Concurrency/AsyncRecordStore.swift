@@ -72,7 +72,7 @@ public struct AsyncRecordStore<Element: Record>: Sendable {
   public func delete(id: Element.ID) async throws -> Bool { try await run { try $0.delete(id: id) } }
 
   /// Inserts each record or replaces the stored one with the same key value, in one
-  /// commit: ``RecordStore/upsert(_:on:merge:)-(_,KeyPath<Element,Value>...,_)`` off the
+  /// commit: `RecordStore.upsert(_:on:merge:)` off the
   /// calling thread.
   ///
   /// ```swift

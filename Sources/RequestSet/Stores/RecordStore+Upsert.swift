@@ -79,7 +79,7 @@ extension RecordStore {
 
   /// Inserts each record, or replaces the stored record with the same value at a string
   /// key (or at several keys, together), all in one atomic commit: see
-  /// ``upsert(_:on:merge:)-(_,KeyPath<Element,Value>...,_)``.
+  /// the key-path form of `upsert(_:on:merge:)`.
   ///
   /// ```swift
   /// try people.upsert(batch, on: "email")
