@@ -10,14 +10,11 @@ import RequestSetSQLite
 //
 //   swift run -c release --package-path Benchmarks Ratios upsert
 
-/// The record both sides write.
-private struct Subscriber: Record, GRDB.FetchableRecord, GRDB.PersistableRecord {
-  var id: Int
-  var email: String
-  var name: String
-  var visits: Int
+extension UpsertSubscriber: GRDB.FetchableRecord, GRDB.PersistableRecord {
   static let databaseTableName = "subscriber"
 }
+
+private typealias Subscriber = UpsertSubscriber
 
 func upsertTables() throws {
   let stored = (0..<5_000).map { Subscriber(id: $0, email: "u\($0)@example.com", name: "n\($0)", visits: 1) }
@@ -40,7 +37,7 @@ func upsertTables() throws {
     let store = try SQLiteStore<Subscriber>(path: storePath)
     try store.createIndex("email", unique: true)
     try store.insert(contentsOf: stored)
-    let (ms, result) = try timed { try store.upsert(batch, on: \.email) }
+    let (ms, result) = try timed { try store.upsert(batch, on: \Subscriber.email) }
     precondition(result.inserted == 5_000 && result.updated == 5_000 && result._statements == 1, "\(result)")
     ours.append(ms)
     store.close()
@@ -56,7 +53,8 @@ func upsertTables() throws {
       for record in stored { try record.insert(db) }
     }
     peer.append(try timed { try db.write { db in for record in batch { try record.upsert(db) } } }.ms)
-    precondition(try db.read { try Subscriber.fetchCount($0) } == 10_000)
+    let count = try db.read { try Subscriber.fetchCount($0) }
+    precondition(count == 10_000)
     try db.close()
     for path in [storePath, grdbPath] { for suffix in suffixes { unlink(path + suffix) } }
   }
