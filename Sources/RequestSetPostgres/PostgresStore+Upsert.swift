@@ -41,7 +41,8 @@ extension PostgresStore {
           if try c.execute("SELECT EXISTS (SELECT 1 FROM \(_quoted) WHERE NOT plain)").string(0, 0) == "t" {
             throw _NoUpsertIndex()
           }
-          let lastSeq = Int64(try c.execute("SELECT coalesce(max(seq), 0) FROM \(_quoted)").string(0, 0) ?? "0") ?? 0
+          let lastSeq =
+            Int64(try c.execute("SELECT coalesce(max(seq), 0) FROM \(_quoted)").string(0, 0) ?? "0") ?? 0
           batch.reset()  // a retried transaction starts over
           statements = 0
           var start = 0
@@ -58,7 +59,8 @@ extension PostgresStore {
                   ELSE jsonb_set(EXCLUDED.body, '{id}', t.id::jsonb) END
                 RETURNING seq, id, \(returnedKeys)
                 """, [_arrayLiteral(chunk.map(\.id)), _arrayLiteral(chunk.map(\.body))])
-            } catch let error as RequestSetError where (error.underlying as? _PGDiagnostic)?.state == "42P10" {
+            } catch let error as RequestSetError where (error.underlying as? _PGDiagnostic)?.state == "42P10"
+            {
               throw _NoUpsertIndex()  // no unique index on exactly these keys: the engine reads and applies
             }
             statements += 1
@@ -66,7 +68,8 @@ extension PostgresStore {
               guard let seq = result.string(row, 0).flatMap(Int64.init), let id = result.string(row, 1),
                 let keyValues = result.string(row, 2)
               else {
-                throw RequestSetError(.storeFailed, "An upserted row came back without its seq, id or key values.")
+                throw RequestSetError(
+                  .storeFailed, "An upserted row came back without its seq, id or key values.")
               }
               try batch.note(keyValues: keyValues, id: id, inserted: seq > lastSeq)
             }

@@ -20,7 +20,9 @@ struct Subscriber: Record, Equatable {
 /// it, and typed errors that write nothing.
 @Suite struct UpsertTests {
   /// A fresh store of `kind` for members, with a unique index on `email` when `indexed`.
-  static func store(_ kind: StoreKind, uniqueOn keys: [String] = ["email"]) throws -> any RecordStore<Subscriber> {
+  static func store(_ kind: StoreKind, uniqueOn keys: [String] = ["email"]) throws -> any RecordStore<
+    Subscriber
+  > {
     let store = try kind.makeStore(of: Subscriber.self)
     for key in keys {
       switch store {
@@ -37,7 +39,8 @@ struct Subscriber: Record, Equatable {
 
   /// What an upsert does, written over an array: the reference the stores must agree with.
   static func reference(
-    _ stored: inout [Subscriber], _ batch: [Subscriber], merge: ((Subscriber, Subscriber) -> Subscriber)? = nil
+    _ stored: inout [Subscriber], _ batch: [Subscriber],
+    merge: ((Subscriber, Subscriber) -> Subscriber)? = nil
   ) -> UpsertResult {
     var result = UpsertResult(inserted: 0, updated: 0)
     for record in batch {
@@ -61,7 +64,9 @@ struct Subscriber: Record, Equatable {
     return merged
   }
 
-  static func subscriber(_ id: Int, _ email: String?, visits: Int = 1, team: String = "a", seat: Int? = nil) -> Subscriber {
+  static func subscriber(_ id: Int, _ email: String?, visits: Int = 1, team: String = "a", seat: Int? = nil)
+    -> Subscriber
+  {
     Subscriber(id: id, email: email, name: "m\(id)", visits: visits, team: team, seat: seat ?? id)
   }
 
@@ -88,7 +93,10 @@ struct Subscriber: Record, Equatable {
       let before = try store.snapshot().version
       let wanted = Self.reference(&expected, batch, merge: merge)
       let result = try store.upsert(batch, on: \.email, merge: merge)
-      #expect(result == UpsertResult(inserted: wanted.inserted, updated: wanted.updated, _statements: result._statements))
+      #expect(
+        result
+          == UpsertResult(inserted: wanted.inserted, updated: wanted.updated, _statements: result._statements)
+      )
       #expect(try store.snapshot().version == before + 1, "round \(round): one commit")
       #expect(try RequestSet(store).fetch() == expected, "round \(round)")
     }
@@ -122,9 +130,14 @@ struct Subscriber: Record, Equatable {
   func aCompositeKeyMatchesOnEveryKey(kind: StoreKind) throws {
     let store = try Self.store(kind, uniqueOn: [])
     defer { store.close() }
-    try store.insert(contentsOf: [Self.subscriber(1, "a@x", team: "red", seat: 1), Self.subscriber(2, "b@x", team: "red", seat: 2)])
+    try store.insert(contentsOf: [
+      Self.subscriber(1, "a@x", team: "red", seat: 1), Self.subscriber(2, "b@x", team: "red", seat: 2),
+    ])
     let result = try store.upsert(
-      [Self.subscriber(10, "c@x", visits: 5, team: "red", seat: 2), Self.subscriber(11, "d@x", team: "blue", seat: 1)],
+      [
+        Self.subscriber(10, "c@x", visits: 5, team: "red", seat: 2),
+        Self.subscriber(11, "d@x", team: "blue", seat: 1),
+      ],
       on: \.team, \.seat)
     #expect(result == UpsertResult(inserted: 1, updated: 1))
     #expect(try RequestSet(store).fetch().map(\.id) == [1, 2, 11])
@@ -215,10 +228,14 @@ struct Subscriber: Record, Equatable {
       return []
     }
     try await Task.sleep(for: .milliseconds(50))
-    try await store.async.upsert([Self.subscriber(7, "a@x", visits: 3), Self.subscriber(8, "b@x")], on: \.email)
+    try await store.async.upsert(
+      [Self.subscriber(7, "a@x", visits: 3), Self.subscriber(8, "b@x")], on: \.email)
     #expect(
       try await watcher.value
-        == [Subscriber(id: 1, email: "a@x", name: "m7", visits: 3, team: "a", seat: 7), Self.subscriber(8, "b@x")])
+        == [
+          Subscriber(id: 1, email: "a@x", name: "m7", visits: 3, team: "a", seat: 7),
+          Self.subscriber(8, "b@x"),
+        ])
   }
 
   /// The async form, and a cancelled one, which writes nothing.
@@ -227,7 +244,8 @@ struct Subscriber: Record, Equatable {
     let store = try Self.store(kind)
     defer { store.close() }
     try store.insert(contentsOf: [Self.subscriber(1, "a@x")])
-    let result = try await store.async.upsert([Self.subscriber(2, "a@x", visits: 4), Self.subscriber(3, "c@x")], on: "email")
+    let result = try await store.async.upsert(
+      [Self.subscriber(2, "a@x", visits: 4), Self.subscriber(3, "c@x")], on: "email")
     #expect(result.inserted == 1 && result.updated == 1)
     let version = try store.snapshot().version
     let task = Task {

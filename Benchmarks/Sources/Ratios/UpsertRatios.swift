@@ -21,7 +21,8 @@ func upsertTables() throws {
   // Odd records hit a stored email (with a new id, as a feed from elsewhere has); even ones are new.
   let batch = (0..<10_000).map { i in
     Subscriber(
-      id: 100_000 + i, email: i % 2 == 1 ? "u\(i / 2)@example.com" : "u\(10_000 + i)@example.com", name: "m\(i)",
+      id: 100_000 + i, email: i % 2 == 1 ? "u\(i / 2)@example.com" : "u\(10_000 + i)@example.com",
+      name: "m\(i)",
       visits: 2)
   }
   let dir = FileManager.default.temporaryDirectory.path + "/requestset-ratios-upsert-\(getpid())"
@@ -48,7 +49,8 @@ func upsertTables() throws {
     let db = try DatabaseQueue(path: grdbPath, configuration: configuration)
     try db.write { db in
       try db.execute(
-        sql: "CREATE TABLE subscriber(id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT NOT NULL, "
+        sql:
+          "CREATE TABLE subscriber(id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT NOT NULL, "
           + "visits INTEGER NOT NULL)")
       for record in stored { try record.insert(db) }
     }

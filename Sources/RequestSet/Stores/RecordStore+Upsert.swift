@@ -127,7 +127,8 @@ extension RecordStore {
     _ records: [Element], on keys: [String], merge: ((Element, Element) throws -> Element)?
   ) throws -> UpsertResult {
     guard !keys.isEmpty else {
-      throw RequestSetError(.invalidUpsert, "upsert was given no key. Name the key to match on: upsert(records, on: \"email\").")
+      throw RequestSetError(
+        .invalidUpsert, "upsert was given no key. Name the key to match on: upsert(records, on: \"email\").")
     }
     try _checkWritable()
     let batch = try _UpsertBatch(records, keys: keys)
@@ -151,7 +152,8 @@ extension RecordStore {
     // Only stored records whose first key value is one of the batch's can match: an IN
     // condition the planner answers from an index on that key.
     let firstValues = FieldValue.array(batch.keyValues.map { $0[0].value }.filter { $0 != .null })
-    let candidates = set.filter(RequestFilter(_node: .field(try _FieldCondition(key: keys[0], op: .in, value: firstValues))))
+    let candidates = set.filter(
+      RequestFilter(_node: .field(try _FieldCondition(key: keys[0], op: .in, value: firstValues))))
     var result = UpsertResult(inserted: 0, updated: 0)
     _ = try candidates._write { snapshot, slots in
       try checkKeys(try snapshot._fields())
@@ -275,7 +277,8 @@ extension Record {
   /// - Throws: ``RequestSetError`` `.decodingFailed` when the record cannot be made with that id.
   public func _upsertReplacing(id: ID, fields: FieldValue? = nil) throws -> Self {
     if self.id == id { return self }
-    let tree = try (fields ?? FieldValue(encoding: self))._setting(try FieldValue(encoding: id), at: "id"[...])
+    let tree = try (fields ?? FieldValue(encoding: self))._setting(
+      try FieldValue(encoding: id), at: "id"[...])
     return try _decodeRecord(Self.self, from: tree, purpose: "upsert", alternative: "a merge closure")
   }
 }
