@@ -150,6 +150,12 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// The message quotes the database's own words and says what to change; nothing ran.
     public static let invalidSQL = Code("invalidSQL")
 
+    /// An upsert cannot run as asked: a record's key value is nil, two records of the batch
+    /// share a key value, or more than one stored record has a record's key value (the key
+    /// has no unique index). The message names the record, the key and the fix; nothing
+    /// was written.
+    public static let invalidUpsert = Code("invalidUpsert")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

@@ -140,3 +140,8 @@ try store.transaction { tx in                    // all or nothing
   tx.delete(id: 3)
 }
 print(elders, bob.name, try store.fetch(id: 3) == nil)   // → 1 Bob true
+
+try store.createIndex(\.name, unique: true)
+let feed = [Animal(id: 40, name: "Zed", species: "Dog", age: 6, weight: 26, tags: ["old"]),
+            Animal(id: 41, name: "Kit", species: "Cat", age: 1, weight: 3, tags: [])]
+print(try store.upsert(feed, on: \.name), try store.fetch(id: 6)!.age)   // → 1 inserted, 1 updated 6

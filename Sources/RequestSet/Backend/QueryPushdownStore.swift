@@ -46,6 +46,26 @@ public protocol QueryPushdownStore<Element>: RecordStore {
   /// try animals.filter("age", .greaterThan, 12).delete()   // one DELETE statement
   /// ```
   func delete(matching query: StoreQuery) throws -> Int?
+
+  /// Inserts each record, or replaces the stored record with the same values at `keys`
+  /// (keeping its id), as one atomic write; nil when the store cannot run it itself (the
+  /// engine then reads the matches and writes through ``RecordStore/apply(_:ifVersion:)``).
+  /// The default returns nil.
+  ///
+  /// The engine has checked the batch first: every record has a non-nil value at every
+  /// key, no two share their values, and the keys are ones the store's reader knows.
+  /// A SQL store runs `INSERT … ON CONFLICT (…) DO UPDATE` when a unique index on exactly
+  /// `keys` exists, and returns nil otherwise.
+  ///
+  /// ```swift
+  /// try store.upsert(people, on: "email")   // one INSERT … ON CONFLICT statement
+  /// ```
+  /// - Parameters:
+  ///   - records: The batch, in order.
+  ///   - fields: Each record's encoded fields (`FieldValue(encoding:)`), in the same order.
+  ///   - keys: The string keys a record matches on.
+  /// - Returns: What was written, or nil.
+  func upsert(_ records: [Element], fields: [FieldValue], on keys: [String]) throws -> UpsertResult?
 }
 
 extension QueryPushdownStore {
@@ -56,6 +76,9 @@ extension QueryPushdownStore {
 
   /// Runs nothing: the engine deletes through ``RecordStore/apply(_:ifVersion:)``.
   public func delete(matching query: StoreQuery) throws -> Int? { nil }
+
+  /// Runs nothing: the engine upserts through ``RecordStore/apply(_:ifVersion:)``.
+  public func upsert(_ records: [Element], fields: [FieldValue], on keys: [String]) throws -> UpsertResult? { nil }
 }
 
 /// Whether a store runs a condition or a sort key exactly as the in-memory engine does.

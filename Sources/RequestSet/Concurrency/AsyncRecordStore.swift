@@ -71,6 +71,42 @@ public struct AsyncRecordStore<Element: Record>: Sendable {
   @discardableResult
   public func delete(id: Element.ID) async throws -> Bool { try await run { try $0.delete(id: id) } }
 
+  /// Inserts each record or replaces the stored one with the same key value, in one
+  /// commit: `RecordStore.upsert(_:on:merge:)` off the
+  /// calling thread.
+  ///
+  /// ```swift
+  /// let result = try await people.async.upsert(batch, on: \.email)
+  /// ```
+  /// - Returns: How many records were inserted and how many replaced.
+  /// - Throws: What the synchronous form throws; `CancellationError` when cancelled before
+  ///   it wrote (nothing is written then).
+  @discardableResult
+  public func upsert<each Value>(
+    _ records: [Element], on keyPaths: repeat KeyPath<Element, each Value>,
+    merge: (@Sendable (_ stored: Element, _ new: Element) throws -> Element)? = nil
+  ) async throws -> UpsertResult {
+    let keys = try _upsertKeys(repeat each keyPaths)
+    return try await run { try $0._upsert(records, on: keys, merge: merge) }
+  }
+
+  /// Inserts each record or replaces the stored one with the same value at string keys,
+  /// in one commit, off the calling thread.
+  ///
+  /// ```swift
+  /// try await people.async.upsert(batch, on: "email")
+  /// ```
+  /// - Returns: How many records were inserted and how many replaced.
+  /// - Throws: What the synchronous form throws; `CancellationError` when cancelled before
+  ///   it wrote.
+  @discardableResult
+  public func upsert(
+    _ records: [Element], on keys: String...,
+    merge: (@Sendable (_ stored: Element, _ new: Element) throws -> Element)? = nil
+  ) async throws -> UpsertResult {
+    try await run { [keys] in try $0._upsert(records, on: keys, merge: merge) }
+  }
+
   /// Applies changes atomically, in order: ``RecordStore/apply(_:ifVersion:)``.
   ///
   /// ```swift

@@ -34,6 +34,25 @@ import Testing
     }
   }
 
+  /// An upsert, sync and async, is refused before it reads a record.
+  static func expectUpsertRefused(_ store: any RecordStore<PetV2>, _ where: String) async {
+    let pet = PetV2(id: 9_998, name: "Upserted", weightKg: 1, legs: 4, address: .init(city: "c"))
+    let upserts: [(name: String, run: () async throws -> Void)] = [
+      ("upsert", { try store.upsert([pet], on: \.name) }),
+      ("async.upsert", { try await store.async.upsert([pet], on: "name") }),
+    ]
+    for upsert in upserts {
+      do {
+        try await upsert.run()
+        Issue.record("\(`where`) \(upsert.name): wrote while a migration was pending")
+      } catch let error as RequestSetError {
+        #expect(error.code == .migrationPending, "\(`where`) \(upsert.name): \(error)")
+      } catch {
+        Issue.record("\(`where`) \(upsert.name): not a RequestSetError: \(error)")
+      }
+    }
+  }
+
   @Test func aLogRefusesWritesThroughAQuery() async throws {
     let (path, v1) = try LogMigrationTests().v1Log(40)
     do {
@@ -41,6 +60,7 @@ import Testing
       defer { held.close() }
       #expect(held.pendingMigrations == ["2: kg, legs, address"])
       await Self.expectRefused(RequestSet(held), "log")
+      await Self.expectUpsertRefused(held, "log")
     }
     let migrated = try LogStore<PetV2>(path: path, options: .init(migrations: PetMigrations.toV2))
     defer { migrated.close() }
@@ -54,6 +74,7 @@ import Testing
       let held = try kind.open(PetV2.self, at: location, migrations: PetMigrations.toV2, migratesOnOpen: false)
       defer { held.close() }
       await Self.expectRefused(RequestSet(held), "\(kind)")
+      await Self.expectUpsertRefused(held, "\(kind)")
     }
     let migrated = try kind.open(PetV2.self, at: location, migrations: PetMigrations.toV2)
     defer { migrated.close() }

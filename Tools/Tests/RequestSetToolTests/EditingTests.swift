@@ -70,4 +70,26 @@ import Testing
     let flag = try Tool.run("import", log, "--upsert", "--from", dir + "/a.jsonl")
     #expect(flag.stdout == "inserted 0 records and replaced 2 in \(log) (3 records now)\n", "\(flag)")
   }
+  @Test func upsertOnAKeyReplacesTheRecordWithThatValueAndKeepsItsID() throws {
+    let dir = try freshDirectory()
+    let log = dir + "/people.rslog"
+    try write("email,name,visits\na@x,Ann,1\nb@x,Bo,2\n", to: dir + "/a.csv")
+    #expect(try Tool.run("import", log, "--from", dir + "/a.csv").status == 0)  // ids 1 and 2, generated
+    try write("email,name,visits\nb@x,Bob,5\nc@x,Cy,1\n", to: dir + "/b.csv")
+    // The input's records get generated ids 3 and 4; Bob's match keeps the stored id 2.
+    let r = try Tool.run("upsert", log, "--on", "email", "--from", dir + "/b.csv")
+    #expect(r.status == 0, "\(r)")
+    #expect(r.stdout == "inserted 1 record and replaced 1 in \(log) (3 records now)\n")
+    #expect(
+      try Tool.run("query", log, "--values", "id", "email", "name", "visits", "--format", "csv").stdout
+        == "id,email,name,visits\n1,a@x,Ann,1\n2,b@x,Bob,5\n4,c@x,Cy,1\n")
+    // One commit per batch: the import's, then the upsert's.
+    #expect(try Tool.run("history", log, "--format", "csv").stdout.split(separator: "\n").count == 3)
+
+    try write("email,name,visits\nd@x,Di,1\nd@x,Dee,2\n", to: dir + "/c.csv")
+    let twice = try Tool.run("upsert", log, "--on", "email", "--from", dir + "/c.csv")
+    #expect(twice.status != 0)
+    #expect(twice.stderr.contains("The batch holds two records with email == \"d@x\""), "\(twice)")
+    #expect(try Tool.run("query", log, "--values", "id", "--format", "csv").stdout == "id\n1\n2\n4\n")
+  }
 }

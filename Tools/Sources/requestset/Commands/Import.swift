@@ -74,13 +74,23 @@ struct Upsert: ParsableCommand {
       The same as `import --upsert`: re-importing a changed file updates the records it \
       holds and adds the new ones, all or nothing. Records the file no longer holds stay; \
       remove them with `delete`.
+
+      With --on KEY a record replaces the stored record with the same value of KEY (a \
+      natural key such as an email) rather than the same id, and the stored record keeps \
+      its id; repeat --on for a composite key (--on team --on seat). Every record needs a \
+      value at KEY, and no two records of a batch of 10,000 may share one.
       """)
 
   @OptionGroup var options: ImportOptions
+  @Option(
+    name: .customLong("on"),
+    help: ArgumentHelp(
+      "Match stored records on this key instead of the id; repeat it for a composite key.", valueName: "key"))
+  var keys: [String] = []
 
   func run() throws {
     try reportingErrors {
-      print(try Importer(options: options, upsert: true).run())
+      print(try Importer(options: options, upsert: true, on: keys).run())
     }
   }
 }

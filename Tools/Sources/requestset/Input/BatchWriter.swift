@@ -24,6 +24,8 @@ final class BatchWriter: @unchecked Sendable {
   private let store: LogStore<DynamicRecord>
   private let original: LogStore<DynamicRecord>?
   private let upsert: Bool
+  /// The keys an upsert matches on (`--on`); empty to match on the id.
+  private let keys: [String]
   private let file: String
   private let condition = NSCondition()
   private var queue: [[Item]] = []
@@ -39,9 +41,10 @@ final class BatchWriter: @unchecked Sendable {
   let shownProblems: Int
 
   init(
-    store: LogStore<DynamicRecord>, original: LogStore<DynamicRecord>?, upsert: Bool, file: String,
-    shownProblems: Int
+    store: LogStore<DynamicRecord>, original: LogStore<DynamicRecord>?, upsert: Bool, on keys: [String] = [],
+    file: String, shownProblems: Int
   ) {
+    self.keys = keys
     self.store = store
     self.original = original
     self.upsert = upsert
@@ -124,6 +127,15 @@ final class BatchWriter: @unchecked Sendable {
   /// nothing, when an id is stored or occurs twice, and only then are its ids checked one
   /// by one to name the lines. Most batches so cost no lookup per record.
   private func write(_ batch: [Item]) throws {
+    if !keys.isEmpty {
+      // The library checks the batch (a key value nil or repeated, an inserted id already
+      // stored) and writes it as one commit, or throws and writes nothing.
+      guard !failed else { return }
+      let result = try store.upsert(batch.lazy.map(\.record), on: keys)
+      inserted += result.inserted
+      replaced += result.updated
+      return
+    }
     if !upsert && !failed {
       do {
         try store.insert(contentsOf: batch.lazy.map(\.record))

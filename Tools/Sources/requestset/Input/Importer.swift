@@ -35,9 +35,13 @@ final class Importer {
   /// nil once the id `Int.max` is given: no id is left to generate.
   private var nextID: Int? = 1
 
-  init(options: ImportOptions, upsert: Bool) {
+  /// The keys records match stored ones on (`upsert --on`); empty to match on the id.
+  let keys: [String]
+
+  init(options: ImportOptions, upsert: Bool, on keys: [String] = []) {
     self.options = options
     self.upsert = upsert
+    self.keys = keys
   }
 
   /// Runs the import and returns the line to print.
@@ -80,7 +84,8 @@ final class Importer {
     defer { if !closed { store.close() } }
 
     let writer = BatchWriter(
-      store: store, original: original, upsert: upsert, file: file, shownProblems: Self.shownProblems)
+      store: store, original: original, upsert: upsert, on: keys, file: file,
+      shownProblems: Self.shownProblems)
     let started = Date()
     progress.update("reading \(options.from): 0 rows (0%)", force: true)
     var recordsRead = 0
