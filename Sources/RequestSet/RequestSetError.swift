@@ -156,6 +156,16 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// was written.
     public static let invalidUpsert = Code("invalidUpsert")
 
+    /// A keyset page cannot be built as asked: ``RequestSet/page(after:size:)`` was called
+    /// after a window, `reversed()` or `distinct`, or on a set sorted by a key that walks a
+    /// relation. The message says what to write instead.
+    public static let invalidPage = Code("invalidPage")
+
+    /// A set operation (``RequestSet/union(_:)``, ``RequestSet/intersection(_:)``,
+    /// ``RequestSet/subtracting(_:)``) combines sets that do not read the same store (or
+    /// reads an array, or a store's past). Combine sets made from one store.
+    public static let mismatchedSets = Code("mismatchedSets")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

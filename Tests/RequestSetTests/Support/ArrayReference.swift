@@ -453,7 +453,7 @@ private func buildLeaf(_ c: RefCondition, _ form: RefForm) -> RequestFilter<Anim
   return RequestFilter(c.key, c.op, value: c.value.encodable, collation: collation)
 }
 
-private func applySort(_ keys: [RefSortKey], to set: RequestSet<Animal>) -> RequestSet<Animal> {
+func applySort(_ keys: [RefSortKey], to set: RequestSet<Animal>) -> RequestSet<Animal> {
   if keys.allSatisfy({ !$0.typed && !$0.caseInsensitive }) && keys.count > 1 {
     return set.sortBy(keys.map { ($0.key, $0.order) })
   }
