@@ -147,6 +147,10 @@ struct _FilterCompiler<Element: Sendable> {
       // In place: the record is borrowed where it lies, not copied for the call.
       let test = c.inPlace
       return .general { test(try cursor.pointer($0)) }
+    case .ids(let s):
+      // Prepared queries hold the resolved condition; a filter compiled unprepared reads
+      // the operand now.
+      return try _leaf(s.resolved())
     case .predicate(let p):
       // A translated predicate runs as field conditions when the store's fields are at
       // hand and surely agree with the record's properties; otherwise `evaluate` tests
@@ -203,7 +207,7 @@ struct _FilterCompiler<Element: Sendable> {
         return try _general(translated)
       }
       return try _leaf(node)
-    case .constant, .typed, .closure, .invalid, .expression, .field:
+    case .constant, .typed, .closure, .invalid, .expression, .field, .ids:
       return try _leaf(node)
     case .not(let inner):
       switch try _general(inner) {

@@ -123,7 +123,11 @@ extension _Query {
     if twinsResolved { return self }
     var q = graph == nil ? self : resolvingRelations()
     for i in q.stages.indices {
-      if let filter = q.stages[i].filter, let resolved = filter._resolvingTwins() { q.stages[i].filter = resolved }
+      if let filter = q.stages[i].filter, let resolved = filter._resolvingTwins() {
+        q.stages[i].filter = resolved
+        // A set operation's operand that failed to read (see `_IDSubquery`) fails the query.
+        if case .invalid(let error) = resolved { q.invalidate(error) }
+      }
       if q.stages[i].sort.contains(where: { if case .typed = $0 { return true } else { return false } }) {
         q.stages[i].sort = q.stages[i].sort.map { key in
           guard case .typed(let t) = key else { return key }
@@ -142,7 +146,7 @@ extension _FilterNode {
   var _hasTypedParts: Bool {
     switch self {
     case .typed(let t): return t.twin != nil
-    case .predicate: return true
+    case .predicate, .ids: return true
     case .and(let j), .or(let j): return j.hasTypedParts
     case .not(let inner): return inner._hasTypedParts
     default: return false
@@ -158,6 +162,8 @@ extension _FilterNode {
       return .typed(t.resolvingTwin())
     case .predicate(let p):
       return .predicate(p.retranslated())
+    case .ids(let s):
+      return s.resolved()
     case .and(let j), .or(let j):
       // A junction with no typed part (a format string's tree) is left as it is, unwalked.
       guard j.hasTypedParts else { return nil }
@@ -169,10 +175,14 @@ extension _FilterNode {
         changed![i] = r
       }
       guard let changed else { return nil }
+      // An invalid operand makes the whole invalid, as `&&` and `||` build it.
+      if let invalid = changed.first(where: { if case .invalid = $0 { return true } else { return false } }) {
+        return invalid
+      }
       if case .and = self { return .and(changed) }
       return .or(changed)
     case .not(let inner):
-      return inner._resolvingTwins().map { .not($0) }
+      return inner._resolvingTwins().map { !$0 }
     default:
       return nil
     }

@@ -283,6 +283,8 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       return .kept("computed on each record")
     case .invalid:
       return .kept("a filter that could not be built")
+    case .ids:
+      return .kept("a set operation's operand not read yet")
     case .not(let inner):
       switch _translate(inner, reader) {
       case .pushed(let f, true): return .pushed(.not(f), exact: true)

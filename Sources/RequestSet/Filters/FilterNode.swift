@@ -36,6 +36,9 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
   /// A filter that could not be built (its value failed to encode, or it nests too
   /// deeply); evaluating it throws.
   case invalid(RequestSetError)
+  /// `id IN (the ids of another set)`: a set operation's operand with a window of its own,
+  /// read when the query is prepared, which makes it an `id IN {…}` field condition.
+  case ids(_IDSubquery<Element>)
 
   /// The deepest nesting of ANDs, ORs and NOTs that combining filters may build. Walks of
   /// a tree recurse once per level; at this depth they fit in a 512 KiB thread's stack.
@@ -135,6 +138,7 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
     case .closure(let c): return c.description
     case .expression(let c): return c.description + " [computed on each record]"
     case .invalid(let e): return "INVALID(\(e.code))"
+    case .ids(let s): return s.description
     }
   }
 
