@@ -249,4 +249,34 @@ import Testing
           + "or read the set in windows with offset(_:) and limit(_:).")
     }
   }
+
+  /// A date part sorts and pages like any key: the walk equals the month order, then id.
+  @Test(arguments: StoreKind.writableWithSQL)
+  func datePartKeysPage(kind: StoreKind) throws {
+    let moments = DatePartTests.moments(count: 40, seed: 12)
+    let store = try kind.makeStore(of: Moment.self)
+    try store.insert(contentsOf: moments)
+    let set = RequestSet(store).sortBy("ended.@month", order: .descending)
+    func month(_ m: Moment) -> Int { DatePartTests.reference(.month, m.ended) ?? 0 }
+    let expected = moments.sorted { month($0) != month($1) ? month($0) > month($1) : $0.id < $1.id }
+    var walked: [Moment] = []
+    var last: Moment?
+    repeat {
+      let page = try set.page(after: last, size: 6).fetch()
+      walked += page
+      last = page.count == 6 ? page.last : nil
+    } while last != nil
+    #expect(walked.map(\.id) == expected.map(\.id))
+  }
+
+  /// A page after a record that is gone, on a store that is now empty, is empty.
+  @Test(arguments: StoreKind.writableWithSQL)
+  func aPageAfterADeletedAnchorOfAnEmptyStoreIsEmpty(kind: StoreKind) throws {
+    let store = try kind.makeStore()
+    try store.insert(contentsOf: Animal.zoo)
+    let set = RequestSet(store).sortBy(\.age).sortBy("name")
+    let first = try set.page(size: 2).fetch()
+    for animal in Animal.zoo { try store.delete(id: animal.id) }
+    #expect(try set.page(after: first.last!, size: 2).fetch().isEmpty)
+  }
 }

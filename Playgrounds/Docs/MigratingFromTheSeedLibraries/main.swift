@@ -43,3 +43,19 @@ print(placed.map { "\($0.name) in \($0[Employee.department]?.name ?? "-")" }, to
 print(crowded.map(\.name), empty.map(\.name))   // → ["Sales"] ["Attic"]
 try company.delete(Department.self, id: 1)      // .cascade: Ann and Bo go too
 print(try staff.refreshed().fetch().map(\.name))   // → ["Cy", "Di"]
+
+try company.insert(contentsOf: [
+  Employee(id: 5, name: "Eve", salary: 5000, departmentID: 2), Employee(id: 6, name: "Fa", salary: 3000, departmentID: 2),
+  Employee(id: 7, name: "Gus", salary: 7000, departmentID: nil),
+])
+let bySalary = staff.sortBy(\.salary, order: .descending)
+let page1 = try bySalary.page(size: 2).fetch()
+try company.insert(Employee(id: 8, name: "Hal", salary: 9000, departmentID: 2))   // before the cursor: no effect
+let page2 = try bySalary.page(after: page1.last!, size: 2).fetch()
+print(page1.map(\.name), page2.map(\.name))   // → ["Gus", "Di"] ["Eve", "Cy"]
+
+let lab = staff.filter("department.name", value: "Lab")
+let topThree = staff.sortBy(\.salary, order: .descending).limit(3)   // Hal, Gus, Di
+print(lab.union(topThree).sortBy("name").map(\.name))   // → ["Cy", "Di", "Eve", "Fa", "Gus", "Hal"]
+print(lab.intersection(topThree).map(\.name), lab.subtracting(topThree).sortBy("name").map(\.name))
+// → ["Hal"] ["Cy", "Eve", "Fa"]

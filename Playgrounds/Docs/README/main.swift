@@ -83,6 +83,18 @@ print(sales.filter(\.at, .year, 2023).count, sales.filter("at.@weekday IN {1, 7}
 // → 3 [2, 3]
 print(perMonth.map { "\($0["at.@month"]!): \($0["sum:amount"]!)" })   // → ["1: 4", "11: 5", "12: 9"]
 
+let byAge = animals.sortBy(\.age, order: .descending)
+let firstPage = try byAge.page(size: 4).fetch()
+try store.insert(Animal(id: 7, name: "Old", species: "Cat", age: 20, weight: 4, tags: []))
+let secondPage = try byAge.page(after: firstPage.last!, size: 4).fetch()   // offset(4) would repeat Zed
+try store.delete(id: 7)
+print(firstPage.map(\.name), secondPage.map(\.name))   // → ["alice", "Daisy", "Rex", "Zed"] ["Micky", "Bella"]
+
+let cowSet = animals.filter(\.species == "Cow")
+let youngest = animals.sortBy(\.age).limit(3)   // Bella, Micky, Rex
+print(cowSet.union(youngest).sortBy("id").map(\.name))   // → ["Micky", "Daisy", "Rex", "Bella"]
+print(cowSet.intersection(youngest).map(\.name), cowSet.subtracting(youngest).map(\.name))   // → ["Bella"] ["Daisy"]
+
 let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
 try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
 let log = try LogStore<Animal>(path: files.appendingPathComponent("animals.rslog").path)

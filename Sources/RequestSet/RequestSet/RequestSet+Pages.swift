@@ -32,13 +32,15 @@ extension RequestSet where Element: Record {
   ///
   /// The page is an ordinary set, lazy and evaluated once: count it, read it `.async`, or
   /// `explain()` it. The filter is ordinary conditions, so SQL stores run it in their
-  /// `WHERE` clause and an index on the first sort key serves it:
+  /// `WHERE` clause:
   ///
   /// ```swift
   /// let bySpecies = RequestSet(store).sortBy("species").sortBy(\.age, order: .descending)
-  /// let next = bySpecies.page(after: last, size: 50)
-  /// // filter: species > "Dog" OR (species == "Dog" AND age < 5) OR (species == "Dog" AND age == 5 AND id > 12)
-  /// // sort: species ASC, \Animal.age DESC, id ASC; window: limit 50
+  /// print(bySpecies.page(after: rex, size: 50).explain())   // rex: a Dog of 5, id 3
+  /// // filter: species > "Dog" OR (species == "Dog" AND (age < 5 OR age == nil))
+  /// //   OR (species == "Dog" AND age == 5 AND id > 3)
+  /// // sort: species ASC, \Animal.age DESC, id ASC
+  /// // window: limit 50
   /// ```
   ///
   /// Each key compares as the sort does: nil before every value ascending and after every
@@ -57,8 +59,8 @@ extension RequestSet where Element: Record {
   ///   the set has a window, `reversed()` or `distinct` after its sort (page first, then
   ///   narrow the page), or sorts by a key that walks a relation (sort by a field of the
   ///   record itself instead).
-  /// - Complexity: O(*k*²) to build for *k* sort keys; a store with an index on the sort
-  ///   keys reads about `size` records, others read the matches once.
+  /// - Complexity: O(*k*²) to build for *k* sort keys; evaluation costs what any filtered,
+  ///   sorted set with a limit costs (a top-*k* sort in process, `ORDER BY … LIMIT` in SQL).
   public func page(after anchor: Element?, size: Int) -> RequestSet {
     guard size >= 0 else {
       return _with {
