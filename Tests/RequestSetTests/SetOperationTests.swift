@@ -110,6 +110,10 @@ import Testing
     #expect(try youngest.union(dogs).sortBy("id").fetch().map(\.id) == [1, 3, 4, 6])
     #expect(try dogs.subtracting(youngest).fetch().map(\.id) == [6])
     #expect(youngest.union(dogs).explain().contains("id IN"))
+    if [.sqlite, .indexedSQLite, .postgres].contains(kind) {
+      // The windowed operand's ids reach the SQL store as an IN list: nothing runs in process.
+      #expect(try youngest.union(dogs).requiringPushdown().fetchCount() == 4)
+    }
   }
 
   /// Writes through a combined set change exactly its records.
