@@ -716,6 +716,45 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     _ = _indexes.withLock { $0.insert(key) }
   }
 
+  /// Creates a composite expression index on several keys' values, in order: queries that
+  /// hold the first keys equal and bound or sort by the next use it (see `explain()`, which
+  /// shows PostgreSQL's plan).
+  ///
+  /// ```swift
+  /// try store.createIndex("species", "age")
+  /// // CREATE INDEX … ON "Animal" ((body #> '{species}'), (body #> '{age}'))
+  /// ```
+  /// - Parameters:
+  ///   - first: The key the index orders by first: a string key, dotted for nested fields.
+  ///   - second: The key that orders rows with the same `first` value.
+  ///   - more: Further keys.
+  ///   - unique: Whether two records may not share the values of every key (a row with
+  ///     nil for any key is exempt, as in SQL).
+  /// - Throws: `RequestSetError` `.uniqueViolation` when `unique` and stored records
+  ///   share the values; `.invalidIndex` for a key named twice; `.invalidFormat` for a key
+  ///   holding U+0000.
+  public func createIndex(_ first: String, _ second: String, _ more: String..., unique: Bool = false) throws {
+    let keys = [first, second] + more
+    try RequestIndex(keys: keys, unique: unique).checkKeys(for: Element.self)
+    let columns = try keys.map { "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))" }
+    let name = try SQLJSON.quoteIdentifier(_indexName("keys " + keys.joined(separator: "\u{1F}")))
+    try _pool.with { c in
+      try c.execute(
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quoted) (\(columns.joined(separator: ", ")))")
+    }
+  }
+
+  /// Drops the composite index on these keys, in this order, if there is one.
+  ///
+  /// ```swift
+  /// try store.dropIndex("species", "age")
+  /// ```
+  public func dropIndex(_ first: String, _ second: String, _ more: String...) throws {
+    let keys = [first, second] + more
+    let name = try SQLJSON.quoteIdentifier(_indexName("keys " + keys.joined(separator: "\u{1F}")))
+    try _pool.with { c in try c.execute("DROP INDEX IF EXISTS \(name)") }
+  }
+
   /// Drops the index on `key`, if there is one.
   ///
   /// ```swift

@@ -548,6 +548,64 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     }
   }
 
+  /// Creates a composite expression index on several keys' JSON values, in order: queries
+  /// that hold the first keys equal and bound or sort by the next use it (see `explain()`,
+  /// which shows SQLite's plan).
+  ///
+  /// ```swift
+  /// try store.createIndex("species", "age")
+  /// // CREATE INDEX "Animal_requestset_…" ON "Animal"(json_extract(body, '$."species"'),
+  /// //                                              json_extract(body, '$."age"'))
+  /// ```
+  /// - Parameters:
+  ///   - first: The key the index orders by first: a string key, dotted for nested fields.
+  ///   - second: The key that orders rows with the same `first` value.
+  ///   - more: Further keys.
+  ///   - unique: Whether two records may not share the values of every key (a row with
+  ///     nil for any key is exempt, as in SQL).
+  /// - Throws: `RequestSetError` `.uniqueViolation` when `unique` and stored records
+  ///   repeat the values; `.invalidIndex` for a key named twice, or one holding a quote, a
+  ///   backslash or U+0000; `.closed`.
+  public func createIndex(_ first: String, _ second: String, _ more: String..., unique: Bool = false) throws {
+    let keys = [first, second] + more
+    let (name, paths) = try _compositeIndex(keys)
+    let columns = paths.map { "json_extract(body, \($0))" }.joined(separator: ", ")
+    do {
+      try _write { c in
+        try c.execute(
+          "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quotedTable)(\(columns))",
+          doing: "create an index on \(keys.joined(separator: ", "))")
+      }
+    } catch let error as RequestSetError where error.code == .uniqueViolation {
+      throw RequestSetError(
+        .uniqueViolation,
+        "Stored records repeat the values of \(keys.joined(separator: ", ")), so a unique index cannot be built. Make "
+          + "them unique, or create the index without unique:; nothing was changed.")
+    }
+  }
+
+  /// Drops the composite index on these keys, in this order; nothing happens when there is none.
+  ///
+  /// ```swift
+  /// try store.dropIndex("species", "age")
+  /// ```
+  /// - Throws: `RequestSetError` `.invalidIndex` for keys no index can have; `.closed`.
+  public func dropIndex(_ first: String, _ second: String, _ more: String...) throws {
+    let keys = [first, second] + more
+    let (name, _) = try _compositeIndex(keys)
+    try _write { c in
+      try c.execute("DROP INDEX IF EXISTS \(name)", doing: "drop the index on \(keys.joined(separator: ", "))")
+    }
+  }
+
+  /// The name of the composite index on `keys` and the JSON path literal of each key.
+  private func _compositeIndex(_ keys: [String]) throws -> (name: String, paths: [String]) {
+    try RequestIndex(keys: keys, unique: false).checkKeys(for: Element.self)
+    let paths = try keys.map { try Self._indexName($0, table: table).path }
+    // Named by the keys joined with U+001F, as in-process stores name it.
+    return (try Self._indexName(keys.joined(separator: "\u{1F}"), table: table).name, paths)
+  }
+
   /// Drops the index on `key`; nothing happens when there is none.
   ///
   /// ```swift

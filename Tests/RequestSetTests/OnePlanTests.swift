@@ -139,11 +139,11 @@ import Testing
     }
     var one = prepared.query.stages[0]
     one.window.limit = 1
-    guard case .walk(_, let key, descending: false) = plan.narrowed(to: one).path else {
+    guard case .walk(let walk) = plan.narrowed(to: one).path, !walk.descending else {
       Issue.record("first: \(plan.narrowed(to: one).path)")
       return
     }
-    #expect(key == "age")
+    #expect(walk.key == "age")
     // A reversed stage (`last`) reads the plan as it is.
     one.reversed = true
     guard case .scan = plan.narrowed(to: one).path else {

@@ -116,33 +116,42 @@ enum _Executor {
       // whichever way the records are read.
       if !_compilesWithoutChecks(stage.filter) { _ = try compiler.compile(stage.filter) }
       return try _run(narrowed, on: plan.candidates ?? [], compiler: &compiler)
-    case .walk(let index, _, let descending):
-      return try _walk(narrowed, index, descending: descending, compiler: &compiler)
+    case .walk(let walk):
+      return try _walk(narrowed, walk, compiler: &compiler)
     }
   }
 
   /// A sort plus a limit served by walking an index in sort order: records are tested in
   /// that order until the window is full, then the few collected are put in exact order.
   ///
-  /// Within one value the index holds slots in store order, which is how a stable sort
-  /// breaks ties, so with one sort key the walk stops at the window's last record; with
-  /// more keys it first takes in every record tied with that one, for the later keys to
-  /// order. A descending walk reads each run of equal values forwards, for the same reason.
+  /// Within one value a one-key index holds slots in store order, which is how a stable
+  /// sort breaks ties, so with one sort key the walk stops at the window's last record;
+  /// with more keys (or a composite index with keys after the sort key, which order one
+  /// value's entries first) it first takes in every record tied with that one, for the
+  /// later keys and store order to order. A descending walk reads each run of equal values
+  /// forwards, for the same reason.
   private static func _walk<Element>(
-    _ stage: _Stage<Element>, _ index: _SortedIndex, descending: Bool, compiler: inout _FilterCompiler<Element>
+    _ stage: _Stage<Element>, _ walk: _IndexWalk, compiler: inout _FilterCompiler<Element>
   ) throws -> [Int] {
     let cursor = compiler.cursor
+    let index = walk.index
+    let descending = walk.descending
     let test = _test(try compiler.compile(stage.filter), cursor)
     _ = try _comparator(stage.sort, compiler: &compiler)  // checks every sort key
-    let rest = stage.sort.count > 1 ? try _comparator(Array(stage.sort.dropFirst()), compiler: &compiler) : nil
+    let rest =
+      stage.sort.count > 1 ? try _comparator(Array(stage.sort.dropFirst()), compiler: &compiler) : nil
     guard let need = stage.window.needed, need > 0 else { return [] }
+    let takesTies = rest != nil || !walk.tiesInStoreOrder
+    let (from, to) = walk.bounds ?? (index.startPosition, index.endPosition)
     var collected: [_IndexEntry] = []
     var done = false
     /// Tests one entry; false once the walk can stop.
     func visit(_ e: _IndexEntry) throws -> Bool {
       if collected.count >= need {
         // Full: with later sort keys, take in the rest of the last value's ties.
-        if rest == nil || FieldValue._order(e.value, collected[collected.count - 1].value, .binary) != 0 {
+        if !takesTies
+          || FieldValue._order(walk.value(e), walk.value(collected[collected.count - 1]), .binary) != 0
+        {
           done = true
           return false
         }
@@ -152,8 +161,8 @@ enum _Executor {
     }
     if descending {
       var run: [_IndexEntry] = []  // one value's entries, read backwards
-      try index.forEachBackward(from: index.endPosition, to: index.startPosition) { e in
-        if let first = run.first, FieldValue._order(e.value, first.value, .binary) != 0 {
+      try index.forEachBackward(from: to, to: from) { e in
+        if let first = run.first, FieldValue._order(walk.value(e), walk.value(first), .binary) != 0 {
           for r in run.reversed() where try !visit(r) { return false }
           run.removeAll(keepingCapacity: true)
         }
@@ -162,11 +171,11 @@ enum _Executor {
       }
       if !done { for r in run.reversed() where try !visit(r) { break } }
     } else {
-      try index.forEach(from: index.startPosition, to: index.endPosition, visit)
+      try index.forEach(from: from, to: to, visit)
     }
     let sign = descending ? -1 : 1
     try collected.sort { a, b in
-      let c = sign * FieldValue._order(a.value, b.value, .binary)
+      let c = sign * FieldValue._order(walk.value(a), walk.value(b), .binary)
       if c != 0 { return c < 0 }
       if let rest {
         let r = try rest(a.slot, b.slot)
@@ -204,7 +213,8 @@ enum _Executor {
     if let invalid = query.invalid { throw invalid }
     let query = query.resolvingTwins()
     guard query.stages.count == 1, let stage = query.stages.first, stage.filter != nil, stage.sort.isEmpty,
-      stage.distinct == nil, !stage.reversed, !stage.window.isSet, _Planner.idSlots(query, in: snapshot) == nil
+      stage.distinct == nil, !stage.reversed, !stage.window.isSet,
+      _Planner.idSlots(query, in: snapshot) == nil
     else { return nil }
     guard case .scan = (prepared?.access() ?? _Planner.plan(stage, in: snapshot)).path else { return nil }
     return try _RecordCursor.with(snapshot) { cursor in
@@ -235,7 +245,8 @@ enum _Executor {
   /// Nil for any other filter, which is then compiled and tested record by record.
   /// String keys are compiled first, so a bad key or value throws as it would there.
   private static func _slotFills<Element>(
-    _ filter: _FilterNode<Element>?, _ base: UnsafePointer<Element>, _ compiler: inout _FilterCompiler<Element>
+    _ filter: _FilterNode<Element>?, _ base: UnsafePointer<Element>,
+    _ compiler: inout _FilterCompiler<Element>
   ) throws -> [_SlotFill]? {
     let terms: [_FilterNode<Element>]
     switch filter {
@@ -252,7 +263,9 @@ enum _Executor {
         fills.append { start, count, out, mask in fill(base + start, count, out, mask) }
       case .field(let c):
         if direct == nil {
-          guard let fields = try? compiler.fields(), let d = fields as? any _DirectFieldAccess else { return nil }
+          guard let fields = try? compiler.fields(), let d = fields as? any _DirectFieldAccess else {
+            return nil
+          }
           direct = d
         }
         guard let fill = direct?.directFill(c) else { return nil }
@@ -348,7 +361,9 @@ enum _Executor {
   ///
   /// The filter and sort keys are compiled first, so a bad key or value throws exactly as
   /// evaluating the query would.
-  static func indexedCount<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws -> Int? {
+  static func indexedCount<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) throws
+    -> Int?
+  {
     guard query.invalid == nil, query.stages.count == 1, snapshot._indexes != nil else { return nil }
     let query = query.resolvingTwins()
     let stage = query.stages[0]
@@ -406,10 +421,16 @@ enum _Executor {
         if plan.filter == nil {
           n = candidates.count
         } else {
-          try _scanWhile(candidates, cursor, matcher) { _ in n += 1; return n < enough }
+          try _scanWhile(candidates, cursor, matcher) { _ in
+            n += 1
+            return n < enough
+          }
         }
       } else if enough > 0 {
-        try _scanWhile(nil, cursor, matcher) { _ in n += 1; return n < enough }
+        try _scanWhile(nil, cursor, matcher) { _ in
+          n += 1
+          return n < enough
+        }
       }
       return stage.window.range(in: n).count
     }
@@ -505,7 +526,8 @@ enum _Executor {
   /// Calls `body` with each matching slot, in input order, until it returns false.
   @inline(__always)
   private static func _scanWhile<Element>(
-    _ input: [Int]?, _ cursor: _RecordCursor<Element>, _ matcher: _Matcher<Element>, _ body: (Int) throws -> Bool
+    _ input: [Int]?, _ cursor: _RecordCursor<Element>, _ matcher: _Matcher<Element>,
+    _ body: (Int) throws -> Bool
   ) throws {
     let snapshot = cursor.snapshot
     if case .constant(false) = matcher { return }
@@ -617,7 +639,8 @@ enum _Executor {
 
   @inline(__always)
   private static func _scan<Element>(
-    _ input: [Int]?, _ cursor: _RecordCursor<Element>, _ matcher: _Matcher<Element>, _ body: (Int) throws -> Void
+    _ input: [Int]?, _ cursor: _RecordCursor<Element>, _ matcher: _Matcher<Element>,
+    _ body: (Int) throws -> Void
   ) throws {
     try _scanWhile(input, cursor, matcher) { (slot: Int) throws -> Bool in
       try body(slot)
@@ -726,7 +749,8 @@ enum _Executor {
           let sign = t.order == .ascending ? 1 : -1
           parts.append { a, b in
             var (ra, rb) = (try snapshot._record(at: a), try snapshot._record(at: b))
-            return sign * withUnsafePointer(to: &ra) { pa in withUnsafePointer(to: &rb) { pb in cmp(pa, pb) } }
+            return sign
+              * withUnsafePointer(to: &ra) { pa in withUnsafePointer(to: &rb) { pb in cmp(pa, pb) } }
           }
         }
       case .field(let name, let order, let collation):
@@ -788,7 +812,8 @@ struct _TopK {
       heap[0] = item
       var i = 0
       while true {
-        let l = 2 * i + 1, r = l + 1
+        let l = 2 * i + 1
+        let r = l + 1
         var largest = i
         if try l < heap.count && less(heap[largest], heap[l]) { largest = l }
         if try r < heap.count && less(heap[largest], heap[r]) { largest = r }

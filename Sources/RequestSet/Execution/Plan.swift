@@ -9,7 +9,9 @@
 /// (four times that when they must be put back in store order); an ordered walk touches
 /// about `(offset + limit) × records ÷ matches`.
 enum _Planner {
-  static func plan<Element>(_ stage: _Stage<Element>, in snapshot: StoreSnapshot<Element>) -> _AccessPlan<Element> {
+  static func plan<Element>(_ stage: _Stage<Element>, in snapshot: StoreSnapshot<Element>) -> _AccessPlan<
+    Element
+  > {
     let n = snapshot.count
     var plan = _AccessPlan<Element>(path: .scan, filter: stage.filter, estimatedRows: n)
     guard let access = snapshot._indexes, n > 0 else { return plan }
@@ -31,22 +33,40 @@ enum _Planner {
     // Bounds on one key AND-ed together (`age >= 30 AND age < 40`) are one range; an
     // exact lookup of at most one record (an id) cannot be beaten.
     if parts.count > 1, !(best.map { $0.lookup.exact && $0.lookup.estimate <= 1 } ?? false) {
-      for (parts, lookup) in _ranges(parts, access) where lookup.estimate < (best?.lookup.estimate ?? Int.max) {
+      for (parts, lookup) in _ranges(parts, access) where lookup.estimate < (best?.lookup.estimate ?? Int.max)
+      {
+        best = (parts, lookup)
+      }
+    }
+
+    // A composite index answers equalities on its first keys, and a range on the next,
+    // as one run.
+    if !parts.isEmpty, !(best.map { $0.lookup.exact && $0.lookup.estimate <= 1 } ?? false) {
+      for (parts, lookup) in _compositeLookups(parts, access, snapshot)
+      where lookup.estimate < (best?.lookup.estimate ?? Int.max)
+        || (lookup.estimate == best!.lookup.estimate && lookup.exact && !best!.lookup.exact)
+      {
         best = (parts, lookup)
       }
     }
 
     var lookupCost = Int.max
     if let best { lookupCost = best.lookup.estimate * (best.lookup.inStoreOrder ? 1 : 4) }
+    // The cheaper of two ordered walks: a one-key index over every record, or a composite
+    // index over the run its equal prefix selects.
+    var walk: _IndexWalk? = nil
     var walkCost = Int.max
-    let walk = _orderedWalk(stage, access)
-    if walk != nil, let limit = stage.window.limit {
-      let matches = max(1, best?.lookup.estimate ?? n)
-      let need = stage.window.needed ?? limit
-      walkCost = matches >= n ? need : Int(min(Double(n), Double(need) * Double(n) / Double(matches)))
+    let matches = max(1, best?.lookup.estimate ?? n)
+    for candidate in [_compositeWalk(stage, parts, access, snapshot), _orderedWalk(stage, access)] {
+      guard let candidate else { continue }
+      var cost = Int.max
+      if let limit = stage.window.limit {
+        cost = candidate.cost(need: stage.window.needed ?? limit, matches: matches, records: n)
+      }
+      if walk == nil || cost < walkCost { (walk, walkCost) = (candidate, cost) }
     }
     if let walk, walkCost <= lookupCost, walkCost < n {
-      plan.path = .walk(walk.index, key: walk.key, descending: walk.descending)
+      plan.path = .walk(walk)
       plan.estimatedRows = walkCost
       if best != nil { plan.note = "an ordered walk reads fewer records than the lookup" }
       return plan
@@ -54,8 +74,7 @@ enum _Planner {
     if let walk {
       // Weighed now for a narrower window (`first`, `exists`), which reads this plan too.
       plan.narrowerWalk = _AccessPlan.NarrowerWalk(
-        index: walk.index, key: walk.key, descending: walk.descending, filter: stage.filter,
-        matches: max(1, best?.lookup.estimate ?? n), otherCost: min(lookupCost, n), records: n)
+        walk: walk, filter: stage.filter, matches: matches, otherCost: min(lookupCost, n), records: n)
     }
     guard let best else { return plan }
     guard lookupCost < n else {
@@ -64,7 +83,8 @@ enum _Planner {
     }
     let slots = best.lookup.slots()
     let answered = best.parts.map { parts[$0] }
-    plan.path = .lookup(best.lookup.name, answers: answered.count == 1 ? answered[0] : .and(answered), exact: best.lookup.exact)
+    plan.path = .lookup(
+      best.lookup.name, answers: answered.count == 1 ? answered[0] : .and(answered), exact: best.lookup.exact)
     plan.candidates = slots
     plan.estimatedRows = slots.count
     if best.lookup.exact { for i in best.parts.reversed() { parts.remove(at: i) } }
@@ -107,7 +127,8 @@ enum _Planner {
       return (
         found.parts,
         _Lookup(
-          name: "index range on \(key)", estimate: range.count(in: entries), exact: found.exact, inStoreOrder: false,
+          name: "index range on \(key)", estimate: range.count(in: entries), exact: found.exact,
+          inStoreOrder: false,
           slots: {
             var s = range.slots(in: entries)
             s.sort()
@@ -137,7 +158,8 @@ enum _Planner {
   ///     is scanned instead: a lookup that deep would rarely pay, and the walk's frames
   ///     stay few on a small thread stack.
   private static func _lookup<Element>(
-    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>, twins: Bool = false,
+    _ node: _FilterNode<Element>, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>,
+    twins: Bool = false,
     depth: Int = 0
   ) -> _Lookup? {
     guard depth < _maxLookupDepth else { return nil }
@@ -167,8 +189,11 @@ enum _Planner {
       return _union(lookups, exact: lookups.allSatisfy(\.exact))
     case .and(let j):
       // The most selective part; never exact, since the other parts are not looked at.
-      return j.terms.compactMap { _lookup($0, access, snapshot, twins: twins, depth: depth + 1) }.min { $0.estimate < $1.estimate }.map {
-        _Lookup(name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
+      return j.terms.compactMap { _lookup($0, access, snapshot, twins: twins, depth: depth + 1) }.min {
+        $0.estimate < $1.estimate
+      }.map {
+        _Lookup(
+          name: $0.name, estimate: $0.estimate, exact: false, inStoreOrder: $0.inStoreOrder, slots: $0.slots)
       }
     default:
       return nil
@@ -187,7 +212,8 @@ enum _Planner {
     // whatever key Codable stores it under: the store finds it by id, exactly (ids are
     // unique, and the value is the property's own).
     if twin.key == "id", let found = _idLookup(twin, access, snapshot) {
-      return _Lookup(name: "id lookup", estimate: found.count, exact: true, inStoreOrder: true, slots: { found })
+      return _Lookup(
+        name: "id lookup", estimate: found.count, exact: true, inStoreOrder: true, slots: { found })
     }
     guard !twin.idOnly, let index = access.catalog.index(for: twin.key) else { return nil }
     // Every value compared must be of a kind the index holds (an IN compares each item).
@@ -204,7 +230,8 @@ enum _Planner {
   private static func _lookup<Element>(
     _ c: _FieldCondition, exact: Bool, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> _Lookup? {
-    guard let index = access.catalog.index(for: c.key), let (runs, runsExact) = _IndexRange.runs(for: c) else {
+    guard let index = access.catalog.index(for: c.key), let (runs, runsExact) = _IndexRange.runs(for: c)
+    else {
       return nil
     }
     let entries = index.entries
@@ -218,7 +245,12 @@ enum _Planner {
       name: "index \(kind) on \(c.key)", estimate: estimate, exact: exact && runsExact, inStoreOrder: inOrder,
       slots: {
         if inOrder { return _IndexRange.slots(in: entries, between: bounds[0]) }
-        return _union(bounds.map { var s = _IndexRange.slots(in: entries, between: $0); s.sort(); return s })
+        return _union(
+          bounds.map {
+            var s = _IndexRange.slots(in: entries, between: $0)
+            s.sort()
+            return s
+          })
       })
   }
 
@@ -235,7 +267,8 @@ enum _Planner {
     else { return nil }
     let found: [Int]
     if let twin = t.field {
-      guard twin.key == "id", case .compare(.equal) = twin.op, let slots = _idLookup(twin, access, snapshot) else {
+      guard twin.key == "id", case .compare(.equal) = twin.op, let slots = _idLookup(twin, access, snapshot)
+      else {
         return nil
       }
       found = slots
@@ -276,7 +309,9 @@ enum _Planner {
   static func exactCount<Element>(
     _ node: _FilterNode<Element>, in snapshot: StoreSnapshot<Element>, fields: (any _FieldAccess)?
   ) -> Int? {
-    guard let access = snapshot._indexes, !access.catalog.isEmpty || access.slotForID != nil else { return nil }
+    guard let access = snapshot._indexes, !access.catalog.isEmpty || access.slotForID != nil else {
+      return nil
+    }
     let condition: _FieldCondition
     switch node {
     case .field(let c):
@@ -291,7 +326,8 @@ enum _Planner {
     default:
       return nil
     }
-    guard let index = access.catalog.index(for: condition.key), let (runs, exact) = _IndexRange.runs(for: condition),
+    guard let index = access.catalog.index(for: condition.key),
+      let (runs, exact) = _IndexRange.runs(for: condition),
       exact
     else { return nil }
     if case .typed = node {
@@ -311,7 +347,8 @@ enum _Planner {
   private static func _idLookup<Element>(
     _ c: _FieldCondition, _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> [Int]? {
-    guard let slotForID = access.slotForID, c.quantifier == nil, !c.countsElements, c.datePart == nil, c.options.isEmpty,
+    guard let slotForID = access.slotForID, c.quantifier == nil, !c.countsElements, c.datePart == nil,
+      c.options.isEmpty,
       c.collation == .binary
     else { return nil }
     let values: [FieldValue]
@@ -346,7 +383,7 @@ enum _Planner {
   /// needs a window, which the caller checks: a narrower window may read the plan too).
   private static func _orderedWalk<Element>(
     _ stage: _Stage<Element>, _ access: _IndexAccess
-  ) -> (index: _SortedIndex, key: String, descending: Bool)? {
+  ) -> _IndexWalk? {
     guard !stage.reversed, stage.distinct == nil, let first = stage.sort.first else {
       return nil
     }
@@ -371,7 +408,7 @@ enum _Planner {
       kinds.bits &= ~(1 << UInt8(_FieldKind.null.rawValue))
       guard kinds.nonNull.count <= 1 else { return nil }
     }
-    return (index.entries, key, descending)
+    return _IndexWalk(index: index.entries, key: key, descending: descending)
   }
 
   /// How deep in ANDs and ORs the planner looks for lookups.
@@ -407,7 +444,7 @@ struct _AccessPlan<Element: Sendable>: Sendable {
     /// The candidates of an index (or id) lookup, in store order.
     case lookup(String, answers: _FilterNode<Element>, exact: Bool)
     /// An index in sort order, until the window is full.
-    case walk(_SortedIndex, key: String, descending: Bool)
+    case walk(_IndexWalk)
   }
 
   var path: Path
@@ -426,9 +463,7 @@ struct _AccessPlan<Element: Sendable>: Sendable {
   var narrowerWalk: NarrowerWalk?
 
   struct NarrowerWalk: Sendable {
-    let index: _SortedIndex
-    let key: String
-    let descending: Bool
+    let walk: _IndexWalk
     /// The stage's whole filter, which a walk tests on every record it reads.
     let filter: _FilterNode<Element>?
     /// The planner's estimate of the stage's matches.
@@ -450,15 +485,15 @@ struct _AccessPlan<Element: Sendable>: Sendable {
   /// index the planner weighed when that costs fewer records than this plan's path. The
   /// same cost model as ``_Planner/plan(_:in:)``; no index is weighed again.
   func narrowed(to stage: _Stage<Element>) -> _AccessPlan {
-    guard let walk = narrowerWalk, let limit = stage.window.limit, !stage.reversed, stage.distinct == nil else {
+    guard let walk = narrowerWalk, let limit = stage.window.limit, !stage.reversed, stage.distinct == nil
+    else {
       return self
     }
     let need = stage.window.needed ?? limit
     let n = walk.records
-    let cost = walk.matches >= n ? need : Int(min(Double(n), Double(need) * Double(n) / Double(walk.matches)))
+    let cost = walk.walk.cost(need: need, matches: walk.matches, records: n)
     guard cost <= walk.otherCost, cost < n else { return self }
-    var plan = _AccessPlan(
-      path: .walk(walk.index, key: walk.key, descending: walk.descending), filter: walk.filter, estimatedRows: cost)
+    var plan = _AccessPlan(path: .walk(walk.walk), filter: walk.filter, estimatedRows: cost)
     plan.note = "an ordered walk reads fewer records for the window read"
     return plan
   }

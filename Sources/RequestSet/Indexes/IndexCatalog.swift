@@ -3,9 +3,20 @@
 /// planner always sees indexes that agree with the records it reads.
 struct _IndexCatalog: Sendable {
   struct Index: Sendable {
+    /// The key, or for a composite index its keys joined by ``_CompositeKey/separator``
+    /// (the identity the store and the log name it by).
     let key: String
     let unique: Bool
     var entries: _SortedIndex
+    /// The keys the index orders by: `[key]`, or a composite index's keys.
+    let keys: [String]
+
+    init(key: String, unique: Bool, entries: _SortedIndex) {
+      self.key = key
+      self.unique = unique
+      self.entries = entries
+      self.keys = _CompositeKey.keys(of: key)
+    }
   }
 
   private(set) var indexes: [Index] = []
@@ -22,7 +33,9 @@ struct _IndexCatalog: Sendable {
   }
 
   /// The public description of every index, in creation order.
-  var descriptions: [RequestIndex] { indexes.map { RequestIndex(key: $0.key, unique: $0.unique) } }
+  var descriptions: [RequestIndex] {
+    indexes.map { RequestIndex(keys: _CompositeKey.keys(of: $0.key), unique: $0.unique) }
+  }
 
   /// Adds an index built from every live slot's value.
   ///
@@ -34,14 +47,16 @@ struct _IndexCatalog: Sendable {
   mutating func add(
     key: String, unique: Bool, entries: [_IndexEntry], typeName: String, checkingExisting: Bool = true
   ) throws {
-    let sorted = _SortedIndex(entries: entries)
+    let sorted = _SortedIndex(entries: entries, arity: _CompositeKey.keys(of: key).count)
     if unique && checkingExisting {
       // Values match as the index's lookups do: NaN is one value (`_GroupingKey`).
       var seen = Set<_GroupingKey>(minimumCapacity: entries.count)
-      for e in entries where e.value != .null && !seen.insert(_GroupingKey(e.value)).inserted {
+      for e in entries where !_CompositeKey.isExempt(e.value) && !seen.insert(_GroupingKey(e.value)).inserted
+      {
+        let name = _CompositeKey.displayName(key)
         throw RequestSetError(
           .uniqueViolation,
-          "Cannot create a unique index on \"\(key)\" of \(typeName): more than one record has \(key) == \(e.value). "
+          "Cannot create a unique index on \"\(name)\" of \(typeName): more than one record has \(name) == \(e.value). "
             + "Make the values distinct first, or create the index without unique: true.")
       }
     }
@@ -121,7 +136,7 @@ struct _IndexCatalog: Sendable {
         }
         let value = values[u]
         current[change.id] = value
-        if value == .null { continue }
+        if _CompositeKey.isExempt(value) { continue }
         var taken = claims[_GroupingKey(value)].map { $0 != change.id } ?? false
         if !taken {
           for holder in _IndexRange.equal(value).slots(in: index.entries) where !replaced.contains(holder) {
@@ -130,9 +145,10 @@ struct _IndexCatalog: Sendable {
           }
         }
         if taken {
+          let name = _CompositeKey.displayName(index.key)
           throw RequestSetError(
             .uniqueViolation,
-            "Another \(typeName) already has \(index.key) == \(value), and the index on \"\(index.key)\" is unique "
+            "Another \(typeName) already has \(name) == \(value), and the index on \"\(name)\" is unique "
               + "(the record with id \(change.id) would be a second one). Give it another value, or change the "
               + "other record first; nothing was written.")
         }
@@ -142,28 +158,72 @@ struct _IndexCatalog: Sendable {
   }
 }
 
-/// An index a store keeps, as ``MemoryStore/indexes`` and ``LogStore/indexes`` list them.
+/// An index a store keeps, as ``MemoryStore/indexes`` and ``LogStore/indexes`` list them:
+/// on one key, or a composite index on several, ordered by the first, then the next.
 ///
 /// ```swift
 /// try store.createIndex(\.species)
-/// store.indexes   // [RequestIndex(key: "species", unique: false)]
+/// try store.createIndex(\.species, \.age)
+/// store.indexes   // [index on species, index on species, age]
 /// ```
 public struct RequestIndex: Sendable, Hashable, CustomStringConvertible {
-  /// The record's key the index orders by: a Codable key, or a dotted path into a nested value.
-  public let key: String
-  /// Whether a write that would give two records the same non-nil value throws.
+  /// The record's keys the index orders by, in order: Codable keys, or dotted paths into
+  /// nested values. One key for most indexes.
+  ///
+  /// ```swift
+  /// RequestIndex(keys: ["species", "age"], unique: false).keys   // ["species", "age"]
+  /// ```
+  public let keys: [String]
+  /// Whether a write that would give two records the same non-nil value throws (for a
+  /// composite index: the same values of every key, none of them nil).
   public let unique: Bool
 
-  /// Describes an index; stores create them with `createIndex`.
+  /// The key the index orders by; for a composite index, its keys joined by ", ".
+  ///
+  /// ```swift
+  /// RequestIndex(key: "name", unique: true).key                 // "name"
+  /// RequestIndex(keys: ["species", "age"], unique: false).key   // "species, age"
+  /// ```
+  public var key: String { keys.count == 1 ? keys[0] : keys.joined(separator: ", ") }
+
+  /// Describes an index on one key; stores create them with `createIndex`.
   ///
   /// ```swift
   /// RequestIndex(key: "name", unique: true).description   // "unique index on name"
   /// ```
   public init(key: String, unique: Bool) {
-    self.key = key
+    self.keys = [key]
     self.unique = unique
   }
 
-  /// `index on species`, or `unique index on name`.
+  /// Describes an index on several keys (a composite index); stores create them with
+  /// `createIndex(_:_:_:unique:)`.
+  ///
+  /// ```swift
+  /// RequestIndex(keys: ["species", "age"], unique: false).description   // "index on species, age"
+  /// ```
+  public init(keys: [String], unique: Bool) {
+    self.keys = keys
+    self.unique = unique
+  }
+
+  /// Checks that a store can create this index on records of `type`: no key named twice,
+  /// none holding U+001F (which joins a composite index's keys in the name stores and logs
+  /// keep). A backend calls it before creating the index.
+  ///
+  /// ```swift
+  /// try RequestIndex(keys: ["species", "age"], unique: false).checkKeys(for: Animal.self)   // fine
+  /// try RequestIndex(keys: ["age", "age"], unique: false).checkKeys(for: Animal.self)       // throws .invalidIndex
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex`, saying which key and why.
+  public func checkKeys<Record>(for type: Record.Type) throws {
+    _ = try _CompositeKey.validated(keys, typeName: "\(type)")
+  }
+
+  /// How a store names the index inside: the key, or the keys joined by
+  /// ``_CompositeKey/separator``.
+  var _identity: String { _CompositeKey.identity(keys) }
+
+  /// `index on species`, or `unique index on name`, or `index on species, age`.
   public var description: String { (unique ? "unique index on " : "index on ") + key }
 }

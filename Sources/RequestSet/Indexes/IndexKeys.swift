@@ -16,10 +16,24 @@ func _indexKey<Root, Value>(_ keyPath: KeyPath<Root, Value>) throws -> String {
   return key
 }
 
+/// The store keys key paths name, for a composite index (`createIndex(\.species, \.age)`).
+func _indexKeys<Root, First, Second, each More>(
+  _ first: KeyPath<Root, First>, _ second: KeyPath<Root, Second>, _ more: repeat KeyPath<Root, each More>
+) throws -> [String] {
+  var keys = [try _indexKey(first), try _indexKey(second)]
+  for keyPath in repeat each more { keys.append(try _indexKey(keyPath)) }
+  return keys
+}
+
 /// The error for an index that exists with the other `unique` setting.
+///
+/// - Parameter key: The index's name: its key, or a composite index's keys joined as
+///   `_CompositeKey` joins them.
 func _indexExists(_ key: String, unique: Bool) -> RequestSetError {
-  RequestSetError(
+  let keys = _CompositeKey.keys(of: key)
+  return RequestSetError(
     .invalidIndex,
-    "The store already has \(unique ? "a unique" : "a non-unique") index on \"\(key)\". "
-      + "Drop it with dropIndex(\"\(key)\") first to change whether it is unique.")
+    "The store already has \(unique ? "a unique" : "a non-unique") index on \"\(keys.joined(separator: ", "))\". "
+      + "Drop it with dropIndex(\(keys.map(\.debugDescription).joined(separator: ", "))) first to change whether it is "
+      + "unique.")
 }

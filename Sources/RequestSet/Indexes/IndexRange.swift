@@ -6,7 +6,8 @@ enum _IndexRange: Sendable {
   /// `key == value`: the entries equal to an ordered value.
   case equal(FieldValue)
   /// Values of one kind between optional bounds: `key > 3`, `key BETWEEN {"a", "m"}`.
-  case between(lower: FieldValue?, lowerInclusive: Bool, upper: FieldValue?, upperInclusive: Bool, kind: _FieldKind)
+  case between(
+    lower: FieldValue?, lowerInclusive: Bool, upper: FieldValue?, upperInclusive: Bool, kind: _FieldKind)
   /// Strings starting with a prefix; a superset, which the filter rechecks.
   case prefix(String)
   /// Nothing can match (`key < nil`, or BETWEEN bounds of two kinds).
@@ -16,7 +17,8 @@ enum _IndexRange: Sendable {
   /// comparisons (but `!=`), BETWEEN and IN without options or collations, and BEGINSWITH.
   /// Returns nil for anything else. `exact` is false when the run is a superset.
   static func runs(for c: _FieldCondition) -> (runs: [_IndexRange], exact: Bool)? {
-    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.options.isEmpty, c.collation == .binary else { return nil }
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.options.isEmpty, c.collation == .binary
+    else { return nil }
     switch c.op {
     case .compare(let comparison):
       return compare(comparison, c.value).map { ([$0], true) }
@@ -25,7 +27,9 @@ enum _IndexRange: Sendable {
       let (lo, hi) = (bounds[0], bounds[1])
       guard _IndexOrder.isOrdered(lo), _IndexOrder.isOrdered(hi) else { return nil }
       if lo == .null || hi == .null || lo._kind != hi._kind { return ([.empty], true) }
-      return ([.between(lower: lo, lowerInclusive: true, upper: hi, upperInclusive: true, kind: lo._kind)], true)
+      return (
+        [.between(lower: lo, lowerInclusive: true, upper: hi, upperInclusive: true, kind: lo._kind)], true
+      )
     case .in:
       guard case .array(let items) = c.value, items.allSatisfy(_IndexOrder.isOrdered) else { return nil }
       return (Set(items).map { .equal($0) }, true)
@@ -52,9 +56,11 @@ enum _IndexRange: Sendable {
       if value == .null { return .empty }
       let inclusive = comparison == .lessThanOrEqual || comparison == .greaterThanOrEqual
       if comparison == .lessThan || comparison == .lessThanOrEqual {
-        return .between(lower: nil, lowerInclusive: true, upper: value, upperInclusive: inclusive, kind: value._kind)
+        return .between(
+          lower: nil, lowerInclusive: true, upper: value, upperInclusive: inclusive, kind: value._kind)
       }
-      return .between(lower: value, lowerInclusive: inclusive, upper: nil, upperInclusive: true, kind: value._kind)
+      return .between(
+        lower: value, lowerInclusive: inclusive, upper: nil, upperInclusive: true, kind: value._kind)
     }
   }
 
@@ -65,7 +71,8 @@ enum _IndexRange: Sendable {
       case .between(let lo2, let li2, let hi2, let ui2, let kind2) = other
     else { return nil }
     guard kind == kind2 else { return .empty }
-    var lower = lo1, lowerInclusive = li1
+    var lower = lo1
+    var lowerInclusive = li1
     if let l2 = lo2 {
       if let l1 = lo1 {
         let c = FieldValue._order(l1, l2, .binary)
@@ -74,7 +81,8 @@ enum _IndexRange: Sendable {
         (lower, lowerInclusive) = (l2, li2)
       }
     }
-    var upper = hi1, upperInclusive = ui1
+    var upper = hi1
+    var upperInclusive = ui1
     if let h2 = hi2 {
       if let h1 = hi1 {
         let c = FieldValue._order(h1, h2, .binary)
@@ -89,34 +97,46 @@ enum _IndexRange: Sendable {
 
   /// Where the run starts and ends in `index`.
   func bounds(in index: _SortedIndex) -> (_SortedIndex.Position, _SortedIndex.Position) {
+    let (before, within) = edges
+    let start = index.partition(before)
+    return (start, max(start, index.partition(within)))
+  }
+
+  /// The run as two tests on an entry's value, each holding for a prefix of the entries:
+  /// `before` while the entry lies before the run, `within` while it lies before the run's
+  /// end. A composite index applies them to one key's value after an equal prefix (see
+  /// ``_CompositeRange``).
+  var edges: (before: (FieldValue) -> Bool, within: (FieldValue) -> Bool) {
     switch self {
     case .empty:
-      return (index.startPosition, index.startPosition)
+      return ({ _ in false }, { _ in false })
     case .equal(let v):
-      return (
-        index.partition { FieldValue._order($0, v, .binary) < 0 },
-        index.partition { FieldValue._order($0, v, .binary) <= 0 }
-      )
+      return ({ FieldValue._order($0, v, .binary) < 0 }, { FieldValue._order($0, v, .binary) <= 0 })
     case .between(let lower, let lowerInclusive, let upper, let upperInclusive, let kind):
-      let start =
+      let before: (FieldValue) -> Bool =
         lower.map { lo in
-          index.partition { lowerInclusive ? FieldValue._order($0, lo, .binary) < 0 : FieldValue._order($0, lo, .binary) <= 0 }
-        } ?? index.partition { $0._kind < kind }
-      let end =
+          {
+            lowerInclusive ? FieldValue._order($0, lo, .binary) < 0 : FieldValue._order($0, lo, .binary) <= 0
+          }
+        } ?? { $0._kind < kind }
+      let within: (FieldValue) -> Bool =
         upper.map { hi in
-          index.partition { upperInclusive ? FieldValue._order($0, hi, .binary) <= 0 : FieldValue._order($0, hi, .binary) < 0 }
-        } ?? index.partition { $0._kind <= kind }
-      return (start, max(start, end))
+          {
+            upperInclusive ? FieldValue._order($0, hi, .binary) <= 0 : FieldValue._order($0, hi, .binary) < 0
+          }
+        } ?? { $0._kind <= kind }
+      return (before, within)
     case .prefix(let p):
       // Every string with the prefix sorts at or after it and before the prefix followed
       // by the last scalar; the filter rechecks what lies between.
-      let start = index.partition { FieldValue._order($0, .string(p), .binary) < 0 }
       let limit = p + "\u{10FFFF}"
-      let end = index.partition {
-        if case .string(let s) = $0 { return s < limit }
-        return $0._kind < .string
-      }
-      return (start, max(start, end))
+      return (
+        { FieldValue._order($0, .string(p), .binary) < 0 },
+        {
+          if case .string(let s) = $0 { return s < limit }
+          return $0._kind < .string
+        }
+      )
     }
   }
 
@@ -133,11 +153,16 @@ enum _IndexRange: Sendable {
 
   /// The slots between two positions of `index` (see ``bounds(in:)``), in index order:
   /// a caller that counted the run first does not search for it again.
-  static func slots(in index: _SortedIndex, between bounds: (_SortedIndex.Position, _SortedIndex.Position)) -> [Int] {
+  static func slots(in index: _SortedIndex, between bounds: (_SortedIndex.Position, _SortedIndex.Position))
+    -> [Int]
+  {
     let (a, b) = bounds
     var out: [Int] = []
     out.reserveCapacity(index.distance(from: a, to: b))
-    index.forEach(from: a, to: b) { out.append($0.slot); return true }
+    index.forEach(from: a, to: b) {
+      out.append($0.slot)
+      return true
+    }
     return out
   }
 
@@ -147,6 +172,12 @@ enum _IndexRange: Sendable {
     case .equal, .empty: return true
     case .between, .prefix: return false
     }
+  }
+
+  /// Whether the run is one value's entries (`key == value`).
+  var isEquality: Bool {
+    if case .equal = self { return true }
+    return false
   }
 
   /// How `explain()` names the lookup.

@@ -23,19 +23,30 @@ struct _SortedIndex: Sendable {
   /// that orders between them, so runs of equal values may not be in store order.
   private(set) var hasLossyNumbers = false
 
+  /// How many keys the index orders by: 1, or more for a composite index, whose entries'
+  /// values are arrays of one value per key (see CompositeIndex.swift).
+  private(set) var arity = 1
+  /// For a composite index, the kinds of value each key was given (a superset of those
+  /// held now); empty for a one-key index, whose kinds are ``kinds``.
+  private(set) var componentKinds: [_KindSet] = []
+
   /// A chunk splits in two past this size.
   static let maxChunk = 512
 
-  init() {}
+  /// An empty index on `arity` keys.
+  init(arity: Int = 1) {
+    self.arity = arity
+    if arity > 1 { componentKinds = Array(repeating: _KindSet(), count: arity) }
+  }
 
   /// An index of these entries, sorted once: O(*n* log *n*).
-  init(entries: [_IndexEntry]) {
+  init(entries: [_IndexEntry], arity: Int = 1) {
+    self.init(arity: arity)
     var ordered: [_IndexEntry] = []
     ordered.reserveCapacity(entries.count)
     for e in entries {
-      kinds.insert(e.value._kind)
-      if case .int(let i) = e.value, i.magnitude > 1 << 53 { hasLossyNumbers = true }
-      if _IndexOrder.isOrdered(e.value) { ordered.append(e) } else { unordered.append(e.slot) }
+      _noteKinds(e.value)
+      if isOrdered(e.value) { ordered.append(e) } else { unordered.append(e.slot) }
     }
     unordered.sort()
     ordered.sort { _IndexOrder.less($0, $1) }
@@ -58,7 +69,7 @@ struct _SortedIndex: Sendable {
   ///   entry does not sort after the last one (the stored entries were not in order).
   mutating func appendInOrder(_ entry: _IndexEntry) -> Bool {
     let value = entry.value
-    guard _IndexOrder.isOrdered(value) else { return false }
+    guard isOrdered(value) else { return false }
     if let last = chunks.last?.last, !_IndexOrder.less(last, entry) { return false }
     if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maxChunk / 2 {
       var chunk = ContiguousArray<_IndexEntry>()
@@ -67,8 +78,7 @@ struct _SortedIndex: Sendable {
     }
     chunks[chunks.count - 1].append(entry)
     count += 1
-    kinds.insert(value._kind)
-    if case .int(let i) = value, i.magnitude > 1 << 53 { hasLossyNumbers = true }
+    _noteKinds(value)
     return true
   }
 
@@ -88,6 +98,31 @@ struct _SortedIndex: Sendable {
     kinds.formUnion(more)
   }
 
+  /// Whether a value has a place in this index's order: an ordered value (see
+  /// ``_IndexOrder/isOrdered(_:)``), or for a composite index an array of `arity` of them,
+  /// ordered key by key.
+  @inline(__always)
+  func isOrdered(_ value: FieldValue) -> Bool {
+    guard arity > 1 else { return _IndexOrder.isOrdered(value) }
+    guard case .array(let items) = value, items.count == arity else { return false }
+    return items.allSatisfy(_IndexOrder.isOrdered)
+  }
+
+  /// Notes the kinds of an entered value (per key, for a composite index) and whether it
+  /// holds an integer past 2^53.
+  @inline(__always)
+  private mutating func _noteKinds(_ value: FieldValue) {
+    kinds.insert(value._kind)
+    if arity > 1, case .array(let items) = value, items.count == arity {
+      for (k, item) in items.enumerated() {
+        componentKinds[k].insert(item._kind)
+        if case .int(let i) = item, i.magnitude > 1 << 53 { hasLossyNumbers = true }
+      }
+    } else if case .int(let i) = value, i.magnitude > 1 << 53 {
+      hasLossyNumbers = true
+    }
+  }
+
   /// Calls `body` with every ordered entry, in order.
   func forEachOrdered(_ body: (_IndexEntry) throws -> Void) rethrows {
     for chunk in chunks { for e in chunk { try body(e) } }
@@ -97,9 +132,8 @@ struct _SortedIndex: Sendable {
 
   mutating func insert(_ value: FieldValue, slot: Int) {
     count += 1
-    kinds.insert(value._kind)
-    if case .int(let i) = value, i.magnitude > 1 << 53 { hasLossyNumbers = true }
-    guard _IndexOrder.isOrdered(value) else {
+    _noteKinds(value)
+    guard isOrdered(value) else {
       let at = _lowerBound(unordered, slot)
       unordered.insert(slot, at: at)
       return
@@ -130,7 +164,7 @@ struct _SortedIndex: Sendable {
   /// Removes the entry for `slot`, whose value is `value`; false when there is none.
   @discardableResult
   mutating func remove(_ value: FieldValue, slot: Int) -> Bool {
-    guard _IndexOrder.isOrdered(value) else {
+    guard isOrdered(value) else {
       let at = _lowerBound(unordered, slot)
       guard at < unordered.count, unordered[at] == slot else { return false }
       unordered.remove(at: at)

@@ -76,10 +76,13 @@ extension RequestSet {
               exact
                 ? "  index answers: \(answers.description)"
                 : "  index narrows to: \(answers.description) (rechecked on each record)")
-          case .walk(_, let key, let descending):
+          case .walk(let walk):
+            let within =
+              walk.prefixKeys.isEmpty
+              ? "" : " within equal \(walk.prefixKeys.joined(separator: ", ")) of a composite index"
             lines.append(
-              "stage 1: index order on \(key) \(descending ? "DESC" : "ASC"), stopping once the window is full "
-                + "(~\(plan.estimatedRows) of \(total) records)")
+              "stage 1: index order on \(walk.key) \(walk.descending ? "DESC" : "ASC")\(within), stopping once the "
+                + "window is full (~\(plan.estimatedRows) of \(total) records)")
             if let note = plan.note { lines.append("  \(note)") }
             sortStrategy = "index order"
           }

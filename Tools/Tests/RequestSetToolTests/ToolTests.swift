@@ -366,6 +366,22 @@ func flipByte(_ path: String, at offset: Int) throws {
     #expect(missing.stderr == "requestset: \(log) has no index on age.\n")
   }
 
+  /// Several keys make one composite index, listed, kept in the log and dropped by its keys.
+  @Test func severalKeysMakeACompositeIndex() throws {
+    let dir = try freshDirectory()
+    let log = try petLog(in: dir)
+    #expect(try Tool.run("index", log, "create", "species", "age").stdout == "created index on species, age\n")
+    #expect(try Tool.run("index", log, "list").stdout == "species\nspecies, age\n")
+    #expect(try Tool.run("info", log).stdout.contains("species, (species, age)"))
+    #expect(
+      try LogStore<Pet>(path: log, options: .init(readOnly: true)).indexes.map(\.keys) == [["species"], ["species", "age"]])
+    let twice = try Tool.run("index", log, "create", "age", "age")
+    #expect(twice.status == 1)
+    #expect(twice.stderr.hasPrefix("requestset: "), "\(twice)")
+    #expect(try Tool.run("index", log, "drop", "species", "age").stdout == "dropped the index on species, age\n")
+    #expect(try Tool.run("index", log, "list").stdout == "species\n")
+  }
+
   @Test func writingCommandsRefuseALockedLog() throws {
     let dir = try freshDirectory()
     let log = try petLog(in: dir)

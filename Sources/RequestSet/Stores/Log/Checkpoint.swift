@@ -308,7 +308,7 @@ enum _Checkpoint {
     guard live.popCount == Int(liveCount) else {
       throw r.error("the live count disagrees with the live slots")
     }
-    let indexEntries = hasEntries ? try readIndexEntries(&r, count: definitions.count, live: live) : nil
+    let indexEntries = hasEntries ? try readIndexEntries(&r, arities: definitions.map(\.keys.count), live: live) : nil
     guard r.isAtEnd else { throw r.error("bytes past the checkpoint's last table") }
     let ids = Dictionary(uniqueKeysWithValues: names.enumerated().compactMap { i, n in n.map { ($0, i) } })
     guard ids.count == names.compactMap({ $0 }).count else { throw r.error("a field name is defined twice") }
@@ -326,15 +326,15 @@ enum _Checkpoint {
   /// order: an index restored from them is the one the writer held, or none is (nil, and
   /// the store rebuilds its indexes from the records). Entries that do not hold are read
   /// to their end all the same; only bytes that do not parse make the checkpoint unusable.
-  private static func readIndexEntries(_ r: inout _ByteReader, count: Int, live: _Bitset) throws(_CodecError)
+  private static func readIndexEntries(_ r: inout _ByteReader, arities: [Int], live: _Bitset) throws(_CodecError)
     -> [_SortedIndex]?
   {
     var indexes: [_SortedIndex] = []
-    indexes.reserveCapacity(count)
+    indexes.reserveCapacity(arities.count)
     var valid = true
     let liveCount = live.popCount
-    for _ in 0..<count {
-      var index = _SortedIndex()
+    for arity in arities {
+      var index = _SortedIndex(arity: arity)
       var kinds = _KindSet()
       kinds.bits = try r.readByte()
       index.formKinds(kinds)

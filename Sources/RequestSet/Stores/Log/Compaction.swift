@@ -83,8 +83,11 @@ extension _LogState {
     if let run {
       var seen = Set<String>()
       definitions = definitions.compactMap { d in
-        guard let key = run.indexKey(after: d.key), seen.insert(key).inserted else { return nil }
-        return RequestIndex(key: key, unique: d.unique)
+        let keys = d.keys.map { run.indexKey(after: $0) }
+        guard keys.allSatisfy({ $0 != nil }), seen.insert(_CompositeKey.identity(keys.map { $0! })).inserted else {
+          return nil
+        }
+        return RequestIndex(keys: keys.map { $0! }, unique: d.unique)
       }
     }
     if !definitions.isEmpty {
@@ -157,7 +160,11 @@ extension _LogState {
     if let run {
       // Indexes whose values the migration keeps are renumbered (under their new key);
       // the others are built again from the rewritten records below.
-      indexes.keep(indexes.indexes.map { run.keyKeepingValues($0.key) }, renumbering: slotMap)
+      indexes.keep(
+        indexes.indexes.map { index in
+          let keys = index.keys.map { run.keyKeepingValues($0) }
+          return keys.allSatisfy { $0 != nil } ? _CompositeKey.identity(keys.map { $0! }) : nil
+        }, renumbering: slotMap)
     } else {
       indexes.renumber(slotMap)
     }
@@ -184,11 +191,11 @@ extension _LogState {
       let kept = indexes
       indexes = _IndexCatalog()
       for definition in definitions {
-        if let index = kept.index(for: definition.key) {
-          indexes.add(key: definition.key, unique: definition.unique, restored: index.entries)
+        if let index = kept.index(for: definition._identity) {
+          indexes.add(key: definition._identity, unique: definition.unique, restored: index.entries)
         } else {
           try indexes.add(
-            key: definition.key, unique: definition.unique, entries: try entries(for: definition.key, mapping: mapping),
+            key: definition._identity, unique: definition.unique, entries: try entries(for: definition._identity, mapping: mapping),
             typeName: "\(Element.self)", checkingExisting: false)
         }
       }

@@ -219,8 +219,9 @@ extension _LogFormat {
     let out = _ByteBuffer(capacity: 64)
     for d in definitions {
       out.append(d.unique ? 1 : 0)
-      out.appendVarint(UInt64(d.key.utf8.count))
-      out.append(d.key)
+      let name = d._identity  // a composite index's keys joined by U+001F
+      out.appendVarint(UInt64(name.utf8.count))
+      out.append(name)
     }
     return out
   }
@@ -233,7 +234,7 @@ extension _LogFormat {
       let flags = try r.readByte()
       let n = try r.readLength(max: r.remaining)
       let key = String(decoding: try r.readBytes(n), as: UTF8.self)
-      out.append(RequestIndex(key: key, unique: flags & 1 != 0))
+      out.append(RequestIndex(keys: _CompositeKey.keys(of: key), unique: flags & 1 != 0))
     }
     return out
   }

@@ -16,13 +16,23 @@ extension _LogState {
     return try _BinaryValue.read(&r, names: names)
   }
 
-  /// The stored values of every index for a slot, in catalog order.
-  func storedValues(slot: Int, mapping: _Mapping?, paths: [[Int]?]) throws -> [FieldValue] {
+  /// An index's value in a record's bytes (`r` is at the record value), from the key ids
+  /// of each of its keys: the key's value, or for a composite index an array of them.
+  static func indexValue(_ r: _ByteReader, _ paths: [[Int]?], names: [String?]) throws(_CodecError) -> FieldValue {
+    if paths.count == 1 { return try value(r, paths[0], names: names) }
+    var values: [FieldValue] = []
+    values.reserveCapacity(paths.count)
+    for p in paths { values.append(try value(r, p, names: names)) }
+    return .array(values)
+  }
+
+  /// The stored values of indexes for a slot: one per index, from the key ids of its keys.
+  func storedIndexValues(slot: Int, mapping: _Mapping?, paths: [[[Int]?]]) throws -> [FieldValue] {
     let location = index.locations[slot]
     let r = try _recordValueReader(mapping, location, path: path)
     let names = index.keys.names
     do throws(_CodecError) {
-      return try paths.map { p throws(_CodecError) in try Self.value(r, p, names: names) }
+      return try paths.map { p throws(_CodecError) in try Self.indexValue(r, p, names: names) }
     } catch {
       throw _damagedRecord(path, location, error)
     }
@@ -37,18 +47,19 @@ extension _LogState {
     let mapping = try currentMapping()
     for definition in index.indexDefinitions {
       try indexes.add(
-        key: definition.key, unique: definition.unique, entries: try entries(for: definition.key, mapping: mapping),
+        key: definition._identity, unique: definition.unique,
+        entries: try entries(for: definition._identity, mapping: mapping),
         typeName: "\(Element.self)", checkingExisting: false)
     }
   }
 
-  /// Every live slot's value of a key.
+  /// Every live slot's value of an index's key (or a composite index's keys).
   func entries(for key: String, mapping: _Mapping?) throws -> [_IndexEntry] {
-    let path = keyIDs(key)
+    let paths = [_CompositeKey.keys(of: key).map { keyIDs($0) }]
     var entries: [_IndexEntry] = []
     entries.reserveCapacity(index.liveCount)
     for slot in 0..<index.locations.count where index.live[slot] {
-      let value = try storedValues(slot: slot, mapping: mapping, paths: [path])[0]
+      let value = try storedIndexValues(slot: slot, mapping: mapping, paths: paths)[0]
       entries.append(_IndexEntry(value: value, slot: slot))
     }
     return entries
@@ -58,12 +69,14 @@ extension _LogState {
     try checkWritable()
     if let existing = indexes.index(for: key) {
       if existing.unique == unique { return }
-      throw _indexExists(key, unique: existing.unique)
+      throw _indexExists(key, unique: existing.unique)  // the name, composite or not
     }
     let fields = try records().fields()
     // A store that has held no record knows no keys yet (see `_SchemaProbe`).
-    guard fields.kinds[key] != nil || fields.kinds.isEmpty else {
-      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
+    for k in _CompositeKey.keys(of: key) {
+      guard fields.kinds[k] != nil || fields.kinds.isEmpty else {
+        throw RequestSetError.unknownKey(k, type: Element.self, known: fields.knownKeys)
+      }
     }
     var catalog = indexes
     try catalog.add(

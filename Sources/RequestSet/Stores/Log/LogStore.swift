@@ -217,7 +217,7 @@ public final class LogStore<Element: Record>: RecordStore {
     }
     if let entries = restoredIndexes, !rewrite {
       for (definition, sorted) in zip(index.indexDefinitions, entries) {
-        state.indexes.add(key: definition.key, unique: definition.unique, restored: sorted)
+        state.indexes.add(key: definition._identity, unique: definition.unique, restored: sorted)
       }
     } else {
       try state.rebuildIndexes()
@@ -516,6 +516,66 @@ public final class LogStore<Element: Record>: RecordStore {
   ///   `.ioFailure` when the definition cannot be written.
   /// - Complexity: O(*n* log *n*), reading one field of every record from the file.
   public func createIndex(_ key: String, unique: Bool = false) throws {
+    let key = try _CompositeKey.validated([key], typeName: "\(Element.self)")
+    try _state.withLock { try $0.createIndex(key, unique: unique) }
+  }
+
+  /// Creates a composite index on several keys, and writes its definition to the log:
+  /// its entries are ordered by the first key's value, then the second's, and so on. A
+  /// query that holds the first keys equal reads one run of it: a range on the next key
+  /// (`species == "cat" AND age > 3`), or a sort on the next key with a limit, which walks
+  /// the run in order and stops once the window is full (see ``RequestSet/explain()``).
+  ///
+  /// ```swift
+  /// try store.createIndex("species", "age")
+  /// let youngest = RequestSet(store).filter("species", value: "cat").sortBy("age").limit(10)
+  /// ```
+  /// Creating an index that exists with the same `unique` setting does nothing; an index
+  /// on the same keys in another order is another index. A log with a composite index
+  /// opened by a build before composite indexes sees an index on a key no record holds,
+  /// which no query uses.
+  /// - Parameters:
+  ///   - first: The key the entries are ordered by first: a Codable key, or a dotted path.
+  ///   - second: The key that orders entries with the same `first` value.
+  ///   - more: Further keys, each ordering the entries the keys before it tie.
+  ///   - unique: Whether a write that would give two records the same values of every key
+  ///     throws `.uniqueViolation` (a record with nil for any key is exempt, as in SQL).
+  /// - Throws: ``RequestSetError`` `.unknownKey` for a key no record can hold;
+  ///   `.invalidIndex` for a key named twice or an index that exists with the other
+  ///   `unique` setting; `.uniqueViolation` when `unique` and two records share values;
+  ///   `.readOnly`; `.ioFailure` when the definition cannot be written.
+  /// - Complexity: O(*n* log *n*), reading the keys of every record from the file.
+  public func createIndex(_ first: String, _ second: String, _ more: String..., unique: Bool = false) throws {
+    try createIndex(on: [first, second] + more, unique: unique)
+  }
+
+  /// Creates an index on the keys a list names: one key, or a composite index on several
+  /// (see ``createIndex(_:_:_:unique:)-(String,String,_,_)``), for keys known only at run time.
+  ///
+  /// ```swift
+  /// try store.createIndex(on: ["species", "age"])
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex` for an empty list, and whatever the
+  ///   one-key and composite forms throw.
+  public func createIndex(on keys: [String], unique: Bool = false) throws {
+    let key = try _CompositeKey.validated(keys, typeName: "\(Element.self)")
+    try _state.withLock { try $0.createIndex(key, unique: unique) }
+  }
+
+  /// Creates a composite index on the fields key paths name (see
+  /// ``createIndex(_:_:_:unique:)-(String,String,_,_)``).
+  ///
+  /// ```swift
+  /// try store.createIndex(\.species, \.age)
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex` when a key path is not a chain of stored
+  ///   properties, and whatever the string-key form throws.
+  public func createIndex<First, Second, each More>(
+    _ first: KeyPath<Element, First>, _ second: KeyPath<Element, Second>,
+    _ more: repeat KeyPath<Element, each More>, unique: Bool = false
+  ) throws {
+    let keys = try _indexKeys(first, second, repeat each more)
+    let key = try _CompositeKey.validated(keys, typeName: "\(Element.self)")
     try _state.withLock { try $0.createIndex(key, unique: unique) }
   }
 
@@ -542,6 +602,32 @@ public final class LogStore<Element: Record>: RecordStore {
   @discardableResult
   public func dropIndex(_ key: String) throws -> Bool {
     try _state.withLock { try $0.dropIndex(key) }
+  }
+
+  /// Drops the composite index on these keys, in this order, and its definition from the log.
+  ///
+  /// ```swift
+  /// try store.dropIndex("species", "age")   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  /// - Throws: ``RequestSetError`` `.readOnly`; `.ioFailure`.
+  @discardableResult
+  public func dropIndex(_ first: String, _ second: String, _ more: String...) throws -> Bool {
+    try dropIndex(on: [first, second] + more)
+  }
+
+  /// Drops the index on the keys a list names, in this order, and its definition from the log.
+  ///
+  /// ```swift
+  /// try store.dropIndex(on: ["species", "age"])   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  /// - Throws: ``RequestSetError`` `.readOnly`; `.ioFailure`.
+  @discardableResult
+  public func dropIndex(on keys: [String]) throws -> Bool {
+    guard !keys.isEmpty else { return false }
+    let key = _CompositeKey.identity(keys)
+    return try _state.withLock { try $0.dropIndex(key) }
   }
 
   /// The store's secondary indexes, in the order they were created.

@@ -240,7 +240,7 @@ struct _LogState<Element: Record> {
     // Each written record's index values, read back from its bytes; the unique check.
     var newValues: [[FieldValue]?] = []
     var oldMapping: _Mapping? = nil
-    let indexPaths = indexes.indexes.map { keyIDs($0.key) }
+    let indexPaths = indexes.indexes.map { $0.keys.map { keyIDs($0) } }
     if !indexes.isEmpty {
       do {
         let names = index.keys.names
@@ -251,7 +251,7 @@ struct _LogState<Element: Record> {
           } else {
             var r = _ByteReader(base: payloads.base, end: ends[i], position: s)
             try _BinaryValue.skip(&r)
-            newValues.append(try indexPaths.map { p throws(_CodecError) in try Self.value(r, p, names: names) })
+            newValues.append(try indexPaths.map { p throws(_CodecError) in try Self.indexValue(r, p, names: names) })
           }
           s = ends[i]
         }
@@ -260,7 +260,7 @@ struct _LogState<Element: Record> {
           let m = oldMapping
           try indexes.checkUnique(
             Array(zip(ids, newValues)), typeName: "\(Element.self)", slotOf: { index.slots[$0] },
-            storedValue: { slot, u in (try? storedValues(slot: slot, mapping: m, paths: [indexPaths[u]])[0]) ?? .null })
+            storedValue: { slot, u in (try? storedIndexValues(slot: slot, mapping: m, paths: [indexPaths[u]])[0]) ?? .null })
         }
       } catch {
         index.keys.rollback(to: keyMark)
@@ -310,7 +310,7 @@ struct _LogState<Element: Record> {
       if !indexes.isEmpty {
         let oldSlot = index.slots[ids[i]]
         let old = oldSlot.map {
-          batchValues[ids[i]] ?? (try? storedValues(slot: $0, mapping: oldMapping, paths: indexPaths))
+          batchValues[ids[i]] ?? (try? storedIndexValues(slot: $0, mapping: oldMapping, paths: indexPaths))
         }
         let new = newValues[i]
         let slot = oldSlot ?? index.locations.count

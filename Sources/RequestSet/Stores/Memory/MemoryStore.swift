@@ -240,6 +240,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
   ///   when an index on the key exists with the other `unique` setting.
   /// - Complexity: O(*n* log *n*).
   public func createIndex(_ key: String, unique: Bool = false) throws {
+    let key = try _CompositeKey.validated([key], typeName: "\(Element.self)")
     try _state.withLock { state in
       try state.checkOpen()
       try state.createIndex(key, unique: unique)
@@ -259,6 +260,69 @@ public final class MemoryStore<Element: Record>: RecordStore {
     try createIndex(try _indexKey(keyPath), unique: unique)
   }
 
+  /// Creates a composite index on several keys: its entries are ordered by the first
+  /// key's value, then the second's, and so on. A query that holds the first keys equal
+  /// reads one run of it: a range on the next key (`species == "cat" AND age > 3`), or a
+  /// sort on the next key with a limit, which walks the run in order and stops once the
+  /// window is full (see ``RequestSet/explain()``).
+  ///
+  /// ```swift
+  /// try store.createIndex("species", "age")
+  /// let youngest = RequestSet(store).filter("species", value: "cat").sortBy("age").limit(10)
+  /// youngest.explain()   // stage 1: index order on age ASC within equal species of a composite index, …
+  /// ```
+  /// Creating an index that exists with the same `unique` setting does nothing; an index
+  /// on the same keys in another order is another index.
+  /// - Parameters:
+  ///   - first: The key the entries are ordered by first: a Codable key, or a dotted path.
+  ///   - second: The key that orders entries with the same `first` value.
+  ///   - more: Further keys, each ordering the entries the keys before it tie.
+  ///   - unique: Whether a write that would give two records the same values of every key
+  ///     throws `.uniqueViolation` (a record with nil for any key is exempt, as in SQL).
+  /// - Throws: ``RequestSetError`` `.unknownKey` for a key no record can hold;
+  ///   `.invalidIndex` for a key named twice or an index that exists with the other
+  ///   `unique` setting; `.uniqueViolation` when `unique` and two records share values.
+  /// - Complexity: O(*n* log *n*).
+  public func createIndex(_ first: String, _ second: String, _ more: String..., unique: Bool = false) throws {
+    try createIndex(on: [first, second] + more, unique: unique)
+  }
+
+  /// Creates an index on the keys a list names: one key, or a composite index on several
+  /// (see ``createIndex(_:_:_:unique:)-(String,String,_,_)``), for keys known only at run time.
+  ///
+  /// ```swift
+  /// try store.createIndex(on: ["species", "age"])
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex` for an empty list, and whatever the
+  ///   one-key and composite forms throw.
+  public func createIndex(on keys: [String], unique: Bool = false) throws {
+    let key = try _CompositeKey.validated(keys, typeName: "\(Element.self)")
+    try _state.withLock { state in
+      try state.checkOpen()
+      try state.createIndex(key, unique: unique)
+    }
+  }
+
+  /// Creates a composite index on the fields key paths name (see
+  /// ``createIndex(_:_:_:unique:)-(String,String,_,_)``).
+  ///
+  /// ```swift
+  /// try store.createIndex(\.species, \.age)
+  /// try store.createIndex(\.owner, \.name, unique: true)   // one name per owner
+  /// ```
+  /// - Throws: ``RequestSetError`` `.invalidIndex` when a key path is not a chain of stored
+  ///   properties, and whatever the string-key form throws.
+  public func createIndex<First, Second, each More>(
+    _ first: KeyPath<Element, First>, _ second: KeyPath<Element, Second>,
+    _ more: repeat KeyPath<Element, each More>, unique: Bool = false
+  ) throws {
+    let keys = try _indexKeys(first, second, repeat each more)
+    try _state.withLock { state in
+      try state.checkOpen()
+      try state.createIndex(try _CompositeKey.validated(keys, typeName: "\(Element.self)"), unique: unique)
+    }
+  }
+
   /// Drops the index on a key.
   ///
   /// ```swift
@@ -268,6 +332,30 @@ public final class MemoryStore<Element: Record>: RecordStore {
   @discardableResult
   public func dropIndex(_ key: String) -> Bool {
     _state.withLock { $0.closed ? false : $0.indexes.remove(key: key) }
+  }
+
+  /// Drops the composite index on these keys, in this order.
+  ///
+  /// ```swift
+  /// store.dropIndex("species", "age")   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  @discardableResult
+  public func dropIndex(_ first: String, _ second: String, _ more: String...) -> Bool {
+    dropIndex(on: [first, second] + more)
+  }
+
+  /// Drops the index on the keys a list names, in this order.
+  ///
+  /// ```swift
+  /// store.dropIndex(on: ["species", "age"])   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  @discardableResult
+  public func dropIndex(on keys: [String]) -> Bool {
+    guard !keys.isEmpty else { return false }
+    let key = _CompositeKey.identity(keys)
+    return _state.withLock { $0.closed ? false : $0.indexes.remove(key: key) }
   }
 
   /// The store's secondary indexes, in the order they were created.
@@ -494,7 +582,7 @@ struct _MemoryState<Element: Record>: Sendable {
   /// Resolves the indexed keys' routes once, for the writes that follow.
   private mutating func _cacheRoutes() {
     routes = [:]
-    for index in indexes.indexes { routes[index.key] = fieldPlan.route(index.key) }
+    for index in indexes.indexes { for key in index.keys { routes[key] = fieldPlan.route(key) } }
   }
 
   mutating func reserve(_ n: Int) {
@@ -530,9 +618,8 @@ struct _MemoryState<Element: Record>: Sendable {
     }
     var newIndexes = indexes
     if indexes.hasUnique {
-      let keys = indexes.indexes.map(\.key)
       let list: [(id: Element.ID, values: [FieldValue]?)] = array.enumerated().map { s, r in
-        (r.id, keys.map { value($0, of: r, row: rows.isEmpty ? nil : rows[s]) })
+        (r.id, indexes.indexes.map { $0.value { value($0, of: r, row: rows.isEmpty ? nil : rows[s]) } })
       }
       try newIndexes.checkUnique(list, typeName: "\(Element.self)", slotOf: { _ in nil }, storedValue: { _, _ in .null })
     }
@@ -551,7 +638,7 @@ struct _MemoryState<Element: Record>: Sendable {
       if seenKinds.isComplete && toObserve == 0 { break }
     }
     for (i, index) in indexes.indexes.enumerated() {
-      for s in array.indices { newIndexes.update(i, slot: s, old: nil, new: value(index.key, slot: s)) }
+      for s in array.indices { newIndexes.update(i, slot: s, old: nil, new: index.value { value($0, slot: s) }) }
     }
     indexes = newIndexes
   }
@@ -566,20 +653,20 @@ struct _MemoryState<Element: Record>: Sendable {
     if toObserve > 0, let row { _observe(record, row) }
     _noteKinds(slot: slot)
     for (i, index) in indexes.indexes.enumerated() {
-      let new = value(index.key, slot: slot)
+      let new = index.value { value($0, slot: slot) }
       indexes.update(i, slot: slot, old: nil, new: new)
     }
   }
 
   mutating func replace(slot: Int, with record: Element, row: _EncodedRow?) {
     var old: [FieldValue] = []
-    for index in indexes.indexes { old.append(value(index.key, slot: slot)) }
+    for index in indexes.indexes { old.append(index.value { value($0, slot: slot) }) }
     records[slot] = record
     fields.replace(row: slot, with: row.map(fieldPlan.kept) ?? _EncodedRow(fields: []))
     if toObserve > 0, let row { _observe(record, row) }
     _noteKinds(slot: slot)
     for (i, index) in indexes.indexes.enumerated() {
-      let new = value(index.key, slot: slot)
+      let new = index.value { value($0, slot: slot) }
       indexes.update(i, slot: slot, old: old[i], new: new)
     }
   }
@@ -589,30 +676,38 @@ struct _MemoryState<Element: Record>: Sendable {
   /// (nil for deletes; a row is nil where none was needed).
   mutating func checkUnique(_ changes: [RecordChange<Element>], _ kept: [Element?], _ rows: [_EncodedRow?]) throws {
     guard indexes.hasUnique else { return }
-    let keys = indexes.indexes.map(\.key)
+    let all = indexes.indexes
     var list: [(id: Element.ID, values: [FieldValue]?)] = []
     for (i, change) in changes.enumerated() {
       switch change {
-      case .insert(let r), .save(let r): list.append((r.id, keys.map { value($0, of: kept[i] ?? r, row: rows[i]) }))
+      case .insert(let r), .save(let r):
+        list.append((r.id, all.map { $0.value { value($0, of: kept[i] ?? r, row: rows[i]) } }))
       case .delete(let id): list.append((id, nil))
       }
     }
     try indexes.checkUnique(
-      list, typeName: "\(Element.self)", slotOf: { slots[$0] }, storedValue: { value(keys[$1], slot: $0) })
+      list, typeName: "\(Element.self)", slotOf: { slots[$0] }, storedValue: { slot, u in all[u].value { value($0, slot: slot) } })
   }
 
+  /// Creates an index on `key`, or for a composite index on every key its name joins
+  /// (see `_CompositeKey`).
   mutating func createIndex(_ key: String, unique: Bool) throws {
     if let existing = indexes.index(for: key) {
       if existing.unique == unique { return }
       throw _indexExists(key, unique: existing.unique)
     }
     // A store that has held no record knows no keys yet (see `_SchemaProbe`).
-    guard fields.kinds[key] != nil || fields.kinds.isEmpty else {
-      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
+    for k in _CompositeKey.keys(of: key) {
+      guard fields.kinds[k] != nil || fields.kinds.isEmpty else {
+        throw RequestSetError.unknownKey(k, type: Element.self, known: fields.knownKeys)
+      }
     }
+    let keys = _CompositeKey.keys(of: key)
     var entries: [_IndexEntry] = []
     entries.reserveCapacity(liveCount)
-    for s in 0..<records.count where live[s] { entries.append(_IndexEntry(value: value(key, slot: s), slot: s)) }
+    for s in 0..<records.count where live[s] {
+      entries.append(_IndexEntry(value: _CompositeKey.value(keys) { value($0, slot: s) }, slot: s))
+    }
     try indexes.add(key: key, unique: unique, entries: entries, typeName: "\(Element.self)")
     _cacheRoutes()
   }
@@ -620,7 +715,7 @@ struct _MemoryState<Element: Record>: Sendable {
   mutating func delete(id: Element.ID) -> Bool {
     guard let slot = slots.removeValue(forKey: id) else { return false }
     for (i, index) in indexes.indexes.enumerated() {
-      let old = value(index.key, slot: slot)
+      let old = index.value { value($0, slot: slot) }
       indexes.update(i, slot: slot, old: old, new: nil)
     }
     live[slot] = false

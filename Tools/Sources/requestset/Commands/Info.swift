@@ -39,7 +39,10 @@ struct Info: ParsableCommand {
     row(
       "indexes",
       r.indexes.isEmpty
-        ? "none" : r.indexes.map { $0.unique ? "\($0.key) (unique)" : $0.key }.joined(separator: ", "))
+        ? "none" : r.indexes.map { index in
+          let name = index.keys.count == 1 ? index.key : "(\(index.key))"
+          return index.unique ? "\(name) (unique)" : name
+        }.joined(separator: ", "))
     row("status", status(r))
     out += "keys:\n"
     let width = max(3, r.keys.map(\.key.count).max() ?? 0)

@@ -103,21 +103,24 @@ struct Recover: ParsableCommand {
   }
 }
 
-/// `requestset index FILE create|drop|list [KEY]`: the log's secondary indexes.
+/// `requestset index FILE create|drop|list [KEY...]`: the log's secondary indexes; several
+/// keys make a composite index.
 struct Index: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Create, drop or list a log's secondary indexes.",
     discussion: """
       Index definitions are stored in the log (an indexes frame), so every program that \
       opens it, and `requestset query`, uses them; their entries are rebuilt from the \
-      records on open.
+      records on open. Several keys make one composite index, ordered by the first key, \
+      then the next: `index pets.rslog create species age`.
       """)
 
   enum Action: String, ExpressibleByArgument, CaseIterable { case create, drop, list }
 
   @Argument(help: "The log file.") var file: String
   @Argument(help: "create, drop or list.") var action: Action
-  @Argument(help: "The key to index: a field name or a dotted path.") var key: String?
+  @Argument(help: "The key to index: a field name or a dotted path; several for a composite index.")
+  var keys: [String] = []
   @Flag(help: "With create: refuse two records with the same non-nil value.") var unique = false
 
   func run() throws {
@@ -128,16 +131,17 @@ struct Index: ParsableCommand {
         for index in store.indexes { print(index.unique ? "\(index.key) (unique)" : index.key) }
         return
       }
-      guard let key else { throw ToolError("`index \(action.rawValue)` needs the KEY to index.") }
+      guard !keys.isEmpty else { throw ToolError("`index \(action.rawValue)` needs the KEY to index.") }
       let store = try openWriter(file)
       defer { store.close() }
+      let index = RequestIndex(keys: keys, unique: unique)
       switch action {
       case .create:
-        try store.createIndex(key, unique: unique)
-        print("created \(RequestIndex(key: key, unique: unique))")
+        try store.createIndex(on: keys, unique: unique)
+        print("created \(index)")
       case .drop:
-        guard try store.dropIndex(key) else { throw ToolError("\(file) has no index on \(key).") }
-        print("dropped the index on \(key)")
+        guard try store.dropIndex(on: keys) else { throw ToolError("\(file) has no index on \(index.key).") }
+        print("dropped the index on \(index.key)")
       case .list: break
       }
     }

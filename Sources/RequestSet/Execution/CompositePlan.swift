@@ -1,0 +1,189 @@
+/// An ordered walk the planner can choose: an index read in order of its key until the
+/// window is full, over every entry (a one-key index) or over the run a composite index's
+/// equal prefix selects, in order of the next key.
+struct _IndexWalk: Sendable {
+  let index: _SortedIndex
+  /// The sort key the walk serves (as `explain()` names it).
+  let key: String
+  let descending: Bool
+  /// The run walked; nil for the whole index.
+  var bounds: (_SortedIndex.Position, _SortedIndex.Position)? = nil
+  /// For a composite index, which of each entry's values is the sort key's.
+  var component: Int? = nil
+  /// The keys held equal, for `explain()` (`species`).
+  var prefixKeys: [String] = []
+
+  /// The sort key's value in an entry.
+  @inline(__always)
+  func value(_ e: _IndexEntry) -> FieldValue {
+    guard let component else { return e.value }
+    guard case .array(let items) = e.value else { return e.value }
+    return items[component]
+  }
+
+  /// Whether entries with one sort-key value come out in store order: true unless a
+  /// composite index has keys after the sort key, which order those entries first.
+  var tiesInStoreOrder: Bool { component.map { $0 == index.arity - 1 } ?? true }
+
+  /// Records touched to fill a window of `need` when `matches` records of `records` match:
+  /// about `need × span ÷ matches`, where the span is the records the walk can read.
+  func cost(need: Int, matches: Int, records: Int) -> Int {
+    let span = bounds.map { index.distance(from: $0.0, to: $0.1) } ?? records
+    let m = max(1, min(matches, span))
+    if m >= span { return min(need, span) }
+    return Int(min(Double(span), Double(need) * Double(span) / Double(m)))
+  }
+}
+
+extension _Planner {
+  /// For each composite index: the AND-ed parts that bound its first keys by equality and
+  /// its next key by a range, as one lookup of the run they select. Entries whose values
+  /// have no place in the order are candidates too, so the lookup never loses a record.
+  static func _compositeLookups<Element>(
+    _ parts: [_FilterNode<Element>], _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
+  ) -> [(parts: [Int], lookup: _Lookup)] {
+    var found: [(parts: [Int], lookup: _Lookup)] = []
+    for index in access.catalog.indexes where index.entries.arity > 1 {
+      guard let bound = _compositeBound(index, parts, snapshot), !bound.parts.isEmpty else { continue }
+      let entries = index.entries
+      let bounds = bound.range.bounds(in: entries)
+      let estimate = entries.distance(from: bounds.0, to: bounds.1) + entries.unordered.count
+      let inOrder = bound.range.prefix.count == entries.arity && entries.unordered.isEmpty
+      let name =
+        "composite index \(bound.range.next == nil ? "lookup" : "range") on \(index.keys.joined(separator: ", "))"
+      found.append(
+        (
+          bound.parts,
+          _Lookup(
+            name: name, estimate: estimate, exact: bound.exact && entries.unordered.isEmpty,
+            inStoreOrder: inOrder,
+            slots: {
+              var s = _IndexRange.slots(in: entries, between: bounds)
+              if inOrder { return s }
+              s += entries.unordered
+              s.sort()
+              return s
+            })
+        ))
+    }
+    return found
+  }
+
+  /// A walk of a composite index that serves the stage's first sort key: the run of the
+  /// entries whose first keys the filter holds equal (and whose sort key it bounds), in
+  /// order of the sort key. The walk tests the whole filter on every record it reads.
+  static func _compositeWalk<Element>(
+    _ stage: _Stage<Element>, _ parts: [_FilterNode<Element>], _ access: _IndexAccess,
+    _ snapshot: StoreSnapshot<Element>
+  ) -> _IndexWalk? {
+    guard !stage.reversed, stage.distinct == nil, let first = stage.sort.first else { return nil }
+    let key: String
+    let descending: Bool
+    var typed = false
+    switch first {
+    case .field(let k, let order, let collation):
+      guard collation == .binary else { return nil }
+      (key, descending) = (k, order == .descending)
+    case .typed(let t):
+      guard let k = t.fieldKey else { return nil }
+      (key, descending, typed) = (k, t.order == .descending, true)
+    }
+    var best: _IndexWalk? = nil
+    var bestSpan = Int.max
+    for index in access.catalog.indexes where index.entries.arity > 1 {
+      let entries = index.entries
+      guard entries.unordered.isEmpty, !entries.hasLossyNumbers else { continue }
+      guard let bound = _compositeBound(index, parts, snapshot), bound.range.prefix.count < entries.arity,
+        index.keys[bound.range.prefix.count] == key, !bound.range.prefix.isEmpty
+      else { continue }
+      let m = bound.range.prefix.count
+      if typed {
+        // A typed sort agrees with the index when the key holds one kind of value (and nil).
+        var kinds = entries.componentKinds[m]
+        kinds.bits &= ~(1 << UInt8(_FieldKind.null.rawValue))
+        guard kinds.nonNull.count <= 1 else { continue }
+      }
+      let bounds = bound.range.bounds(in: entries)
+      let span = entries.distance(from: bounds.0, to: bounds.1)
+      if span < bestSpan {
+        bestSpan = span
+        best = _IndexWalk(
+          index: entries, key: key, descending: descending, bounds: bounds, component: m,
+          prefixKeys: Array(index.keys.prefix(m)))
+      }
+    }
+    return best
+  }
+
+  /// The run of a composite index that AND-ed parts select: an equality on each of its
+  /// first keys (as many as the parts give, in order), then a range on the next key if
+  /// the parts bound it; with the parts used and whether they are answered exactly.
+  private static func _compositeBound<Element>(
+    _ index: _IndexCatalog.Index, _ parts: [_FilterNode<Element>], _ snapshot: StoreSnapshot<Element>
+  ) -> (range: _CompositeRange, parts: [Int], exact: Bool)? {
+    let keys = index.keys
+    let entries = index.entries
+    // Each part as one run on one key, when an index on that key could answer it.
+    var runs: [(part: Int, key: String, run: _IndexRange, exact: Bool)] = []
+    for (i, part) in parts.enumerated() {
+      let c: _FieldCondition
+      var exact: Bool
+      switch part {
+      case .field(let f): (c, exact) = (f, true)
+      case .typed(let t):
+        guard let twin = t.field, !twin.idOnly else { continue }
+        c = twin
+        exact = false
+        if case .external = snapshot._storage, let fields = try? snapshot._fields() {
+          exact = _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)
+        }
+      default: continue
+      }
+      guard let k = keys.firstIndex(of: c.key), let (found, runExact) = _IndexRange.runs(for: c),
+        found.count == 1
+      else { continue }
+      if case .typed = part {
+        // A twin agrees with the typed test only when the key holds the value's kind.
+        guard c.value == .null || entries.componentKinds[k].contains(c.value._kind) else { continue }
+      }
+      exact = exact && runExact
+      runs.append((i, c.key, found[0], exact))
+    }
+    guard !runs.isEmpty else { return nil }
+    var prefix: [FieldValue] = []
+    var used: [Int] = []
+    var exact = true
+    for key in keys {
+      guard let eq = runs.first(where: { $0.key == key && $0.run.isEquality }), case .equal(let v) = eq.run
+      else { break }
+      prefix.append(v)
+      used.append(eq.part)
+      exact = exact && eq.exact
+    }
+    var next: _IndexRange? = nil
+    if prefix.count < keys.count {
+      let key = keys[prefix.count]
+      for r in runs where r.key == key {
+        switch r.run {
+        case .between, .prefix:
+          if let known = next {
+            // Two bounds on one key are one range; a prefix with anything stays apart.
+            guard let merged = known.intersection(r.run) else { continue }
+            next = merged
+          } else {
+            next = r.run
+          }
+          used.append(r.part)
+          exact = exact && r.exact
+        case .empty:
+          next = .empty
+          used.append(r.part)
+        case .equal:
+          continue
+        }
+      }
+    }
+    if prefix.isEmpty && next == nil { return nil }
+    return (_CompositeRange(prefix: prefix, next: next), used.sorted(), exact)
+  }
+}
