@@ -107,6 +107,21 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   }
 
   private let heldKeys = Mutex<[String: Bool]>([:])
+  /// The table's summary of keys and kinds as this reader's transaction sees it, read once
+  /// (nil inside: no summary, or it could not be read).
+  private let summary = Mutex<StoreFieldKinds??>(nil)
+
+  /// Whether every row's value of `key` is nil, a number or text, by the table's summary
+  /// (which notes every kind a key has ever held): no Bool, array or object, so SQLite's
+  /// order of the key's SQL values is the engine's (see `_SQLiteTranslation.orderBy`).
+  ///
+  /// The summary is read by ``readSummary(for:)`` before the statement is built (a read
+  /// needs the connection, which building holds); unread, no key is scalar.
+  func isScalar(_ key: String) -> Bool {
+    guard !nonPlain, let read = summary.withLock({ $0 }), let kinds = read else { return false }
+    let held = StoreFieldKinds.Kind.allCases.filter { kinds.holds($0, at: key) }
+    return !held.isEmpty && held.allSatisfy { $0 == .null || $0 == .number || $0 == .string }
+  }
 
   /// Whether some row holds `key` (nil included), read as the engine reads it. Checked
   /// once per key per reader; the scan stops at the first row that holds it.
@@ -174,7 +189,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   private func statement(_ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool) -> _SQLiteTranslation {
     var t = _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain, opaque: opaque)
     let order =
-      counting && distinct == nil ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain)
+      counting && distinct == nil
+      ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain, isScalar: isScalar)
     let whereBindings = t.bindings
     t.bindings += order.bindings
     let windowed = query.offset != 0 || query.limit != nil
@@ -228,6 +244,13 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     }
   }
 
+  /// Reads the table's summary of kinds once, when `query` sorts (see ``isScalar(_:)``).
+  private func readSummary(for query: StoreQuery) {
+    guard !query.sort.isEmpty, !nonPlain, summary.withLock({ $0 == nil }) else { return }
+    let read = try? fieldKinds()
+    summary.withLock { $0 = .some(read ?? nil) }
+  }
+
   /// The table's keys and kinds as this read transaction sees them.
   func fieldKinds() throws -> StoreFieldKinds? {
     try withConnection { c in
@@ -237,6 +260,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
 
   func count(_ query: StoreQuery) throws -> Int {
     let distinct = try distinctPath(query)
+    if distinct != nil { readSummary(for: query) }
     return try withConnection { c in
       let (s, t) = try c.prepare { statement(query, counting: true, distinct: distinct, opaque: $0) }
       try s.bind(t.bindings)
@@ -247,6 +271,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
 
   func records(_ query: StoreQuery, _ body: (Element) throws -> Bool) throws {
     let distinct = try distinctPath(query)
+    readSummary(for: query)
     try withConnection { c in
       let (s, t) = try c.prepare { statement(query, counting: false, distinct: distinct, opaque: $0) }
       try s.bind(t.bindings)
@@ -293,6 +318,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       """
     }
     let distinct = try distinctPath(query)
+    readSummary(for: query)
     return try withConnection { c -> FieldValue? in
       let (s, rows) = try c.prepare { opaque in
         var rows = statement(query, counting: false, distinct: distinct, opaque: opaque)
@@ -329,6 +355,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {
     let distinct = try distinctPath(query)
+    readSummary(for: query)
     let (t, plan): (_SQLiteTranslation, [String]) = try withConnection { c in
       let (s, explained) = try c.prepare { opaque in
         var t = statement(query, counting: false, distinct: distinct, opaque: opaque)

@@ -348,7 +348,15 @@ struct _SQLiteTranslation {
   /// (rows that are not plain keep tagged values and objects; see `SQLJSON`). Otherwise by
   /// kind rank, then the SQL value (numbers exactly across integer and real, text by bytes:
   /// Unicode scalar order of NFC text), then arrays and objects through the collation.
-  static func orderBy(_ sort: [StoreSortKey], nonPlain: Bool) -> (sql: String, bindings: [_SQLiteBinding]) {
+  ///
+  /// A key that `isScalar` says holds nothing but nil, numbers and text (no Bool, array or
+  /// object in any row) orders by its SQL value alone: SQLite's own order of NULL, then
+  /// numbers, then text by bytes is then the engine's, and `json_extract(body, path)` is
+  /// the expression of the store's indexes, so an index on the key (or a composite index
+  /// whose earlier keys the WHERE holds equal) serves the sort, and a limit stops early.
+  static func orderBy(
+    _ sort: [StoreSortKey], nonPlain: Bool, isScalar: (String) -> Bool = { _ in false }
+  ) -> (sql: String, bindings: [_SQLiteBinding]) {
     guard !sort.isEmpty else { return (" ORDER BY seq", []) }
     var terms: [String] = []
     var bindings: [_SQLiteBinding] = []
@@ -376,6 +384,10 @@ struct _SQLiteTranslation {
       }
       if key.collation != .binary {
         terms.append("coalesce(body -> \(path), 'null') \(collate) \(direction)")
+        continue
+      }
+      if isScalar(key.key) {
+        terms.append("json_extract(body, \(path)) \(direction)")
         continue
       }
       let type = "json_type(body, \(path))"

@@ -382,7 +382,31 @@ import Testing
     try store.createIndex("species", "age")
     let set = RequestSet(store).filter("species", value: "Dog").filter("age", .greaterThan, 2)
     #expect(set.explain().contains("USING INDEX"), "\(set.explain())")
+    // A sort on the next key with a limit: SQLite walks the index and needs no sort of its
+    // own, since age holds numbers only and orders by its value.
+    let youngest = RequestSet(store).filter("species", value: "Dog").sortBy("age").limit(3)
+    let plan = youngest.explain()
+    #expect(plan.contains("USING INDEX") && !plan.contains("TEMP B-TREE"), "\(plan)")
+    let expected = try RequestSet(Array(RequestSet(store))).filter("species", value: "Dog").sortBy("age").limit(3)
+      .fetch().map(\.id)
+    #expect(try youngest.fetch().map(\.id) == expected)
     try store.dropIndex("species", "age")
     #expect(!set.explain().contains("USING INDEX"), "\(set.explain())")
+  }
+
+  /// A key that holds a Bool somewhere keeps the full ORDER BY (kind first), so SQLite's
+  /// sort agrees with the engine's though its index cannot serve it.
+  @Test func sqliteKeepsTheKindOrderForAKeyOfSeveralKinds() throws {
+    let store = try SQLiteStore<DynamicRecord>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
+    let values: [FieldValue] = [.int(2), .bool(true), .string("a"), .null, .int(1), .bool(false), .double(1.5)]
+    try store.insert(
+      contentsOf: values.enumerated().map { DynamicRecord(id: .int($0.offset), fields: ["k": $0.element, "g": .int(1)]) })
+    try store.createIndex("g", "k")
+    for order in [RequestSortOrder.ascending, .descending] {
+      let set = RequestSet(store).filter("g", value: 1).sortBy([("k", order)]).limit(10)
+      let inProcess = try RequestSet(Array(RequestSet(store))).filter("g", value: 1).sortBy([("k", order)]).limit(10)
+        .fetch().map(\.id)
+      #expect(try set.fetch().map(\.id) == inProcess, "\(order)")
+    }
   }
 }
