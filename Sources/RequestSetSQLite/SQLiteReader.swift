@@ -1,11 +1,12 @@
-#if canImport(SQLite3)
-import SQLite3
-#else
-import CSQLite
-#endif
 import RequestSet
 import Synchronization
 import _RequestSetSQL
+
+#if canImport(SQLite3)
+  import SQLite3
+#else
+  import CSQLite
+#endif
 
 /// One read transaction on a pooled connection, held from the reader's creation to its
 /// release: every count, iteration and explain through it sees the same rows.
@@ -68,8 +69,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     if let reason = arrayOnPath(sort.fieldNames) { return .none(reason: reason) }
     if sort.datePart != nil {
       // Over rows that are not plain, a date may be a tagged value SQL does not read.
-      if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
-      guard let base = RequestDatePart.split(sort.key)?.key, _SQLiteTranslation.pathLiteral(sort.fieldNames) != nil, isHeld(base) else {
+      if nonPlain {
+        return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)")
+      }
+      guard let base = RequestDatePart.split(sort.key)?.key,
+        _SQLiteTranslation.pathLiteral(sort.fieldNames) != nil, isHeld(base)
+      else {
         return .none(reason: "no record holds the key \(sort.key)")
       }
       return .exact
@@ -88,7 +93,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// under the key, and keys the engine must check (no row holds it, an escape).
   func support(forDistinct key: String) -> PushdownSupport {
     let names = FieldValue.fieldNames(inKey: key)
-    if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    if nonPlain {
+      return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)")
+    }
     guard !key.contains("\\"), let path = _SQLiteTranslation.pathLiteral(names) else {
       return .none(reason: "the key \(key) holds a backslash, a quote or U+0000")
     }
@@ -158,10 +165,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       tests.append("json_type(body, \(path)) = 'array'")
     }
     let key = FieldValue.key(forFieldNames: names)
-    var reason: String? = "the key \(key) reads through an array in some record, which SQL paths do not map over"
+    var reason: String? =
+      "the key \(key) reads through an array in some record, which SQL paths do not map over"
     if !tests.isEmpty,
       let found = try? withConnection({ c -> Bool in
-        let s = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(tests.joined(separator: " OR ")))")
+        let s = try c.prepare(
+          "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(tests.joined(separator: " OR ")))")
         return try s.step(doing: "check a key's path") && s.int(0) != 0
       }), !found
     {
@@ -175,9 +184,11 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// outside ``withConnection(_:)``); nil without one.
   private func distinctPath(_ query: StoreQuery) throws -> String? {
     try query.distinct.map { key -> String in
-      guard case .exact = support(forDistinct: key), let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key))
+      guard case .exact = support(forDistinct: key),
+        let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key))
       else {
-        throw RequestSetError(.notPushedDown, "SQLite cannot keep distinct values of \(key) exactly; run distinct in process.")
+        throw RequestSetError(
+          .notPushedDown, "SQLite cannot keep distinct values of \(key) exactly; run distinct in process.")
       }
       return path
     }
@@ -186,11 +197,14 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// SELECT (or count) with the query's WHERE, ORDER BY, DISTINCT (on `distinct`, from
   /// ``distinctPath(_:)``) and window; with `opaque`, the WHERE is one `rs_filter` call
   /// (see `_SQLiteConnection.prepare(_:)`).
-  private func statement(_ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool) -> _SQLiteTranslation {
+  private func statement(_ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool)
+    -> _SQLiteTranslation
+  {
     var t = _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain, opaque: opaque)
     let order =
       counting && distinct == nil
-      ? (sql: "", bindings: []) : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain, isScalar: isScalar)
+      ? (sql: "", bindings: [])
+      : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain, isScalar: isScalar)
     let whereBindings = t.bindings
     t.bindings += order.bindings
     let windowed = query.offset != 0 || query.limit != nil
@@ -214,7 +228,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
         \(order.sql.dropFirst())) AS rs_n FROM \(quotedTable)\(t.sql)
         """
       // The statement reads the order's keys in both windows before the WHERE clause.
-      t.bindings = order.bindings + order.bindings + whereBindings + t.bindings.dropFirst(whereBindings.count + order.bindings.count)
+      t.bindings =
+        order.bindings + order.bindings + whereBindings
+        + t.bindings.dropFirst(whereBindings.count + order.bindings.count)
       t.sql =
         counting
         ? "SELECT count(*) FROM (SELECT 1 FROM (\(ranked)) WHERE rs_n = 1 ORDER BY rs_pos\(window))"
@@ -238,7 +254,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     nonisolated(unsafe) let handle = connection.withLock { $0?.handle }
     return try StoreThreads.whenCancelled({ if let handle { sqlite3_interrupt(handle) } }) {
       try connection.withLock { c in
-        guard let c else { throw RequestSetError(.closed, "The reader of \(table) was released. Open another.") }
+        guard let c else {
+          throw RequestSetError(.closed, "The reader of \(table) was released. Open another.")
+        }
         return try body(c)
       }
     }

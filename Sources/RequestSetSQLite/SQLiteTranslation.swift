@@ -31,7 +31,8 @@ struct _SQLiteTranslation {
   /// the filter run by SQLite on each row's decoded body: exact on every row, with no index
   /// and no limit of SQLite's to meet. A reader uses it when SQLite refuses the translated
   /// statement (see ``_SQLiteConnection/prepare(_:)-(_SQLiteConnection.Build)``).
-  static func whereClause(_ filter: StoreFilter?, nonPlain: Bool, opaque: Bool = false) -> _SQLiteTranslation {
+  static func whereClause(_ filter: StoreFilter?, nonPlain: Bool, opaque: Bool = false) -> _SQLiteTranslation
+  {
     var t = _SQLiteTranslation()
     guard let filter else { return t }
     if opaque {
@@ -77,7 +78,8 @@ struct _SQLiteTranslation {
       var operands = lists.map { inTest($0) }
       let listed = Set(lists.map(\.path))
       for term in terms {
-        if case .condition(let c) = term, Self.inListValue(c) != nil, let path = Self.pathLiteral(c.fieldNames),
+        if case .condition(let c) = term, Self.inListValue(c) != nil,
+          let path = Self.pathLiteral(c.fieldNames),
           listed.contains(path)
         {
           continue
@@ -98,7 +100,9 @@ struct _SQLiteTranslation {
 
   /// `terms` joined by `joiner` as a balanced tree of parenthesized halves. Each term is
   /// written in order, so its parameters bind in the order they appear.
-  private mutating func appendBalanced(_ terms: ArraySlice<StoreFilter>, joiner: String, into out: inout String) {
+  private mutating func appendBalanced(
+    _ terms: ArraySlice<StoreFilter>, joiner: String, into out: inout String
+  ) {
     var operands: [String] = []
     operands.reserveCapacity(terms.count)
     for term in terms {
@@ -140,7 +144,8 @@ struct _SQLiteTranslation {
   /// exactly (the engine's equality on scalars: binary strings, finite numbers, Bools,
   /// nil); nil otherwise.
   static func inListValue(_ c: StoreCondition) -> FieldValue? {
-    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary, !c.caseInsensitive,
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary,
+      !c.caseInsensitive,
       !c.diacriticInsensitive, case .compare(.equal) = c.operator, pathLiteral(c.fieldNames) != nil
     else { return nil }
     switch c.value {
@@ -181,7 +186,8 @@ struct _SQLiteTranslation {
   /// condition (binary collation, no quantifier, no `@count`) whose values are all scalars
   /// `inListValue` accepts; nil otherwise.
   static func inList(_ c: StoreCondition, _ path: String) -> _InList? {
-    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary, !c.caseInsensitive,
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary,
+      !c.caseInsensitive,
       !c.diacriticInsensitive, case .array(let items) = c.value
     else { return nil }
     var list = _InList(path: path)
@@ -244,7 +250,8 @@ struct _SQLiteTranslation {
       if !list.null && list.bools.isEmpty && list.numbers.isEmpty && list.strings.isEmpty { return "0" }
       return inTest(list)
     }
-    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary, !c.caseInsensitive,
+    guard c.quantifier == nil, !c.countsElements, c.datePart == nil, c.collation == .binary,
+      !c.caseInsensitive,
       !c.diacriticInsensitive, case .compare(let comparison) = c.operator
     else { return nil }
     let value = "json_extract(body, \(path))"
@@ -281,7 +288,8 @@ struct _SQLiteTranslation {
   /// The date part of the number at `path` (seconds since 2001), as an integer, or NULL
   /// when the field holds no number: the same value for conditions, sorts and groups.
   static func datePartValue(_ part: RequestDatePart, _ path: String) -> String {
-    let seconds = "CASE WHEN json_type(body, \(path)) IN ('integer', 'real') THEN json_extract(body, \(path)) END"
+    let seconds =
+      "CASE WHEN json_type(body, \(path)) IN ('integer', 'real') THEN json_extract(body, \(path)) END"
     return SQLDateParts.expression(part, seconds: seconds, dialect: .sqlite)
   }
 
@@ -379,7 +387,8 @@ struct _SQLiteTranslation {
       if nonPlain {
         bindings.append(.key(key.key))
         terms.append(
-          "coalesce(CASE WHEN plain THEN body -> \(path) ELSE rs_field(?, body) END, 'null') \(collate) \(direction)")
+          "coalesce(CASE WHEN plain THEN body -> \(path) ELSE rs_field(?, body) END, 'null') \(collate) \(direction)"
+        )
         continue
       }
       if key.collation != .binary {
@@ -394,8 +403,11 @@ struct _SQLiteTranslation {
       terms.append(
         "CASE \(type) WHEN 'true' THEN 1 WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2 "
           + "WHEN 'text' THEN 3 WHEN 'array' THEN 4 WHEN 'object' THEN 5 ELSE 0 END \(direction)")
-      terms.append("CASE WHEN \(type) IN ('array', 'object') THEN NULL ELSE json_extract(body, \(path)) END \(direction)")
-      terms.append("CASE WHEN \(type) IN ('array', 'object') THEN body -> \(path) END \(collate) \(direction)")
+      terms.append(
+        "CASE WHEN \(type) IN ('array', 'object') THEN NULL ELSE json_extract(body, \(path)) END \(direction)"
+      )
+      terms.append(
+        "CASE WHEN \(type) IN ('array', 'object') THEN body -> \(path) END \(collate) \(direction)")
     }
     return (" ORDER BY " + terms.joined(separator: ", ") + ", seq", bindings)
   }

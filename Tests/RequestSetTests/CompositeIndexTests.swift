@@ -387,7 +387,8 @@ import Testing
     let youngest = RequestSet(store).filter("species", value: "Dog").sortBy("age").limit(3)
     let plan = youngest.explain()
     #expect(plan.contains("USING INDEX") && !plan.contains("TEMP B-TREE"), "\(plan)")
-    let expected = try RequestSet(Array(RequestSet(store))).filter("species", value: "Dog").sortBy("age").limit(3)
+    let expected = try RequestSet(Array(RequestSet(store))).filter("species", value: "Dog").sortBy("age")
+      .limit(3)
       .fetch().map(\.id)
     #expect(try youngest.fetch().map(\.id) == expected)
     try store.dropIndex("species", "age")
@@ -398,13 +399,18 @@ import Testing
   /// sort agrees with the engine's though its index cannot serve it.
   @Test func sqliteKeepsTheKindOrderForAKeyOfSeveralKinds() throws {
     let store = try SQLiteStore<DynamicRecord>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
-    let values: [FieldValue] = [.int(2), .bool(true), .string("a"), .null, .int(1), .bool(false), .double(1.5)]
+    let values: [FieldValue] = [
+      .int(2), .bool(true), .string("a"), .null, .int(1), .bool(false), .double(1.5),
+    ]
     try store.insert(
-      contentsOf: values.enumerated().map { DynamicRecord(id: .int($0.offset), fields: ["k": $0.element, "g": .int(1)]) })
+      contentsOf: values.enumerated().map {
+        DynamicRecord(id: .int($0.offset), fields: ["k": $0.element, "g": .int(1)])
+      })
     try store.createIndex("g", "k")
     for order in [RequestSortOrder.ascending, .descending] {
       let set = RequestSet(store).filter("g", value: 1).sortBy([("k", order)]).limit(10)
-      let inProcess = try RequestSet(Array(RequestSet(store))).filter("g", value: 1).sortBy([("k", order)]).limit(10)
+      let inProcess = try RequestSet(Array(RequestSet(store))).filter("g", value: 1).sortBy([("k", order)])
+        .limit(10)
         .fetch().map(\.id)
       #expect(try set.fetch().map(\.id) == inProcess, "\(order)")
     }

@@ -8,6 +8,8 @@ struct _IndexWalk: Sendable {
   let descending: Bool
   /// The run walked; nil for the whole index.
   var bounds: (_SortedIndex.Position, _SortedIndex.Position)? = nil
+  /// The entries in `bounds`, when set.
+  var span: Int? = nil
   /// For a composite index, which of each entry's values is the sort key's.
   var component: Int? = nil
   /// The keys held equal, for `explain()` (`species`).
@@ -28,55 +30,77 @@ struct _IndexWalk: Sendable {
   /// Records touched to fill a window of `need` when `matches` records of `records` match:
   /// about `need × span ÷ matches`, where the span is the records the walk can read.
   func cost(need: Int, matches: Int, records: Int) -> Int {
-    let span = bounds.map { index.distance(from: $0.0, to: $0.1) } ?? records
+    let span = self.span ?? records
     let m = max(1, min(matches, span))
     if m >= span { return min(need, span) }
     return Int(min(Double(span), Double(need) * Double(span) / Double(m)))
   }
 }
 
+/// The run of one composite index that a stage's AND-ed parts select, found once per
+/// plan and weighed both as a lookup and as a walk.
+struct _CompositeRun {
+  let index: _IndexCatalog.Index
+  let range: _CompositeRange
+  /// The parts the run answers, ascending.
+  let parts: [Int]
+  /// Whether the run holds exactly the parts' matches (among ordered entries).
+  let exact: Bool
+  let bounds: (_SortedIndex.Position, _SortedIndex.Position)
+  /// The entries in the run.
+  let span: Int
+}
+
 extension _Planner {
-  /// For each composite index: the AND-ed parts that bound its first keys by equality and
-  /// its next key by a range, as one lookup of the run they select. Entries whose values
-  /// have no place in the order are candidates too, so the lookup never loses a record.
-  static func _compositeLookups<Element>(
+  /// The run each composite index selects for the AND-ed parts, if any.
+  static func _compositeRuns<Element>(
     _ parts: [_FilterNode<Element>], _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
-  ) -> [(parts: [Int], lookup: _Lookup)] {
-    var found: [(parts: [Int], lookup: _Lookup)] = []
+  ) -> [_CompositeRun] {
+    var runs: [_CompositeRun] = []
     for index in access.catalog.indexes where index.entries.arity > 1 {
       guard let bound = _compositeBound(index, parts, snapshot), !bound.parts.isEmpty else { continue }
-      let entries = index.entries
-      let bounds = bound.range.bounds(in: entries)
-      let estimate = entries.distance(from: bounds.0, to: bounds.1) + entries.unordered.count
-      let inOrder = bound.range.prefix.count == entries.arity && entries.unordered.isEmpty
-      let name =
-        "composite index \(bound.range.next == nil ? "lookup" : "range") on \(index.keys.joined(separator: ", "))"
-      found.append(
-        (
-          bound.parts,
-          _Lookup(
-            name: name, estimate: estimate, exact: bound.exact && entries.unordered.isEmpty,
-            inStoreOrder: inOrder,
-            slots: {
-              var s = _IndexRange.slots(in: entries, between: bounds)
-              if inOrder { return s }
-              s += entries.unordered
-              s.sort()
-              return s
-            })
-        ))
+      let bounds = bound.range.bounds(in: index.entries)
+      runs.append(
+        _CompositeRun(
+          index: index, range: bound.range, parts: bound.parts, exact: bound.exact, bounds: bounds,
+          span: index.entries.distance(from: bounds.0, to: bounds.1)))
     }
-    return found
+    return runs
+  }
+
+  /// Each run as one lookup. Entries whose values have no place in the order are
+  /// candidates too, so the lookup never loses a record.
+  static func _compositeLookups(_ runs: [_CompositeRun]) -> [(parts: [Int], lookup: _Lookup)] {
+    runs.map { run in
+      let entries = run.index.entries
+      let bounds = run.bounds
+      let inOrder = run.range.prefix.count == entries.arity && entries.unordered.isEmpty
+      let name =
+        "composite index \(run.range.next == nil ? "lookup" : "range") on \(run.index.keys.joined(separator: ", "))"
+      return (
+        run.parts,
+        _Lookup(
+          name: name, estimate: run.span + entries.unordered.count,
+          exact: run.exact && entries.unordered.isEmpty,
+          inStoreOrder: inOrder,
+          slots: {
+            var s = _IndexRange.slots(in: entries, between: bounds)
+            if inOrder { return s }
+            s += entries.unordered
+            s.sort()
+            return s
+          })
+      )
+    }
   }
 
   /// A walk of a composite index that serves the stage's first sort key: the run of the
   /// entries whose first keys the filter holds equal (and whose sort key it bounds), in
   /// order of the sort key. The walk tests the whole filter on every record it reads.
-  static func _compositeWalk<Element>(
-    _ stage: _Stage<Element>, _ parts: [_FilterNode<Element>], _ access: _IndexAccess,
-    _ snapshot: StoreSnapshot<Element>
-  ) -> _IndexWalk? {
-    guard !stage.reversed, stage.distinct == nil, let first = stage.sort.first else { return nil }
+  static func _compositeWalk<Element>(_ stage: _Stage<Element>, _ runs: [_CompositeRun]) -> _IndexWalk? {
+    guard !runs.isEmpty, !stage.reversed, stage.distinct == nil, let first = stage.sort.first else {
+      return nil
+    }
     let key: String
     let descending: Bool
     var typed = false
@@ -88,31 +112,27 @@ extension _Planner {
       guard let k = t.fieldKey else { return nil }
       (key, descending, typed) = (k, t.order == .descending, true)
     }
-    var best: _IndexWalk? = nil
-    var bestSpan = Int.max
-    for index in access.catalog.indexes where index.entries.arity > 1 {
-      let entries = index.entries
-      guard entries.unordered.isEmpty, !entries.hasLossyNumbers else { continue }
-      guard let bound = _compositeBound(index, parts, snapshot), bound.range.prefix.count < entries.arity,
-        index.keys[bound.range.prefix.count] == key, !bound.range.prefix.isEmpty
+    var best: _CompositeRun? = nil
+    for run in runs {
+      let entries = run.index.entries
+      let m = run.range.prefix.count
+      guard entries.unordered.isEmpty, !entries.hasLossyNumbers, m > 0, m < entries.arity,
+        run.index.keys[m] == key
       else { continue }
-      let m = bound.range.prefix.count
       if typed {
         // A typed sort agrees with the index when the key holds one kind of value (and nil).
         var kinds = entries.componentKinds[m]
         kinds.bits &= ~(1 << UInt8(_FieldKind.null.rawValue))
         guard kinds.nonNull.count <= 1 else { continue }
       }
-      let bounds = bound.range.bounds(in: entries)
-      let span = entries.distance(from: bounds.0, to: bounds.1)
-      if span < bestSpan {
-        bestSpan = span
-        best = _IndexWalk(
-          index: entries, key: key, descending: descending, bounds: bounds, component: m,
-          prefixKeys: Array(index.keys.prefix(m)))
-      }
+      if best == nil || run.span < best!.span { best = run }
     }
-    return best
+    guard let best else { return nil }
+    let m = best.range.prefix.count
+    return _IndexWalk(
+      index: best.index.entries, key: key, descending: descending, bounds: best.bounds, span: best.span,
+      component: m,
+      prefixKeys: Array(best.index.keys.prefix(m)))
   }
 
   /// The run of a composite index that AND-ed parts select: an equality on each of its

@@ -41,8 +41,9 @@ enum _Planner {
 
     // A composite index answers equalities on its first keys, and a range on the next,
     // as one run.
-    if !parts.isEmpty, !(best.map { $0.lookup.exact && $0.lookup.estimate <= 1 } ?? false) {
-      for (parts, lookup) in _compositeLookups(parts, access, snapshot)
+    let runs = parts.isEmpty || !access.catalog.hasComposite ? [] : _compositeRuns(parts, access, snapshot)
+    if !runs.isEmpty, !(best.map { $0.lookup.exact && $0.lookup.estimate <= 1 } ?? false) {
+      for (parts, lookup) in _compositeLookups(runs)
       where lookup.estimate < (best?.lookup.estimate ?? Int.max)
         || (lookup.estimate == best!.lookup.estimate && lookup.exact && !best!.lookup.exact)
       {
@@ -57,7 +58,7 @@ enum _Planner {
     var walk: _IndexWalk? = nil
     var walkCost = Int.max
     let matches = max(1, best?.lookup.estimate ?? n)
-    for candidate in [_compositeWalk(stage, parts, access, snapshot), _orderedWalk(stage, access)] {
+    for candidate in [_compositeWalk(stage, runs), _orderedWalk(stage, access)] {
       guard let candidate else { continue }
       var cost = Int.max
       if let limit = stage.window.limit {

@@ -23,6 +23,9 @@ struct _IndexCatalog: Sendable {
 
   var isEmpty: Bool { indexes.isEmpty }
 
+  /// Whether any index is on several keys.
+  var hasComposite: Bool { indexes.contains { $0.entries.arity > 1 } }
+
   /// The index on a key, if any.
   func index(for key: String) -> Index? {
     indexes.first { $0.key == key }
