@@ -105,3 +105,18 @@ func compositeTables(_ n: Int) throws {
   sqliteStore.close()
   printTable("Issue 38: composite index (species, age), per query", rows)
 }
+
+/// `filter(\.species == x).sortBy(\.age).limit(10)` on a MemoryStore with a composite
+/// index, `loops` times, for a profiler (`valgrind --tool=callgrind
+/// --toggle-collect='*compositeQueryLoop*'`):
+///
+///   swift run -c release --package-path Benchmarks Ratios 100000 compositeloop
+func compositeQueryLoop(_ n: Int, loops: Int = 20_000) throws {
+  let memory = try MemoryStore(makeAnimals(n))
+  try memory.createIndex(\.species, \.age)
+  let species = ["Cow", "Dog", "Cat", "Mouse", "Horse", "Sheep", "Goat", "Pig"]
+  let set = RequestSet(memory)
+  let start = DispatchTime.now().uptimeNanoseconds
+  for i in 0..<loops { keep(try set.filter(\.species == species[i % 8]).sortBy(\.age).limit(10).fetch()) }
+  print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3 / Double(loops)) µs per query")
+}

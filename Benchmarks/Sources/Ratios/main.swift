@@ -35,7 +35,7 @@ if let i = arguments.firstIndex(of: "--csv"), i + 1 < arguments.count {
 let n = arguments.first.flatMap(Int.init) ?? 1_000_000
 let sections = Set(arguments.filter { Int($0) == nil }.map { $0 == "records" ? "issue11" : $0 })
 func wanted(_ section: String) -> Bool {
-  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23", "issue35", "upsert", "composite"].contains(section) : sections.contains(section)
+  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23", "issue35", "upsert", "composite", "compositeloop"].contains(section) : sections.contains(section)
 }
 
 let needsAnimals = ["core", "format", "log", "issue11", "issue13", "migrate", "issue22"].contains(where: wanted)
@@ -56,4 +56,5 @@ if wanted("issue23") { try issue23Tables(n) }
 if wanted("issue35") { try issue35Tables(n) }
 if wanted("upsert") { try upsertTables() }
 if wanted("composite") { try compositeTables(n) }
+if wanted("compositeloop") { try compositeQueryLoop(n) }
 if wanted("smallq") { try smallQueryLoops(makeAnimals(n)) }

@@ -57,8 +57,10 @@ extension _Planner {
     _ parts: [_FilterNode<Element>], _ access: _IndexAccess, _ snapshot: StoreSnapshot<Element>
   ) -> [_CompositeRun] {
     var runs: [_CompositeRun] = []
+    let keyRuns = _keyRuns(parts, snapshot)
+    guard !keyRuns.isEmpty else { return [] }
     for index in access.catalog.indexes where index.entries.arity > 1 {
-      guard let bound = _compositeBound(index, parts, snapshot), !bound.parts.isEmpty else { continue }
+      guard let bound = _compositeBound(index, keyRuns), !bound.parts.isEmpty else { continue }
       let bounds = bound.range.bounds(in: index.entries)
       runs.append(
         _CompositeRun(
@@ -135,55 +137,72 @@ extension _Planner {
       prefixKeys: Array(best.index.keys.prefix(m)))
   }
 
-  /// The run of a composite index that AND-ed parts select: an equality on each of its
-  /// first keys (as many as the parts give, in order), then a range on the next key if
-  /// the parts bound it; with the parts used and whether they are answered exactly.
-  private static func _compositeBound<Element>(
-    _ index: _IndexCatalog.Index, _ parts: [_FilterNode<Element>], _ snapshot: StoreSnapshot<Element>
-  ) -> (range: _CompositeRange, parts: [Int], exact: Bool)? {
-    let keys = index.keys
-    let entries = index.entries
-    // Each part as one run on one key, when an index on that key could answer it.
-    var runs: [(part: Int, key: String, run: _IndexRange, exact: Bool)] = []
-    for (i, part) in parts.enumerated() {
+  /// Each AND-ed part that one index's run could answer: an equality, a range or a
+  /// prefix on one key. Read once per plan, for every composite index.
+  private static func _keyRuns<Element>(_ parts: [_FilterNode<Element>], _ snapshot: StoreSnapshot<Element>)
+    -> [_KeyRun]
+  {
+    var runs: [_KeyRun] = []
+    // Indices, not `enumerated()`: in the engine's unspecialized code each generic wrapper
+    // costs a metadata lookup (see `_Planner.plan`).
+    for i in parts.indices {
       let c: _FieldCondition
       var exact: Bool
-      switch part {
+      var typed = false
+      switch parts[i] {
       case .field(let f): (c, exact) = (f, true)
       case .typed(let t):
         guard let twin = t.field, !twin.idOnly else { continue }
         c = twin
         exact = false
+        typed = true
         if case .external = snapshot._storage, let fields = try? snapshot._fields() {
           exact = _FilterCompiler<Element>.holdsKinds(of: .field(twin), in: fields)
         }
       default: continue
       }
-      guard let k = keys.firstIndex(of: c.key), let (found, runExact) = _IndexRange.runs(for: c),
-        found.count == 1
-      else { continue }
-      if case .typed = part {
-        // A twin agrees with the typed test only when the key holds the value's kind.
-        guard c.value == .null || entries.componentKinds[k].contains(c.value._kind) else { continue }
-      }
-      exact = exact && runExact
-      runs.append((i, c.key, found[0], exact))
+      guard let (found, runExact) = _IndexRange.runs(for: c), found.count == 1 else { continue }
+      runs.append(
+        _KeyRun(
+          part: i, key: c.key, run: found[0], exact: exact && runExact, typedKind: typed ? c.value : nil))
     }
-    guard !runs.isEmpty else { return nil }
+    return runs
+  }
+
+  /// The run of a composite index that AND-ed parts select: an equality on each of its
+  /// first keys (as many as the parts give, in order), then a range on the next key if
+  /// the parts bound it; with the parts used and whether they are answered exactly.
+  private static func _compositeBound(
+    _ index: _IndexCatalog.Index, _ keyRuns: [_KeyRun]
+  ) -> (range: _CompositeRange, parts: [Int], exact: Bool)? {
+    let keys = index.keys
+    let entries = index.entries
+    /// Whether a part's run may narrow key `k` of this index: a typed condition's twin
+    /// agrees with the typed test only when the key holds the value's kind.
+    func usable(_ r: _KeyRun, _ k: Int) -> Bool {
+      guard let value = r.typedKind else { return true }
+      return value == .null || entries.componentKinds[k].contains(value._kind)
+    }
     var prefix: [FieldValue] = []
     var used: [Int] = []
     var exact = true
-    for key in keys {
-      guard let eq = runs.first(where: { $0.key == key && $0.run.isEquality }), case .equal(let v) = eq.run
-      else { break }
-      prefix.append(v)
-      used.append(eq.part)
-      exact = exact && eq.exact
+    for k in keys.indices {
+      var found: (part: Int, value: FieldValue, exact: Bool)? = nil
+      for r in keyRuns where r.key == keys[k] && usable(r, k) {
+        if case .equal(let v) = r.run {
+          found = (r.part, v, r.exact)
+          break
+        }
+      }
+      guard let found else { break }
+      prefix.append(found.value)
+      used.append(found.part)
+      exact = exact && found.exact
     }
     var next: _IndexRange? = nil
     if prefix.count < keys.count {
-      let key = keys[prefix.count]
-      for r in runs where r.key == key {
+      let k = prefix.count
+      for r in keyRuns where r.key == keys[k] && usable(r, k) {
         switch r.run {
         case .between, .prefix:
           if let known = next {
@@ -204,6 +223,18 @@ extension _Planner {
       }
     }
     if prefix.isEmpty && next == nil { return nil }
-    return (_CompositeRange(prefix: prefix, next: next), used.sorted(), exact)
+    used.sort()
+    return (_CompositeRange(prefix: prefix, next: next), used, exact)
   }
+}
+
+/// One AND-ed part as one run of an index on its key (see `_Planner._compositeRuns`).
+struct _KeyRun {
+  let part: Int
+  let key: String
+  let run: _IndexRange
+  /// Whether the run holds exactly the part's matches.
+  let exact: Bool
+  /// For a typed condition, the value whose kind the key must hold; nil for a string-key one.
+  let typedKind: FieldValue?
 }

@@ -457,7 +457,8 @@ public final class MemoryStore<Element: Record>: RecordStore {
       snapshot._indexes = _IndexAccess(catalog: state.indexes)
       return snapshot
     }
-    snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
+    snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown
+    }
     return snapshot
   }
 }
@@ -475,7 +476,8 @@ func _duplicate(_ id: some Hashable, inBatch: Bool = false) -> RequestSetError {
     .duplicateID,
     inBatch
       ? "The batch holds id \(id) twice. Give each record its own id; nothing was inserted."
-      : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id.")
+      : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id."
+  )
 }
 
 /// What a ``MemoryStore`` holds; only touched under its lock.
@@ -561,8 +563,14 @@ struct _MemoryState<Element: Record>: Sendable {
 
   /// A key's value in a stored slot.
   func value(_ key: String, slot: Int) -> FieldValue {
-    switch route(key) {
-    case .reflected(let read, _, _): return records.withUnsafeBufferPointer { read(UnsafeRawPointer($0.baseAddress! + slot)) }
+    value(key, route: route(key), slot: slot)
+  }
+
+  /// A key's value in a stored slot, by a route resolved once for many slots.
+  func value(_ key: String, route: _FieldPlan.Route, slot: Int) -> FieldValue {
+    switch route {
+    case .reflected(let read, _, _):
+      return records.withUnsafeBufferPointer { read(UnsafeRawPointer($0.baseAddress! + slot)) }
     case .encoded: return fields.value(key, row: slot)
     }
   }
@@ -621,7 +629,8 @@ struct _MemoryState<Element: Record>: Sendable {
       let list: [(id: Element.ID, values: [FieldValue]?)] = array.enumerated().map { s, r in
         (r.id, indexes.indexes.map { $0.value { value($0, of: r, row: rows.isEmpty ? nil : rows[s]) } })
       }
-      try newIndexes.checkUnique(list, typeName: "\(Element.self)", slotOf: { _ in nil }, storedValue: { _, _ in .null })
+      try newIndexes.checkUnique(
+        list, typeName: "\(Element.self)", slotOf: { _ in nil }, storedValue: { _, _ in .null })
     }
     records = array
     slots = newSlots
@@ -638,7 +647,9 @@ struct _MemoryState<Element: Record>: Sendable {
       if seenKinds.isComplete && toObserve == 0 { break }
     }
     for (i, index) in indexes.indexes.enumerated() {
-      for s in array.indices { newIndexes.update(i, slot: s, old: nil, new: index.value { value($0, slot: s) }) }
+      for s in array.indices {
+        newIndexes.update(i, slot: s, old: nil, new: index.value { value($0, slot: s) })
+      }
     }
     indexes = newIndexes
   }
@@ -674,7 +685,9 @@ struct _MemoryState<Element: Record>: Sendable {
   /// Throws `.uniqueViolation` when the changes would give two records one value of a
   /// unique index; `kept` and `rows` are the written records and their encoded fields
   /// (nil for deletes; a row is nil where none was needed).
-  mutating func checkUnique(_ changes: [RecordChange<Element>], _ kept: [Element?], _ rows: [_EncodedRow?]) throws {
+  mutating func checkUnique(_ changes: [RecordChange<Element>], _ kept: [Element?], _ rows: [_EncodedRow?])
+    throws
+  {
     guard indexes.hasUnique else { return }
     let all = indexes.indexes
     var list: [(id: Element.ID, values: [FieldValue]?)] = []
@@ -686,7 +699,8 @@ struct _MemoryState<Element: Record>: Sendable {
       }
     }
     try indexes.checkUnique(
-      list, typeName: "\(Element.self)", slotOf: { slots[$0] }, storedValue: { slot, u in all[u].value { value($0, slot: slot) } })
+      list, typeName: "\(Element.self)", slotOf: { slots[$0] },
+      storedValue: { slot, u in all[u].value { value($0, slot: slot) } })
   }
 
   /// Creates an index on `key`, or for a composite index on every key its name joins
@@ -703,10 +717,14 @@ struct _MemoryState<Element: Record>: Sendable {
       }
     }
     let keys = _CompositeKey.keys(of: key)
+    // Each key's route once: resolving one costs as much as reading thousands of values.
+    var keyRoutes: [String: _FieldPlan.Route] = [:]
+    for k in keys { keyRoutes[k] = route(k) }
     var entries: [_IndexEntry] = []
     entries.reserveCapacity(liveCount)
     for s in 0..<records.count where live[s] {
-      entries.append(_IndexEntry(value: _CompositeKey.value(keys) { value($0, slot: s) }, slot: s))
+      entries.append(
+        _IndexEntry(value: _CompositeKey.value(keys) { value($0, route: keyRoutes[$0]!, slot: s) }, slot: s))
     }
     try indexes.add(key: key, unique: unique, entries: entries, typeName: "\(Element.self)")
     _cacheRoutes()
