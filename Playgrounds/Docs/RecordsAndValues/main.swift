@@ -68,6 +68,11 @@ let one = animals.filter(\.id == 3).first                      // by id, O(1), n
 let eldest = animals.sortBy(\.age, order: .descending).limit(3)  // walks an age index when there is one
 print(one?.name ?? "-", eldest.map(\.name))                    // → Rex ["alice", "Daisy", "Rex"]
 
+try store.createIndex(\.species, \.age)              // also createIndex("species", "age")
+let youngestCow = animals.filter(\.species == "Cow").sortBy(\.age).limit(1)
+print(youngestCow.map(\.name))                        // → ["Bella"]
+print(youngestCow.explain().contains("within equal species of a composite index"))   // → true
+
 let youngest = animals.sortBy(\.age).first(3).map(\.name)
 let oldest = animals.sortBy(\.age).last(3).map(\.name)
 let zToA = animals.sortBy(\.name).reversed().map(\.name)
