@@ -121,7 +121,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     guard name.utf8.count <= 63 else {
       throw RequestSetError(
         .invalidFormat,
-        "The table name \"\(name.prefix(80))…\" is longer than PostgreSQL's 63 bytes. Pass a shorter `table:`.")
+        "The table name \"\(name.prefix(80))…\" is longer than PostgreSQL's 63 bytes. Pass a shorter `table:`."
+      )
     }
     _table = name
     _quoted = try SQLJSON.quoteIdentifier(name)
@@ -187,14 +188,16 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         let applied = try _applied(c)
         let migrating =
           !migrations.migrations.isEmpty
-          && (!migrations.pending(after: applied).isEmpty || migrations.migrations.contains { applied.contains($0.name) })
+          && (!migrations.pending(after: applied).isEmpty
+            || migrations.migrations.contains { applied.contains($0.name) })
         guard stored == type || Element.self == DynamicRecord.self || migrating else {
           throw RequestSetError(
             .schemaMismatch,
             "The table \(_quoted) holds \(stored) records, not \(type). Open it as PostgresStore<\(stored)>, "
               + "or pass another `table:`.")
         }
-        if stored != type && Element.self != DynamicRecord.self && migrations.pending(after: applied).isEmpty {
+        if stored != type && Element.self != DynamicRecord.self && migrations.pending(after: applied).isEmpty
+        {
           try c.execute("UPDATE requestset_tables SET type = $2 WHERE name = $1", [_table, type])
         }
         guard known.string(0, 1) == String(Self._format) else {
@@ -212,7 +215,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           throw RequestSetError(
             .schemaMismatch,
             "The table \(_quoted) is listed as holding \(type) records but its columns are "
-              + "(\(columns.string(0, 0) ?? "none")). Drop it with PostgresStore.dropTable, or pass another `table:`.")
+              + "(\(columns.string(0, 0) ?? "none")). Drop it with PostgresStore.dropTable, or pass another `table:`."
+          )
         }
         if try _storedKinds(c) == nil {
           // A table written before summaries were kept: learn its keys from its rows.
@@ -233,7 +237,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
             body jsonb NOT NULL, plain boolean NOT NULL)
           """)
         try c.execute(
-          "CREATE INDEX \(try SQLJSON.quoteIdentifier(_indexName("notplain"))) ON \(_quoted) (seq) WHERE NOT plain")
+          "CREATE INDEX \(try SQLJSON.quoteIdentifier(_indexName("notplain"))) ON \(_quoted) (seq) WHERE NOT plain"
+        )
         try c.execute(
           "INSERT INTO requestset_tables (name, type, format, version) VALUES ($1, $2, $3, 0)",
           [_table, type, String(Self._format)])
@@ -313,7 +318,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     while true {
       do {
         return try _writeOnce(ifVersion: expected, changes: changes, kinds: kinds, body)
-      } catch let error as RequestSetError where error.code == .conflict && Self._isSerializationFailure(error) {
+      } catch let error as RequestSetError
+        where error.code == .conflict && Self._isSerializationFailure(error)
+      {
         guard attempt < retries else {
           throw RequestSetError(
             .conflict,
@@ -349,7 +356,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
           throw RequestSetError(
-            .schemaMismatch, "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
+            .schemaMismatch,
+            "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
         }
         if let expected, expected != current {
           throw RequestSetError(
@@ -370,7 +378,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           [_table, String(next), try changes().flatMap(_changeText)])
         if next % 64 == 0 && next > 1024 {
           try c.execute(
-            "DELETE FROM requestset_changes WHERE name = $1 AND version <= $2", [_table, String(next &- 1024)])
+            "DELETE FROM requestset_changes WHERE name = $1 AND version <= $2",
+            [_table, String(next &- 1024)])
         }
         try c.execute("SELECT pg_notify('requestset', $1)", ["\(next) \(_table)"])
         return next
@@ -400,7 +409,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     try text.split(separator: "\n").map { line in
       let json = String(line.dropFirst(2))
       switch line.first {
-      case "I": return .insert(try SQLJSON.decode(json).storedRecord(Element.self, in: "the table \(_quoted)"))
+      case "I":
+        return .insert(try SQLJSON.decode(json).storedRecord(Element.self, in: "the table \(_quoted)"))
       case "S": return .save(try SQLJSON.decode(json).storedRecord(Element.self, in: "the table \(_quoted)"))
       default: return .delete(id: try SQLJSON.decode(json).decode(Element.ID.self))
       }
@@ -431,7 +441,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       .duplicateID,
       inBatch
         ? "The batch holds id \(id) twice. Give each record its own id; nothing was inserted."
-        : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id.")
+        : "A record with id \(id) is already stored. Use save(_:) to replace it, or give the new record another id."
+    )
   }
 
   /// Checks a batch for an insert of an id the batch itself inserted or saved before (the
@@ -456,12 +467,15 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     do {
       return try body()
     } catch let error as RequestSetError
-      where error.code == .uniqueViolation && (error.underlying as? _PGDiagnostic)?.constraint?.hasSuffix("_id_key") == true
+      where error.code == .uniqueViolation
+      && (error.underlying as? _PGDiagnostic)?.constraint?.hasSuffix("_id_key") == true
     {
       let detail = (error.underlying as? _PGDiagnostic)?.detail ?? ""
-      if let open = detail.range(of: "Key (id)=("), let close = detail.range(of: ") already exists", options: .backwards),
+      if let open = detail.range(of: "Key (id)=("),
+        let close = detail.range(of: ") already exists", options: .backwards),
         open.upperBound <= close.lowerBound,
-        let id = try? SQLJSON.decode(String(detail[open.upperBound..<close.lowerBound])).decode(Element.ID.self)
+        let id = try? SQLJSON.decode(String(detail[open.upperBound..<close.lowerBound])).decode(
+          Element.ID.self)
       {
         throw _duplicate(id)
       }
@@ -642,7 +656,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [_table])
     guard row.count == 1, let version = row.string(0, 0).flatMap(UInt64.init) else {
       throw RequestSetError(
-        .schemaMismatch, "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
+        .schemaMismatch,
+        "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
     }
     return version
   }
@@ -734,13 +749,26 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///   share the values; `.invalidIndex` for a key named twice; `.invalidFormat` for a key
   ///   holding U+0000.
   public func createIndex(_ first: String, _ second: String, _ more: String..., unique: Bool = false) throws {
-    let keys = [first, second] + more
+    try createIndex(on: [first, second] + more, unique: unique)
+  }
+
+  /// Creates an index on the keys a list names: one key, or a composite index on several
+  /// (see ``createIndex(_:_:_:unique:)``), for keys known only at run time.
+  ///
+  /// ```swift
+  /// try store.createIndex(on: ["species", "age"])
+  /// ```
+  /// - Throws: `RequestSetError` `.invalidIndex` for an empty list, and whatever the
+  ///   one-key and composite forms throw.
+  public func createIndex(on keys: [String], unique: Bool = false) throws {
     try RequestIndex(keys: keys, unique: unique).checkKeys(for: Element.self)
+    if keys.count == 1 { return try createIndex(keys[0], unique: unique) }
     let columns = try keys.map { "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))" }
     let name = try SQLJSON.quoteIdentifier(_indexName("keys " + keys.joined(separator: "\u{1F}")))
     try _pool.with { c in
       try c.execute(
-        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quoted) (\(columns.joined(separator: ", ")))")
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quoted) (\(columns.joined(separator: ", ")))"
+      )
     }
   }
 

@@ -1,12 +1,13 @@
-#if canImport(SQLite3)
-import SQLite3
-#else
-import CSQLite
-#endif
 import Foundation
 import RequestSet
 import Synchronization
 import _RequestSetSQL
+
+#if canImport(SQLite3)
+  import SQLite3
+#else
+  import CSQLite
+#endif
 
 /// A store in a SQLite database file that runs queries itself: filters, sorts and windows
 /// become one SQL statement, and the engine runs only what SQLite cannot run exactly.
@@ -102,7 +103,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// - Parameter changesKept: How many versions of `requestset_changes` rows a write
   ///   keeps (older ones are pruned every 256 versions); small in tests of the pollers.
   init(
-    path: String, table: String?, changesKept: Int64, migrations: Migrator = Migrator(), migratesOnOpen: Bool = true
+    path: String, table: String?, changesKept: Int64, migrations: Migrator = Migrator(),
+    migratesOnOpen: Bool = true
   ) throws {
     _changesKept = changesKept
     let name = table ?? String(describing: Element.self)
@@ -119,7 +121,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     var hold: String?
     if let next = migrations.pending(after: applied).first {
       if migratesOnOpen {
-        applied += try Self._runMigrations(connection, table: name, quoted: _quotedTable, migrator: migrations)?.names ?? []
+        applied +=
+          try Self._runMigrations(connection, table: name, quoted: _quotedTable, migrator: migrations)?.names
+          ?? []
       } else {
         hold = next.name
       }
@@ -130,7 +134,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     _pool = _SQLitePool(path: path)
   }
 
-  private static func _prepareSchema(_ c: _SQLiteConnection, table: String, quoted: String, migrations: Migrator) throws {
+  private static func _prepareSchema(
+    _ c: _SQLiteConnection, table: String, quoted: String, migrations: Migrator
+  ) throws {
     let type = String(describing: Element.self)
     try c.writeTransaction {
       try c.execute(
@@ -155,7 +161,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
           throw RequestSetError(
             .schemaMismatch,
             "The database \(c.path) already has a \(found) named \(table) that is not a RequestSet table (it has no "
-              + "row in requestset_tables). Pass another table: name, or open another file; nothing was changed.")
+              + "row in requestset_tables). Pass another table: name, or open another file; nothing was changed."
+          )
         }
         // Another type's table opens as dynamic records, or while migrations are pending
         // that make it this type's.
@@ -164,7 +171,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
         let applied = try _applied(c, table: table)
         let migrating =
           !migrations.migrations.isEmpty
-          && (!migrations.pending(after: applied).isEmpty || migrations.migrations.contains { applied.contains($0.name) })
+          && (!migrations.pending(after: applied).isEmpty
+            || migrations.migrations.contains { applied.contains($0.name) })
         guard owner == type || Element.self == DynamicRecord.self || migrating else {
           throw RequestSetError(
             .schemaMismatch,
@@ -197,7 +205,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// Writes the table's summary of keys and kinds (see `StoreFieldKinds`).
   static func _writeKinds(_ c: _SQLiteConnection, table: String, text: String) throws {
     let statement = try c.cached(
-      "INSERT INTO requestset_kinds(name, kinds) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET kinds = excluded.kinds")
+      "INSERT INTO requestset_kinds(name, kinds) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET kinds = excluded.kinds"
+    )
     try statement.bind([.text(table), .text(text)])
     try statement.run(doing: "record the keys and kinds of \(table)")
   }
@@ -218,7 +227,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   }
 
   /// The summary of keys and kinds of the table's rows as they are, read from every row.
-  static func _kindsFromRows(_ c: _SQLiteConnection, table: String, quoted: String) throws -> StoreFieldKinds {
+  static func _kindsFromRows(_ c: _SQLiteConnection, table: String, quoted: String) throws -> StoreFieldKinds
+  {
     var kinds = StoreFieldKinds()
     let rows = try c.prepare("SELECT body FROM \(quoted) ORDER BY seq")
     while try rows.step(doing: "read \(table) to learn its keys") {
@@ -360,7 +370,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
           try statement.run(doing: "write a record")
         } catch let error as RequestSetError where error.code == .uniqueViolation {
           sqlite3_reset(statement.pointer)
-          if row.op == "insert", try error.message.contains("constraint failed: \(table).id") || _isStored(c, row.id) {
+          if row.op == "insert",
+            try error.message.contains("constraint failed: \(table).id") || _isStored(c, row.id)
+          {
             let id = changes[i].id
             throw RequestSetError(
               .duplicateID,
@@ -397,12 +409,14 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
 
   /// Bumps the store's version inside the current write transaction and returns it.
   func _bump(_ c: _SQLiteConnection) throws -> UInt64 {
-    let statement = try c.cached("UPDATE requestset_tables SET version = version + 1 WHERE name = ? RETURNING version")
+    let statement = try c.cached(
+      "UPDATE requestset_tables SET version = version + 1 WHERE name = ? RETURNING version")
     try statement.bind([.text(table)])
     guard try statement.step(doing: "bump the version") else {
       throw RequestSetError(
         .schemaMismatch,
-        "The row of \(table) in requestset_tables is gone; another program changed the database. Reopen the store.")
+        "The row of \(table) in requestset_tables is gone; another program changed the database. Reopen the store."
+      )
     }
     let version = UInt64(statement.int(0))
     _ = try statement.step(doing: "bump the version")
@@ -415,11 +429,14 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
 
   /// Records the changes of `version` for other connections' observers, and prunes old ones.
   func _log(_ c: _SQLiteConnection, _ version: UInt64, _ changes: [(op: String, id: String)]) throws {
-    let statement = try c.cached("INSERT INTO requestset_changes(version, tbl, op, id, origin) VALUES (?, ?, ?, ?, ?)")
+    let statement = try c.cached(
+      "INSERT INTO requestset_changes(version, tbl, op, id, origin) VALUES (?, ?, ?, ?, ?)")
     let logged = changes.count <= Self._loggedChangesLimit ? changes : [("many", "")]
     for change in logged {
       sqlite3_reset(statement.pointer)
-      try statement.bind([.int(Int64(version)), .text(table), .text(change.op), .text(change.id), .text(_origin)])
+      try statement.bind([
+        .int(Int64(version)), .text(table), .text(change.op), .text(change.id), .text(_origin),
+      ])
       try statement.run(doing: "record a change")
     }
     if version % 256 == 0 {
@@ -443,7 +460,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     guard try statement.step(doing: "read the version") else {
       throw RequestSetError(
         .schemaMismatch,
-        "The row of \(table) in requestset_tables is gone; another program changed the database. Reopen the store.")
+        "The row of \(table) in requestset_tables is gone; another program changed the database. Reopen the store."
+      )
     }
     let version = UInt64(statement.int(0))
     sqlite3_reset(statement.pointer)
@@ -492,7 +510,10 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   public func snapshot() throws -> StoreSnapshot<Element> {
     let reader = try _openReader()
     var records: [Element] = []
-    try reader.records(StoreQuery()) { records.append($0); return true }
+    try reader.records(StoreQuery()) {
+      records.append($0)
+      return true
+    }
     return StoreSnapshot(records: records, version: reader.version)
   }
 
@@ -567,7 +588,19 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   ///   repeat the values; `.invalidIndex` for a key named twice, or one holding a quote, a
   ///   backslash or U+0000; `.closed`.
   public func createIndex(_ first: String, _ second: String, _ more: String..., unique: Bool = false) throws {
-    let keys = [first, second] + more
+    try createIndex(on: [first, second] + more, unique: unique)
+  }
+
+  /// Creates an index on the keys a list names: one key, or a composite index on several
+  /// (see ``createIndex(_:_:_:unique:)``), for keys known only at run time.
+  ///
+  /// ```swift
+  /// try store.createIndex(on: ["species", "age"])
+  /// ```
+  /// - Throws: `RequestSetError` `.invalidIndex` for an empty list, and whatever the
+  ///   one-key and composite forms throw.
+  public func createIndex(on keys: [String], unique: Bool = false) throws {
+    if keys.count == 1 { return try createIndex(keys[0], unique: unique) }
     let (name, paths) = try _compositeIndex(keys)
     let columns = paths.map { "json_extract(body, \($0))" }.joined(separator: ", ")
     do {
@@ -594,7 +627,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     let keys = [first, second] + more
     let (name, _) = try _compositeIndex(keys)
     try _write { c in
-      try c.execute("DROP INDEX IF EXISTS \(name)", doing: "drop the index on \(keys.joined(separator: ", "))")
+      try c.execute(
+        "DROP INDEX IF EXISTS \(name)", doing: "drop the index on \(keys.joined(separator: ", "))")
     }
   }
 
@@ -673,7 +707,9 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     }
     guard let (version, ids) = outcome else { return nil }
     guard !ids.isEmpty else { return 0 }
-    let changes = try ids.map { RecordChange<Element>.delete(id: try SQLJSON.decode($0).decode(Element.ID.self)) }
+    let changes = try ids.map {
+      RecordChange<Element>.delete(id: try SQLJSON.decode($0).decode(Element.ID.self))
+    }
     _publish(StoreCommit(version: version, changes: changes))
     return ids.count
   }
@@ -692,15 +728,20 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// ```
   /// - Returns: How many records changed, or nil.
   /// - Throws: `RequestSetError` `.decodingFailed` (nothing written), `.closed`, `.locked`.
-  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
-    guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil, !assignments.isEmpty
+  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws
+    -> Int?
+  {
+    guard query.offset == 0, query.limit == nil, query.sort.isEmpty, query.distinct == nil,
+      !assignments.isEmpty
     else { return nil }
     var setters: [String] = []
     var values: [_SQLiteBinding] = []
     for (key, value) in assignments {
       let names = FieldValue.fieldNames(inKey: key)
       let encoded = SQLJSON.encode(value)
-      guard names.count == 1, names[0] != "id", encoded.plain, let path = _SQLiteTranslation.pathLiteral(names) else {
+      guard names.count == 1, names[0] != "id", encoded.plain,
+        let path = _SQLiteTranslation.pathLiteral(names)
+      else {
         return nil
       }
       setters.append("\(path), json(?)")

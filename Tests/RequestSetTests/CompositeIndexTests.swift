@@ -15,35 +15,14 @@ import Testing
     ["species", "age"], ["owner.city", "age", "name"], ["species", "weight"], ["nickname", "id"],
   ]
 
-  /// Creates a composite index on `keys` (two or three) on any store that has them.
+  /// Creates a composite index on `keys` on any store that has them.
   static func createIndex(_ keys: [String], on store: any RecordStore<Animal>, unique: Bool = false) throws {
     switch store {
-    case let s as MemoryStore<Animal>:
-      if keys.count == 2 {
-        try s.createIndex(keys[0], keys[1], unique: unique)
-      } else {
-        try s.createIndex(keys[0], keys[1], keys[2], unique: unique)
-      }
-    case let s as LogStore<Animal>:
-      if keys.count == 2 {
-        try s.createIndex(keys[0], keys[1], unique: unique)
-      } else {
-        try s.createIndex(keys[0], keys[1], keys[2], unique: unique)
-      }
-    case let s as SQLiteStore<Animal>:
-      if keys.count == 2 {
-        try s.createIndex(keys[0], keys[1], unique: unique)
-      } else {
-        try s.createIndex(keys[0], keys[1], keys[2], unique: unique)
-      }
-    case let s as PostgresStore<Animal>:
-      if keys.count == 2 {
-        try s.createIndex(keys[0], keys[1], unique: unique)
-      } else {
-        try s.createIndex(keys[0], keys[1], keys[2], unique: unique)
-      }
-    default:
-      break  // a store without indexes still answers every query
+    case let s as MemoryStore<Animal>: try s.createIndex(on: keys, unique: unique)
+    case let s as LogStore<Animal>: try s.createIndex(on: keys, unique: unique)
+    case let s as SQLiteStore<Animal>: try s.createIndex(on: keys, unique: unique)
+    case let s as PostgresStore<Animal>: try s.createIndex(on: keys, unique: unique)
+    default: break  // a store without indexes still answers every query
     }
   }
 
@@ -280,6 +259,16 @@ import Testing
     } throws: { ($0 as? RequestSetError)?.code == .invalidIndex }
     #expect {
       try store.createIndex("a\u{1F}b")
+    } throws: { ($0 as? RequestSetError)?.code == .invalidIndex }
+    #expect {
+      try store.createIndex(on: [])
+    } throws: { ($0 as? RequestSetError)?.code == .invalidIndex }
+    let sqlite = try SQLiteStore<Animal>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
+    #expect {
+      try sqlite.createIndex(on: [])
+    } throws: { ($0 as? RequestSetError)?.code == .invalidIndex }
+    #expect {
+      try sqlite.createIndex("age", "age")
     } throws: { ($0 as? RequestSetError)?.code == .invalidIndex }
     #expect(store.indexes.isEmpty)
     try store.createIndex("species", "age")
