@@ -168,6 +168,8 @@ struct _FilterCompiler<Element: Sendable> {
       throw error
     case .expression(let c):
       return .general(try _ExpressionCompiler<Element>(fields: try fields()).condition(c))
+    case .search(let c):
+      return .general(try _searchTest(c))
     case .field(let c):
       let fields = try fields()
       if fields.kinds[c.key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(c.key) {
@@ -203,7 +205,7 @@ struct _FilterCompiler<Element: Sendable> {
         return try _general(translated)
       }
       return try _leaf(node)
-    case .constant, .typed, .closure, .invalid, .expression, .field:
+    case .constant, .typed, .closure, .invalid, .expression, .field, .search:
       return try _leaf(node)
     case .not(let inner):
       switch try _general(inner) {
@@ -296,6 +298,19 @@ struct _FilterCompiler<Element: Sendable> {
     else { return nil }
     try Self.validate(c, in: fields)
     return (read, c.valueTest)
+  }
+
+  /// A full-text condition as a test of a slot: each key's words, tokenized per record
+  /// (a text index, when the store has one, answers the condition before this runs).
+  private mutating func _searchTest(_ c: _TextSearchCondition) throws -> (Int) throws -> Bool {
+    let fields = try fields()
+    var readers: [(Int) throws -> FieldValue] = []
+    for key in c.keys {
+      try Self.validate(key, value: nil, in: fields)
+      if let read = fields.reader(for: key) { readers.append(read) }
+    }
+    let all = readers
+    return { slot in c.matches(try all.map { try $0(slot) }) }
   }
 
   /// The node with an OR's equalities on one key (`id == 1 OR id == 2 OR …`) merged into

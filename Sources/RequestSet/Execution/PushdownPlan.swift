@@ -281,6 +281,8 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       return .kept("a closure")
     case .expression:
       return .kept("computed on each record")
+    case .search:
+      return .kept("full-text search runs in process")
     case .invalid:
       return .kept("a filter that could not be built")
     case .not(let inner):

@@ -195,7 +195,7 @@ extension RequestSet {
         }
         found.append(p.description)
       case .expression(let e): found.append(e.description)
-      case .constant, .field, .invalid: continue
+      case .constant, .field, .invalid, .search: continue
       }
     }
     return found
