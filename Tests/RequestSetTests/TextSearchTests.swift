@@ -211,6 +211,7 @@ struct Article: Record {
   /// `createTextIndex` on whichever store it is.
   static func createTextIndex(_ store: any RecordStore<Article>, _ keys: [String]) throws {
     if let s = store as? MemoryStore<Article> { try s.createTextIndex(keys) }
+    if let s = store as? LogStore<Article> { try s.createTextIndex(keys) }
   }
 
   // MARK: Tests
@@ -357,6 +358,60 @@ struct Article: Record {
         }
       }
     }
+  }
+
+  @Test func theLogIndexIsKeptCurrentAndSurvivesReopening() throws {
+    let path = TemporaryLogDirectory.freshPath()
+    var docs = Self.articles(count: 300, seed: 13)
+    let queries = ["zebra", "caf*", "\"quick brown\"", "東京", "ёлка ещё"]
+    func check(_ store: LogStore<Article>, _ when: String) throws {
+      for text in queries {
+        let expected = docs.filter { Self.matches($0, Self.queryTerms(text), keys: ["title", "body"]) }.map(
+          \.id
+        ).sorted()
+        let set = RequestSet(store).filter(matching: text, in: ["title", "body"])
+        #expect(try set.ids().sorted() == expected, "\(when): \(text)")
+      }
+    }
+    do {
+      let store = try LogStore<Article>(path: path)
+      try store.insert(contentsOf: docs.prefix(150))
+      try store.createTextIndex("title", "body")
+      try store.createIndex("rank")  // rewrites the definitions: the text index's stays
+      try store.insert(contentsOf: docs.dropFirst(150))
+      var g = SeededRandom(seed: 14)
+      for step in 0..<100 {
+        let i = Int.random(in: docs.indices, using: &g)
+        if step % 3 == 0 {
+          _ = try store.delete(id: docs[i].id)
+          docs.remove(at: i)
+        } else {
+          docs[i].title = "Zebra " + Self.text(2, &g)
+          try store.save(docs[i])
+        }
+      }
+      try store.transaction { tx in
+        tx.insert(Article(id: 5000, title: "zebra crossing", body: "東京", labels: [], rank: 1))
+        tx.save(Article(id: 5000, title: "zebra café", body: "東京 ёлка ещё", labels: [], rank: 1))
+      }
+      docs.append(Article(id: 5000, title: "zebra café", body: "東京 ёлка ещё", labels: [], rank: 1))
+      try check(store, "written")
+      #expect(
+        RequestSet(store).filter(matching: "zebra").explain().contains("text index lookup on title, body"))
+      #expect(store.indexes.map(\.key) == ["rank"])
+      try store.compact()
+      try check(store, "compacted")
+      store.close()
+    }
+    let reopened = try LogStore<Article>(path: path)
+    #expect(reopened.textIndexKeys == ["title", "body"])
+    #expect(reopened.indexes.map(\.key) == ["rank"])
+    try check(reopened, "reopened")
+    #expect(try reopened.dropTextIndex())
+    reopened.close()
+    let again = try LogStore<Article>(path: path)
+    #expect(again.textIndexKeys == nil)
+    try check(again, "without the index")
   }
 
   /// The reference terms of the fixed queries the index test asks.

@@ -85,3 +85,20 @@ func _textIndexNeedsKeys() -> RequestSetError {
   RequestSetError(
     .invalidIndex, "A text index needs at least one key: createTextIndex(\"title\", \"body\").")
 }
+
+extension _TextIndex {
+  /// The text index's entry among a log's index definitions: a key no record can have
+  /// (it starts with a NUL), naming the indexed keys. A log keeps its definitions as a
+  /// list of keys, so the text index needs no new frame and an older reader of the log
+  /// sees an index on a key no record holds.
+  static func definition(_ keys: [String]) -> RequestIndex {
+    RequestIndex(key: "\u{0}text\u{0}" + keys.joined(separator: "\u{0}"), unique: false)
+  }
+
+  /// The indexed keys of a text index's definition, or nil for another index's.
+  static func keys(of definition: RequestIndex) -> [String]? {
+    guard definition.key.hasPrefix("\u{0}text\u{0}") else { return nil }
+    return definition.key.dropFirst(6).split(separator: "\u{0}", omittingEmptySubsequences: false).map(
+      String.init)
+  }
+}
