@@ -212,6 +212,7 @@ struct Article: Record {
   static func createTextIndex(_ store: any RecordStore<Article>, _ keys: [String]) throws {
     if let s = store as? MemoryStore<Article> { try s.createTextIndex(keys) }
     if let s = store as? LogStore<Article> { try s.createTextIndex(keys) }
+    if let s = store as? SQLiteStore<Article> { try s.createTextIndex(keys) }
   }
 
   // MARK: Tests
@@ -412,6 +413,54 @@ struct Article: Record {
     let again = try LogStore<Article>(path: path)
     #expect(again.textIndexKeys == nil)
     try check(again, "without the index")
+  }
+
+  @Test func sqliteRunsTheSearchAsAnFTS5MatchKeptCurrentByTriggers() throws {
+    var docs = Self.articles(count: 300, seed: 17)
+    let store = try SQLiteStore<Article>(path: TemporaryLogDirectory.freshPath("store.sqlite"))
+    try store.insert(contentsOf: docs.prefix(100))
+    let plain = RequestSet(store).filter(matching: "zebra", in: ["title", "body"])
+    #expect(plain.explain().contains("rs_filter"), "\(plain.explain())")
+    try store.createTextIndex("title", "body")
+    #expect(try store.textIndexKeys() == ["title", "body"])
+    try store.insert(contentsOf: docs.dropFirst(100))
+    let indexed = RequestSet(store).filter(matching: "zebra", in: ["title", "body"])
+    #expect(indexed.explain().contains("\"Article_requestset_text\" MATCH ?"), "\(indexed.explain())")
+    // A key the index lacks: each row is tested by the engine's matcher in SQLite.
+    #expect(RequestSet(store).filter(matching: "zebra", in: ["labels"]).explain().contains("rs_filter"))
+    var g = SeededRandom(seed: 18)
+    for step in 0..<60 {
+      let i = Int.random(in: docs.indices, using: &g)
+      switch step % 3 {
+      case 0:
+        _ = try store.delete(id: docs[i].id)
+        docs.remove(at: i)
+      case 1:
+        docs[i].body = "zebra " + Self.text(3, &g)
+        try store.save(docs[i])
+      default:
+        docs[i].title = "Café zebra"
+        try store.upsert([docs[i]], on: \.id)
+      }
+    }
+    // A write through a query runs as one SQL UPDATE: the trigger keeps the index current.
+    _ = try RequestSet(store).filter(\.rank == 3).update("title", value: "ёлка ещё")
+    for d in docs.indices where docs[d].rank == 3 { docs[d].title = "ёлка ещё" }
+    for text in ["zebra", "caf*", "\"quick brown\"", "東京", "ёлка ещё"] {
+      let expected = docs.filter { Self.matches($0, Self.queryTerms(text), keys: ["title", "body"]) }.map(
+        \.id
+      ).sorted()
+      #expect(
+        try RequestSet(store).filter(matching: text, in: ["title", "body"]).ids().sorted() == expected,
+        "\(text)")
+    }
+    #expect(try store.dropTextIndex())
+    #expect(try store.textIndexKeys() == nil)
+    let expected = docs.filter { Self.matches($0, [Term(words: ["zebra"])], keys: ["title", "body"]) }.map(
+      \.id
+    ).sorted()
+    #expect(
+      try RequestSet(store).filter(matching: "zebra", in: ["title", "body"]).ids().sorted() == expected)
   }
 
   /// The reference terms of the fixed queries the index test asks.

@@ -270,7 +270,8 @@ struct _TextSearchCondition: Sendable, CustomStringConvertible {
 }
 
 /// A store that keeps a text index: `filter(matching:)` without keys searches its keys.
-protocol _TextIndexedStore: Sendable {
+/// Public only so that the stores of other modules adopt it.
+public protocol _TextIndexedStore: Sendable {
   /// The keys of the store's text index, or nil without one.
   var _textIndexKeys: [String]? { get }
 }

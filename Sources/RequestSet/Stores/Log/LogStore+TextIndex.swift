@@ -63,5 +63,5 @@ extension LogStore {
   /// ```
   public var textIndexKeys: [String]? { _state.withLock { $0.textIndex?.keys } }
 
-  var _textIndexKeys: [String]? { textIndexKeys }
+  public var _textIndexKeys: [String]? { textIndexKeys }
 }
