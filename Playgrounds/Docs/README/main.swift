@@ -83,6 +83,20 @@ print(sales.filter(\.at, .year, 2023).count, sales.filter("at.@weekday IN {1, 7}
 // → 3 [2, 3]
 print(perMonth.map { "\($0["at.@month"]!): \($0["sum:amount"]!)" })   // → ["1: 4", "11: 5", "12: 9"]
 
+struct Post: Record { var id: Int; var title: String; var body: String }
+let posts = MemoryStore<Post>()
+try posts.insert(contentsOf: [
+  Post(id: 1, title: "Café culture", body: "The quick brown fox visits a café in Zürich."),
+  Post(id: 2, title: "東京の朝", body: "東京タワー at dawn, and a quick coffee."),
+  Post(id: 3, title: "Ёлка", body: "A brown bear under the tree."),
+])
+try posts.createTextIndex("title", "body")
+let found = RequestSet(posts)
+print(found.filter(matching: "cafe").map(\.id), found.filter(matching: "\"brown fox\"").map(\.id))
+// → [1] [1]
+print(found.filter(matching: "東京 qui*").map(\.id), found.filter("title MATCHES[fts] 'елка'").map(\.id))
+// → [2] [3]
+
 let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
 try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
 let log = try LogStore<Animal>(path: files.appendingPathComponent("animals.rslog").path)

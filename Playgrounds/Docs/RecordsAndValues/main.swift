@@ -68,6 +68,13 @@ let one = animals.filter(\.id == 3).first                      // by id, O(1), n
 let eldest = animals.sortBy(\.age, order: .descending).limit(3)  // walks an age index when there is one
 print(one?.name ?? "-", eldest.map(\.name))                    // → Rex ["alice", "Daisy", "Rex"]
 
+try store.createTextIndex("name", "species", "tags")
+let farm = animals.filter(matching: "far*")                  // the keys of the text index
+print(farm.map(\.name), animals.filter(matching: "COW", in: "species").count)
+// → ["Daisy", "Rex"] 2
+print(animals.filter("name MATCHES[fts] 'álice' OR age > 10").map(\.id))   // → [5]
+print(animals.filter(.matching("\"micky\" dog", in: ["name", "species"])).count)   // → 0
+
 let youngest = animals.sortBy(\.age).first(3).map(\.name)
 let oldest = animals.sortBy(\.age).last(3).map(\.name)
 let zToA = animals.sortBy(\.name).reversed().map(\.name)
