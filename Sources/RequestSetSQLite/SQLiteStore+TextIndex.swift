@@ -192,5 +192,6 @@ extension SQLiteStore: _TextIndexedStore {
     try _write { c in try _SQLiteTextTable.find(c, table: table)?.keys }
   }
 
+  /// The keys `filter(matching:)` searches: those of the store's text index.
   public var _textIndexKeys: [String]? { try? textIndexKeys() }
 }

@@ -225,30 +225,50 @@ struct Article: Record {
 
   @Test(arguments: StoreKind.withSQL)
   func randomQueriesMatchTheReference(_ kind: StoreKind) async throws {
-    let docs = Self.articles(count: TestScale.pick(quick: 400, soak: 10_000), seed: 38)
+    // REQUESTSET_SOAK=1 runs 5,000 documents and 300 queries per store: under four minutes
+    // for every store at once in a debug build on two cores. (The 10,000 documents
+    // hold more texts than the tokenizer's memo keeps, and take far longer there.)
+    let docs = Self.articles(count: TestScale.pick(quick: 400, soak: 5_000), seed: 38)
     let set = try Self.makeSet(kind, docs)
+    // The reference's words of each document, found once.
+    let fields = docs.map { (title: Self.words($0.title), body: Self.words($0.body)) }
+    func expected(_ terms: [Term], _ keys: [String], also: (Article) -> Bool = { _ in false }) -> [Int] {
+      docs.indices.filter { i in
+        also(docs[i])
+          || terms.allSatisfy { term in
+            term.occurs(in: fields[i].body) || (keys.contains("title") && term.occurs(in: fields[i].title))
+          }
+      }.map { docs[$0].id }
+    }
     var g = SeededRandom(seed: 3838)
     let queries = TestScale.pick(quick: 60, soak: 300)
+    var (checked, nonEmpty) = (0, 0)
     for i in 0..<queries {
       let (text, terms) = Self.query(&g, docs: docs)
-      guard TestScale.checks(i, on: kind) else { continue }
       let keys = Bool.random(using: &g) ? ["title", "body"] : ["body"]
-      let expected = docs.filter { Self.matches($0, terms, keys: keys) }.map(\.id)
-      let found = try set.filter(matching: text, in: keys).sortBy(\.id).fetch().map(\.id)
-      #expect(found == expected, "\(kind): \(text) in \(keys)")
-
-      // With another filter, joined by AND and by OR.
       let rank = Int.random(in: 0..<10, using: &g)
+      guard TestScale.checks(i, on: kind) else { continue }
+      let want = expected(terms, keys)
+      checked += 1
+      if !want.isEmpty { nonEmpty += 1 }
+      let found = try set.filter(matching: text, in: keys).sortBy(\.id).fetch().map(\.id)
+      #expect(found == want, "\(kind): \(text) in \(keys)")
+      // With another filter, joined by AND and by OR (every fifth query at the soak's scale).
+      guard !TestScale.soak || i % 5 == 0 else { continue }
       let anded = try set.filter(matching: text, in: keys).filter(\.rank >= rank).sortBy(\.id).fetch().map(
         \.id)
-      #expect(anded == docs.filter { $0.rank >= rank && Self.matches($0, terms, keys: keys) }.map(\.id))
+      let wanted = Set(want)
+      #expect(
+        anded == docs.filter { $0.rank >= rank && wanted.contains($0.id) }.map(\.id), "\(kind): \(text)")
       let ored = try set.filter(.matching(text, in: keys) || \.rank == rank).sortBy(\.id).fetch().map(\.id)
-      #expect(ored == docs.filter { $0.rank == rank || Self.matches($0, terms, keys: keys) }.map(\.id))
+      #expect(ored == expected(terms, keys, also: { $0.rank == rank }), "\(kind): \(text)")
       if i % 10 == 0 {
         let count = try await set.filter(matching: text, in: keys).async.fetchCount()
-        #expect(count == expected.count)
+        #expect(count == want.count)
       }
     }
+    // The queries find something often enough to tell the stores apart.
+    #expect(nonEmpty * 3 > checked, "\(nonEmpty) of \(checked) queries found records")
   }
 
   @Test(arguments: StoreKind.withSQL)

@@ -28,6 +28,25 @@ enum _TextTokenizer {
     return out
   }
 
+  /// The words of a stored text, from a process-wide memo of the texts split lately: a
+  /// search without a text index reads every record's text again for each query, and
+  /// folding it costs far more than finding it in the memo. The memo holds at most
+  /// ``memoLimit`` texts and forgets them all at once when full.
+  static func memoizedTokens(_ text: String) -> [String] {
+    if let known = _memo.withLock({ $0[text] }) { return known }
+    let words = tokens(text)
+    _memo.withLock { memo in
+      if memo.count >= memoLimit { memo.removeAll(keepingCapacity: true) }
+      memo[text] = words
+    }
+    return words
+  }
+
+  /// The most texts ``memoizedTokens(_:)`` keeps.
+  static var memoLimit: Int { 32_768 }
+
+  private static let _memo = _Lock<[String: [String]]>([:])
+
   /// Calls `body` with each word of `text`, in order.
   static func tokenize(_ text: String, _ body: (String) -> Void) {
     let folded = _fold(text, [.caseInsensitive, .diacriticInsensitive])
@@ -206,18 +225,6 @@ struct _TextQuery: Sendable, Hashable, CustomStringConvertible {
   func matches(_ fields: [[String]]) -> Bool {
     terms.allSatisfy { term in fields.contains { term.occurs(in: $0) } }
   }
-
-  /// The relevance of a matching record: the number of times the terms appear, each
-  /// weighed by how rare it is among `fields`' words (shorter fields score higher).
-  func score(_ fields: [[String]]) -> Double {
-    var total = 0.0
-    let length = fields.reduce(0) { $0 + $1.count }
-    for term in terms {
-      let hits = fields.reduce(0) { $0 + term.occurrences(in: $1) }
-      total += Double(hits)
-    }
-    return total / Double(max(1, length)).squareRoot()
-  }
 }
 
 /// The words of a stored field value: a string's words; an array's strings, each a field
@@ -225,9 +232,9 @@ struct _TextQuery: Sendable, Hashable, CustomStringConvertible {
 /// no words.
 func _textFields(_ value: FieldValue, into fields: inout [[String]]) {
   switch value {
-  case .string(let s): fields.append(_TextTokenizer.tokens(s))
+  case .string(let s): fields.append(_TextTokenizer.memoizedTokens(s))
   case .array(let items):
-    for item in items { if case .string(let s) = item { fields.append(_TextTokenizer.tokens(s)) } }
+    for item in items { if case .string(let s) = item { fields.append(_TextTokenizer.memoizedTokens(s)) } }
   default: break
   }
 }

@@ -63,5 +63,6 @@ extension LogStore {
   /// ```
   public var textIndexKeys: [String]? { _state.withLock { $0.textIndex?.keys } }
 
+  /// The keys `filter(matching:)` searches: those of the store's text index.
   public var _textIndexKeys: [String]? { textIndexKeys }
 }

@@ -337,6 +337,7 @@ public final class MemoryStore<Element: Record>: RecordStore, _TextIndexedStore 
   /// ```
   public var textIndexKeys: [String]? { _state.withLock { $0.textIndex?.keys } }
 
+  /// The keys `filter(matching:)` searches: those of the store's text index.
   public var _textIndexKeys: [String]? { textIndexKeys }
 
   /// The store's secondary indexes, in the order they were created.
