@@ -189,7 +189,11 @@ extension SQLiteStore: _TextIndexedStore {
   /// ```
   /// - Throws: `RequestSetError` `.closed`.
   public func textIndexKeys() throws -> [String]? {
-    try _write { c in try _SQLiteTextTable.find(c, table: table)?.keys }
+    if _writer.withLock({ $0 == nil }) { throw _closed() }
+    // A pooled reader's connection: no write transaction, so no wait for a writer.
+    let c = try _pool.take()
+    defer { _pool.give(c) }
+    return try _SQLiteTextTable.find(c, table: table)?.keys
   }
 
   /// The keys `filter(matching:)` searches: those of the store's text index.

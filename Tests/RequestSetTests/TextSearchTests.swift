@@ -344,6 +344,18 @@ struct Article: Record {
     #expect(store.textIndexKeys == nil)
   }
 
+  @Test(arguments: [StoreKind.log, .sqlite])
+  func aSetWithoutKeysSearchesTheTextIndexOfEveryStore(_ kind: StoreKind) throws {
+    let docs = Self.articles(count: 100, seed: 6)
+    let store = try kind.makeStore(of: Article.self)
+    try store.insert(contentsOf: docs)
+    let none = #expect(throws: RequestSetError.self) { try RequestSet(store).filter(matching: "cafe").fetch() }
+    #expect(none?.code == .invalidIndex)
+    try Self.createTextIndex(store, ["title", "body"])
+    let expected = docs.filter { Self.matches($0, [Term(words: ["cafe"])], keys: ["title", "body"]) }.map(\.id)
+    #expect(try RequestSet(store).filter(matching: "cafe").ids() == expected)
+  }
+
   @Test func theMemoryIndexIsUsedAndKeptCurrent() throws {
     var docs = Self.articles(count: 300, seed: 11)
     let store = MemoryStore<Article>()

@@ -306,8 +306,13 @@ struct _FilterCompiler<Element: Sendable> {
     let fields = try fields()
     var readers: [(Int) throws -> FieldValue] = []
     for key in c.keys {
+      if fields.kinds[key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(key) {
+        // `members.name` over an array of structs: every element's value, as a condition reads it.
+        readers.append(read)
+        continue
+      }
       try Self.validate(key, value: nil, in: fields)
-      if let read = fields.reader(for: key) { readers.append(read) }
+      readers.append(fields.reader(for: key) ?? { _ in .null })
     }
     let all = readers
     return { slot in c.matches(try all.map { try $0(slot) }) }
