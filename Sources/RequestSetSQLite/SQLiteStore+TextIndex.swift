@@ -95,7 +95,7 @@ private func _nibble(_ c: UInt8) -> UInt8? {
 extension SQLiteStore: _TextIndexedStore {
   /// Creates the store's full-text index on string keys: an FTS5 table holding each
   /// record's words as the engine finds them, kept current by triggers. Text searches
-  /// (``RequestSet/RequestSet/filter(matching:in:mode:)-(String,[String],_)``) on those
+  /// (`filter(matching:in:)`) on those
   /// keys then run as an FTS5 `MATCH` (see `explain()`); without the index SQLite tests
   /// each row with the engine's matcher. Either way the records are the same.
   ///

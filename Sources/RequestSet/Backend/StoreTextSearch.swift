@@ -2,7 +2,7 @@
 /// term of a query, with the engine's tokenizer and test attached, so a store can index
 /// exactly the engine's words and run exactly its test.
 ///
-/// The rules (see ``RequestSet/filter(matching:in:mode:)-(String,[String],_)``): text is
+/// The rules (see ``RequestSet/filter(matching:in:mode:)``): text is
 /// folded as `[cd]` folds it and split into words of letters, digits and combining marks,
 /// each Han, Hiragana, Katakana or Hangul character a word of its own. A record matches
 /// when every term appears in one of ``keys``: a term's words one after the other within

@@ -8,7 +8,7 @@ import Foundation
 
 /// Splits text into the words full-text search compares.
 ///
-/// The rules, which ``RequestSet/filter(matching:in:mode:)-(String,[String],_)`` documents
+/// The rules, which ``RequestSet/filter(matching:in:mode:)`` documents
 /// for users:
 /// 1. The text is folded as `[cd]` folds it: case and diacritics ("Café" reads "cafe",
 ///    "Ёлка" reads "елка").
@@ -149,7 +149,7 @@ struct _TextTerm: Sendable, Hashable, CustomStringConvertible {
 
 /// A parsed text query: terms that must all appear (AND).
 ///
-/// The grammar, documented on ``RequestSet/filter(matching:in:mode:)-(String,[String],_)``:
+/// The grammar, documented on ``RequestSet/filter(matching:in:mode:)``:
 /// words are separated by white space; `"…"` makes a phrase of the words inside (an
 /// unclosed quote runs to the end of the query); a word followed directly by `*` matches
 /// words starting with it; a word that splits into several words (`e-mail`, `東京`) is a

@@ -39,7 +39,7 @@ extension RequestSet {
   }
 
   /// Keeps the records whose text at `keys` matches a full-text query: the variadic form
-  /// of ``filter(matching:in:mode:)-(String,[String],_)``.
+  /// of ``filter(matching:in:mode:)``.
   ///
   /// ```swift
   /// posts.filter(matching: "café", in: "title", "body")
@@ -54,7 +54,7 @@ extension RequestSet {
   }
 
   /// Keeps the records whose text at the fields `keyPaths` name matches a full-text query
-  /// (see ``filter(matching:in:mode:)-(String,[String],_)`` for the rules).
+  /// (see ``filter(matching:in:mode:)`` for the rules).
   ///
   /// ```swift
   /// posts.filter(matching: "quick fox", in: \.title, \.body)
@@ -69,7 +69,7 @@ extension RequestSet {
   }
 
   /// Keeps the records whose text matches a full-text query in the keys of the store's
-  /// text index (see ``filter(matching:in:mode:)-(String,[String],_)`` for the rules).
+  /// text index (see ``filter(matching:in:mode:)`` for the rules).
   ///
   /// ```swift
   /// try store.createTextIndex("title", "body")
@@ -91,7 +91,7 @@ extension RequestSet {
 
 extension RequestFilter {
   /// A full-text condition, to combine with other filters (see
-  /// ``RequestSet/filter(matching:in:mode:)-(String,[String],_)`` for the rules).
+  /// ``RequestSet/filter(matching:in:mode:)`` for the rules).
   ///
   /// ```swift
   /// posts.filter(.matching("swift", in: ["title"]) || \.pinned == true)

@@ -1,7 +1,7 @@
 extension LogStore {
   /// Creates the store's full-text index on string keys, and writes its definition to the
   /// log. Text searches
-  /// (``RequestSet/filter(matching:in:mode:)-(String,[String],_)``) on those keys then use
+  /// (``RequestSet/filter(matching:in:mode:)``) on those keys then use
   /// it (see ``RequestSet/explain()``); the store keeps it current on every write and
   /// builds it again from the records whenever it opens the log.
   ///

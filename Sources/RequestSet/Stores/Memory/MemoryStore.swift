@@ -271,7 +271,7 @@ public final class MemoryStore<Element: Record>: RecordStore, _TextIndexedStore 
   }
 
   /// Creates the store's full-text index on string keys, which text searches
-  /// (``RequestSet/filter(matching:in:mode:)-(String,[String],_)``) on those keys then use
+  /// (``RequestSet/filter(matching:in:mode:)``) on those keys then use
   /// (see ``RequestSet/explain()``). The store keeps it current on every write.
   ///
   /// ```swift
