@@ -325,6 +325,34 @@ struct Article: Record {
     #expect(unknown?.code == .unknownKey)
   }
 
+  @Test func formatStringMistakesSayWhatAndHow() throws {
+    let set = RequestSet(Self.articles(count: 5, seed: 2))
+    let cases: [(String, String)] = [
+      (
+        "title ==[fts] 'fox'",
+        #"[fts] goes only after MATCHES, with no other option or quantifier at offset 6, near "title ==[fts] 'fox'". Write title MATCHES[fts] 'quick fox'."#
+      ),
+      (
+        "title MATCHES[fts] 5",
+        #"MATCHES[fts] needs the words to search for as text but found "5" at offset 19, near "title MATCHES[fts] 5". Quote the words, as in title MATCHES[fts] 'quick fox', or pass a String with %@."#
+      ),
+      (
+        "title MATCHES[fts] '--'",
+        #"The text query "--" has no word to search for at offset 19, near "title MATCHES[fts] '--'". Search for at least one word (letters or digits; punctuation separates words)."#
+      ),
+    ]
+    for (format, message) in cases {
+      let error = #expect(throws: RequestSetError.self) { try set.filter(format).fetch() }
+      #expect(error?.code == .invalidFormat)
+      #expect(error?.message == message, "\(format)")
+    }
+    // The key must be the record's own: a SUBQUERY's variable is not one.
+    let error = #expect(throws: RequestSetError.self) {
+      try set.filter("SUBQUERY(labels, $l, $l MATCHES[fts] 'zebra').@count > 0").fetch()
+    }
+    #expect(error?.code == .invalidFormat)
+  }
+
   @Test func aSetWithoutKeysSearchesTheTextIndex() throws {
     let docs = Self.articles(count: 100, seed: 5)
     let store = MemoryStore<Article>()
@@ -349,10 +377,13 @@ struct Article: Record {
     let docs = Self.articles(count: 100, seed: 6)
     let store = try kind.makeStore(of: Article.self)
     try store.insert(contentsOf: docs)
-    let none = #expect(throws: RequestSetError.self) { try RequestSet(store).filter(matching: "cafe").fetch() }
+    let none = #expect(throws: RequestSetError.self) {
+      try RequestSet(store).filter(matching: "cafe").fetch()
+    }
     #expect(none?.code == .invalidIndex)
     try Self.createTextIndex(store, ["title", "body"])
-    let expected = docs.filter { Self.matches($0, [Term(words: ["cafe"])], keys: ["title", "body"]) }.map(\.id)
+    let expected = docs.filter { Self.matches($0, [Term(words: ["cafe"])], keys: ["title", "body"]) }.map(
+      \.id)
     #expect(try RequestSet(store).filter(matching: "cafe").ids() == expected)
   }
 
