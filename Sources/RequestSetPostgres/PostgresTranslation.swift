@@ -170,6 +170,9 @@ struct _PGTranslation {
     switch filter {
     case .constant(let b): return b ? "TRUE" : "FALSE"
     case .condition(let c): return condition(c)
+    // Never reached: the reader supports no full-text condition (the default of
+    // `support(for:)`), so the engine keeps every one in process.
+    case .search: return "TRUE"
     case .and(let terms):
       guard !terms.isEmpty else { return "TRUE" }
       let (grouped, rest) = Self._comparisonGroups(terms, or: false)

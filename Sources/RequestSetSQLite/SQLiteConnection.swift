@@ -267,6 +267,7 @@ final class _FilterBox {
   private indirect enum _Node {
     case constant(Bool)
     case condition(StoreCondition, key: Int)
+    case search(StoreTextSearch, keys: [Int])
     case and([_Node])
     case or([_Node])
     case not(_Node)
@@ -289,6 +290,17 @@ final class _FilterBox {
           keys.append(c.key)
         }
         return .condition(c, key: number)
+      case .search(let s):
+        return .search(
+          s,
+          keys: s.keys.map { key in
+            let number = numbers[key] ?? keys.count
+            if number == keys.count {
+              numbers[key] = number
+              keys.append(key)
+            }
+            return number
+          })
       case .and(let terms): return .and(terms.map(node))
       case .or(let terms): return .or(terms.map(node))
       case .not(let inner): return .not(node(inner))
@@ -309,6 +321,7 @@ final class _FilterBox {
     switch node {
     case .constant(let b): return b
     case .condition(let c, let key): return c.matches(values[key])
+    case .search(let s, let keys): return s.matches(keys.map { values[$0] })
     case .and(let terms): return terms.allSatisfy { _matches($0, values) }
     case .or(let terms): return terms.contains { _matches($0, values) }
     case .not(let inner): return !_matches(inner, values)
@@ -349,6 +362,19 @@ private func _decodedArgument(_ value: OpaquePointer?, _ context: OpaquePointer,
 }
 
 private func _registerFunctions(_ db: OpaquePointer) {
+  // rs_words(key, body): the words FTS5 indexes for the value at `key` in the row (see
+  // SQLiteStore+TextIndex.swift); the text index's triggers call it.
+  sqlite3_create_function_v2(
+    db, "rs_words", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+    { context, count, args in
+      guard let context, let args, count == 2, let key = sqlite3_value_text(args[0]) else {
+        sqlite3_result_error(context, "rs_words needs a key and a row's body", -1)
+        return
+      }
+      guard let body = _decodedArgument(args[1], context, function: "rs_words") else { return }
+      let value = body[path: String(cString: key)] ?? .null
+      sqlite3_result_text(context, _SQLiteTextTable.indexedText(value), -1, _sqliteTransient)
+    }, nil, nil, nil)
   sqlite3_create_function_v2(
     db, "rs_cond", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
     { context, count, args in

@@ -64,7 +64,7 @@ extension _SQLiteReader {
     let groupBy = query.keys.isEmpty ? "" : " GROUP BY " + query.keys.map(value).joined(separator: ", ")
     return try withConnection { c -> [[FieldValue]]? in
       let (s, t) = try c.prepare { opaque in
-        var t = _SQLiteTranslation.whereClause(query.query.filter, nonPlain: false, opaque: opaque)
+        var t = _SQLiteTranslation.whereClause(query.query.filter, nonPlain: false, opaque: opaque, text: textTable)
         t.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(quotedTable)\(t.sql)\(groupBy)"
         return t
       }

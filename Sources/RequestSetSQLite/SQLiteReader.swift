@@ -20,6 +20,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   private let pool: _SQLitePool
   private let connection: Mutex<_SQLiteConnection?>
   private let kinds: SQLFieldKinds
+  /// The store's FTS5 table, read when the reader began.
+  let textTable: _SQLiteTextTable?
 
   init(store: SQLiteStore<Element>) throws {
     let c = try store._pool.take()
@@ -31,6 +33,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     try c.execute("BEGIN", doing: "start a read transaction")
     do {
       version = try store._version(c)
+      textTable = try _SQLiteTextTable.find(c, table: store.table)
       let statement = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE NOT plain)")
       nonisolated(unsafe) let handle = c.handle  // see `withConnection`
       nonPlain = try StoreThreads.whenCancelled({ sqlite3_interrupt(handle) }) {
@@ -56,6 +59,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     if let reason = arrayOnPath(condition.fieldNames) { return .none(reason: reason) }
     return nonPlain ? .superset : .exact
   }
+
+  /// Every full-text condition: an FTS5 `MATCH` over the store's text index when it
+  /// covers the keys, else the engine's matcher on each row (see SQLiteStore+TextIndex.swift).
+  /// Over rows SQL cannot compare exactly, the other conditions let rows through that the
+  /// engine rechecks, so the search is rechecked with them.
+  func support(for search: StoreTextSearch) -> PushdownSupport { nonPlain ? .superset : .exact }
 
   /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
   func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
@@ -200,7 +209,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   private func statement(_ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool)
     -> _SQLiteTranslation
   {
-    var t = _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain, opaque: opaque)
+    var t = _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain, opaque: opaque, text: textTable)
     let order =
       counting && distinct == nil
       ? (sql: "", bindings: [])

@@ -9,6 +9,8 @@ import _RequestSetSQL
 struct _SQLiteTranslation {
   var sql = ""
   var bindings: [_SQLiteBinding] = []
+  /// The store's FTS5 table, which full-text conditions on its keys read.
+  var text: _SQLiteTextTable?
 
   /// The JSON path SQLite reads for `fieldNames`, as a SQL literal: `'$."owner"."city"'`;
   /// nil when a name holds a quote or U+0000, which SQLite's paths cannot spell
@@ -31,9 +33,11 @@ struct _SQLiteTranslation {
   /// the filter run by SQLite on each row's decoded body: exact on every row, with no index
   /// and no limit of SQLite's to meet. A reader uses it when SQLite refuses the translated
   /// statement (see ``_SQLiteConnection/prepare(_:)-(_SQLiteConnection.Build)``).
-  static func whereClause(_ filter: StoreFilter?, nonPlain: Bool, opaque: Bool = false) -> _SQLiteTranslation
-  {
+  static func whereClause(
+    _ filter: StoreFilter?, nonPlain: Bool, opaque: Bool = false, text: _SQLiteTextTable? = nil
+  ) -> _SQLiteTranslation {
     var t = _SQLiteTranslation()
+    t.text = text
     guard let filter else { return t }
     if opaque {
       t.bindings.append(.filter(filter))
@@ -45,7 +49,7 @@ struct _SQLiteTranslation {
     // SQLite's prepare compares each bound value with every one before it (it factors
     // constants out of the loop), so a statement binding tens of thousands of values takes
     // minutes to prepare: past this many, the engine's test runs the filter instead.
-    if t.bindings.count > maxBindings { return whereClause(filter, nonPlain: nonPlain, opaque: true) }
+    if t.bindings.count > maxBindings { return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text) }
     // Only conditions are answered as a superset (constants are exact everywhere), so a
     // filter without one must not let the rows through.
     let superset = nonPlain && !filter.conditions.isEmpty
@@ -89,6 +93,16 @@ struct _SQLiteTranslation {
         operands.append(operand)
       }
       appendBalanced(operands[...], joiner: " OR ", into: &out)
+    case .search(let s):
+      // The FTS5 table's MATCH, exact (see SQLiteStore+TextIndex.swift); without a table
+      // on the search's keys, the engine's matcher on each row's body.
+      if let text, let match = text.match(s) {
+        out += "seq IN (SELECT rowid FROM \(text.quotedName) WHERE \(text.quotedName) MATCH ?)"
+        bindings.append(.text(match))
+      } else {
+        out += "rs_filter(?, body)"
+        bindings.append(.filter(filter))
+      }
     case .not(let inner):
       // A NULL inside stands for false (every NULL comes from a condition the engine calls
       // false), so NOT treats it as false too.

@@ -109,6 +109,7 @@ final class ArchiveReader: StoreQueryReader {
       case .and(let terms): return terms.allSatisfy { test($0, i) }
       case .or(let terms): return terms.contains { test($0, i) }
       case .not(let inner): return !test(inner, i)
+      case .search(let s): return s.matches(s.keys.map { value(i, $0) })
       }
     }
     var picked = rows.indices.filter { i in query.filter.map { test($0, i) } ?? true }

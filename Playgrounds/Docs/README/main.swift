@@ -95,6 +95,20 @@ let youngest = animals.sortBy(\.age).limit(3)   // Bella, Micky, Rex
 print(cowSet.union(youngest).sortBy("id").map(\.name))   // → ["Micky", "Daisy", "Rex", "Bella"]
 print(cowSet.intersection(youngest).map(\.name), cowSet.subtracting(youngest).map(\.name))   // → ["Bella"] ["Daisy"]
 
+struct Post: Record { var id: Int; var title: String; var body: String }
+let posts = MemoryStore<Post>()
+try posts.insert(contentsOf: [
+  Post(id: 1, title: "Café culture", body: "The quick brown fox visits a café in Zürich."),
+  Post(id: 2, title: "東京の朝", body: "東京タワー at dawn, and a quick coffee."),
+  Post(id: 3, title: "Ёлка", body: "A brown bear under the tree."),
+])
+try posts.createTextIndex("title", "body")
+let found = RequestSet(posts)
+print(found.filter(matching: "cafe").map(\.id), found.filter(matching: "\"brown fox\"").map(\.id))
+// → [1] [1]
+print(found.filter(matching: "東京 qui*").map(\.id), found.filter("title MATCHES[fts] 'елка'").map(\.id))
+// → [2] [3]
+
 let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
 try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
 let log = try LogStore<Animal>(path: files.appendingPathComponent("animals.rslog").path)

@@ -73,6 +73,13 @@ let youngestCow = animals.filter(\.species == "Cow").sortBy(\.age).limit(1)
 print(youngestCow.map(\.name))                        // → ["Bella"]
 print(youngestCow.explain().contains("within equal species of a composite index"))   // → true
 
+try store.createTextIndex("name", "species", "tags")
+let farm = animals.filter(matching: "far*")                  // the keys of the text index
+print(farm.map(\.name), animals.filter(matching: "COW", in: "species").count)
+// → ["Daisy", "Rex"] 2
+print(animals.filter("name MATCHES[fts] 'álice' OR age > 10").map(\.id))   // → [5]
+print(animals.filter(.matching("\"micky\" dog", in: ["name", "species"])).count)   // → 0
+
 let youngest = animals.sortBy(\.age).first(3).map(\.name)
 let oldest = animals.sortBy(\.age).last(3).map(\.name)
 let zToA = animals.sortBy(\.name).reversed().map(\.name)

@@ -145,6 +145,15 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// ```
   func support(forDatePart part: RequestDatePart) -> PushdownSupport
 
+  /// Whether the store runs a full-text condition (``StoreFilter/search(_:)``) exactly as
+  /// ``StoreTextSearch/matches(_:)`` decides, as a superset, or not at all. The default
+  /// answers `.none`, so a store written before full-text search never receives one.
+  ///
+  /// ```swift
+  /// func support(for search: StoreTextSearch) -> PushdownSupport { .exact }
+  /// ```
+  func support(for search: StoreTextSearch) -> PushdownSupport
+
   /// Whether the store runs `query` as a whole, each of its conditions, sort keys and its
   /// distinct key being supported: a store whose statements have a limit of size declines
   /// a query past it, and the engine runs the largest terms of the filter in process until

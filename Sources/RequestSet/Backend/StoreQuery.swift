@@ -78,6 +78,10 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
   case or([StoreFilter])
   /// The operand does not match. The engine puts only exact filters under a NOT.
   case not(StoreFilter)
+  /// A full-text condition: the words of some keys hold every term of a query. The engine
+  /// hands one only to a store whose reader supports it
+  /// (``StoreQueryReader/support(for:)-(StoreTextSearch)``).
+  case search(StoreTextSearch)
 
   /// The filter in the format-string notation, parenthesized where it matters.
   public var description: String {
@@ -87,6 +91,7 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
     case .and(let terms): return terms.map(\._operand).joined(separator: " AND ")
     case .or(let terms): return terms.map(\._operand).joined(separator: " OR ")
     case .not(let inner): return "NOT " + inner._operand
+    case .search(let s): return s.description
     }
   }
 
@@ -104,7 +109,7 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
   /// ```
   public var conditions: [StoreCondition] {
     switch self {
-    case .constant: return []
+    case .constant, .search: return []
     case .condition(let c): return [c]
     case .and(let terms), .or(let terms): return terms.flatMap(\.conditions)
     case .not(let inner): return inner.conditions

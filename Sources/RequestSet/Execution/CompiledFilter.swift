@@ -172,6 +172,8 @@ struct _FilterCompiler<Element: Sendable> {
       throw error
     case .expression(let c):
       return .general(try _ExpressionCompiler<Element>(fields: try fields()).condition(c))
+    case .search(let c):
+      return .general(try _searchTest(c))
     case .field(let c):
       let fields = try fields()
       if fields.kinds[c.key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(c.key) {
@@ -207,7 +209,7 @@ struct _FilterCompiler<Element: Sendable> {
         return try _general(translated)
       }
       return try _leaf(node)
-    case .constant, .typed, .closure, .invalid, .expression, .field, .ids:
+    case .constant, .typed, .closure, .invalid, .expression, .field, .ids, .search:
       return try _leaf(node)
     case .not(let inner):
       switch try _general(inner) {
@@ -300,6 +302,24 @@ struct _FilterCompiler<Element: Sendable> {
     else { return nil }
     try Self.validate(c, in: fields)
     return (read, c.valueTest)
+  }
+
+  /// A full-text condition as a test of a slot: each key's words, tokenized per record
+  /// (a text index, when the store has one, answers the condition before this runs).
+  private mutating func _searchTest(_ c: _TextSearchCondition) throws -> (Int) throws -> Bool {
+    let fields = try fields()
+    var readers: [(Int) throws -> FieldValue] = []
+    for key in c.keys {
+      if fields.kinds[key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(key) {
+        // `members.name` over an array of structs: every element's value, as a condition reads it.
+        readers.append(read)
+        continue
+      }
+      try Self.validate(key, value: nil, in: fields)
+      readers.append(fields.reader(for: key) ?? { _ in .null })
+    }
+    let all = readers
+    return { slot in c.matches(try all.map { try $0(slot) }) }
   }
 
   /// The node with an OR's equalities on one key (`id == 1 OR id == 2 OR …`) merged into

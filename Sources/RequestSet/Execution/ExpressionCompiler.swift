@@ -116,6 +116,9 @@ struct _ExpressionCompiler<Element> {
       return { scope in c.matches(try read(scope)) }
     case .expression(let c):
       return try _condition(c, bound: bound)
+    case .search(let c):
+      let reads = try c.keys.map { try _value(.key($0), bound: bound) }
+      return { scope in c.matches(try reads.map { try $0(scope) }) }
     }
   }
 

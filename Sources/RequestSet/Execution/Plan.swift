@@ -188,6 +188,15 @@ enum _Planner {
         lookups.append(l)
       }
       return _union(lookups, exact: lookups.allSatisfy(\.exact))
+    case .search(let c):
+      // The text index's posting lists: exact for single words and prefixes on exactly
+      // its keys; a phrase, or keys the index covers among others, is rechecked.
+      guard let text = access.text, text.covers(c.keys) else { return nil }
+      let (found, exact) = text.candidates(c)
+      return _Lookup(
+        name: "text index lookup on " + text.keys.joined(separator: ", "), estimate: found.count,
+        exact: exact,
+        inStoreOrder: false, slots: { found.sorted() })
     case .and(let j):
       // The most selective part; never exact, since the other parts are not looked at.
       return j.terms.compactMap { _lookup($0, access, snapshot, twins: twins, depth: depth + 1) }.min {

@@ -281,6 +281,13 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       return .kept("a closure")
     case .expression:
       return .kept("computed on each record")
+    case .search(let c):
+      let search = StoreTextSearch(c)
+      switch reader.supportSearch(search) {
+      case .exact: return .pushed(.search(search), exact: true)
+      case .superset: return .pushed(.search(search), exact: false)
+      case .none(let reason): return .kept(reason)
+      }
     case .invalid:
       return .kept("a filter that could not be built")
     case .ids:

@@ -40,6 +40,9 @@ struct _TextOptions: OptionSet, Sendable, Hashable {
   let rawValue: UInt8
   static let caseInsensitive = _TextOptions(rawValue: 1)
   static let diacriticInsensitive = _TextOptions(rawValue: 2)
+  /// `[fts]` after `MATCHES`: full-text search (see TextSearch.swift); the parser turns it
+  /// into a text-search condition, so no field condition carries it.
+  static let fullText = _TextOptions(rawValue: 4)
 
   /// `[c]`, `[d]`, `[cd]` or nothing.
   var suffix: String {

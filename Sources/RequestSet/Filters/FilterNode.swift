@@ -33,6 +33,8 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
   /// A format-string comparison computed on each record: two keys, arithmetic, functions,
   /// SELF, SUBQUERY, or a variable not bound yet.
   case expression(_ExpressionCondition)
+  /// Full-text search: keys match a text query (see TextSearch.swift).
+  case search(_TextSearchCondition)
   /// A filter that could not be built (its value failed to encode, or it nests too
   /// deeply); evaluating it throws.
   case invalid(RequestSetError)
@@ -137,6 +139,7 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
     case .predicate(let p): return p.description
     case .closure(let c): return c.description
     case .expression(let c): return c.description + " [computed on each record]"
+    case .search(let c): return c.description
     case .invalid(let e): return "INVALID(\(e.code))"
     case .ids(let s): return s.description
     }

@@ -4,6 +4,8 @@ struct _IndexAccess: Sendable {
   var catalog: _IndexCatalog
   /// The slot holding a record with this id value in the snapshot of `version`.
   var slotForID: (@Sendable (_ id: FieldValue, _ version: UInt64) -> _IDLookup)?
+  /// The store's full-text index as of the snapshot, if it keeps one.
+  var text: _TextIndex?
 }
 
 /// An id lookup's answer.

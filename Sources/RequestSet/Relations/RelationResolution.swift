@@ -150,6 +150,7 @@ struct _RelationResolver<Element: Sendable> {
     case .and(let parts), .or(let parts): for part in parts { try _hops(part, &scope, &most) }
     case .not(let inner): try _hops(inner, &scope, &most)
     case .field(let c): _ = try _hops(.key(c.key), &scope, &most)
+    case .search(let c): for key in c.keys { _ = try _hops(.key(key), &scope, &most) }
     case .expression(let c):
       _ = try _hops(c.lhs, &scope, &most)
       _ = try _hops(c.rhs, &scope, &most)
@@ -618,6 +619,8 @@ extension _FieldPredicate {
     case .not(let inner): inner._relationComponents(top: &top, components: &components)
     // A bare key inside a SUBQUERY is the record's, as outside it.
     case .field(let c): _Expression.key(c.key)._relationKeys(top: &top, components: &components)
+    case .search(let c):
+      for key in c.keys { _Expression.key(key)._relationKeys(top: &top, components: &components) }
     case .expression(let c):
       c.lhs._relationKeys(top: &top, components: &components)
       c.rhs._relationKeys(top: &top, components: &components)

@@ -62,7 +62,7 @@ import Testing
     ("name MATCHES '('", [], .invalidFormat,
      #"Invalid regular expression "(" for MATCHES at offset 13, near "name MATCHES '('". Fix the pattern (ICU syntax; it must match the whole string)."#),
     ("name ==[x] 'a'", [], .invalidFormat,
-     #"Unknown comparison option "[x]" at offset 7, near "name ==[x] 'a'". Use [c] (case-insensitive), [d] (diacritic-insensitive) or [cd] right after the operator."#),
+     #"Unknown comparison option "[x]" at offset 7, near "name ==[x] 'a'". Use [c] (case-insensitive), [d] (diacritic-insensitive) or [cd] right after the operator, or [fts] after MATCHES for full-text search."#),
     ("tags.@median > 1", [], .invalidFormat,
      #"Unknown collection operator or date part "@median" in "tags.@median" at offset 0, near "tags.@median > 1". Use @count, @sum, @avg, @min or @max, as in scores.@avg > 3, or a date part (@year, @month, @day, @weekday, @isoWeekday, @hour, @minute, @second), as in born.@year == 1990."#),
     ("age == %x", [], .invalidFormat,

@@ -32,6 +32,7 @@ private func engineMatches(_ filter: StoreFilter, _ record: FieldValue) -> Bool 
   switch filter {
   case .constant(let b): return b
   case .condition(let c): return c.matches(record[path: c.key] ?? .null)
+  case .search(let s): return s.matches(s.keys.map { record[path: $0] ?? .null })
   case .and(let terms): return terms.allSatisfy { engineMatches($0, record) }
   case .or(let terms): return terms.contains { engineMatches($0, record) }
   case .not(let inner): return !engineMatches(inner, record)

@@ -124,6 +124,17 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
       }
     }
 
+    /// Full-text conditions on plain keys, with the engine's own matcher.
+    func support(for search: StoreTextSearch) -> PushdownSupport {
+      for key in search.keys {
+        guard Self.plainKey(key) else { return .none(reason: "PushdownMemoryStore runs no dotted key") }
+        guard (try? _FilterCompiler<Element>.validate(key, value: nil, in: try fields)) != nil else {
+          return .none(reason: "the engine checks \(key)")
+        }
+      }
+      return .exact
+    }
+
     /// The conditions this store answers with a looser test.
     private static func isSuperset(_ c: StoreCondition) -> Bool {
       switch c.operator {
@@ -175,6 +186,7 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
       case .and(let terms): return try terms.allSatisfy { try matches($0, slot, fields) }
       case .or(let terms): return try terms.contains { try matches($0, slot, fields) }
       case .not(let inner): return try !matches(inner, slot, fields)
+      case .search(let s): return s.matches(try s.keys.map { try value($0, slot, fields) })
       }
     }
 

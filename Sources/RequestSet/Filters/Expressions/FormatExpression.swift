@@ -237,6 +237,7 @@ extension _FieldPredicate {
     case .not(let inner): return "NOT " + inner._operandDescription
     case .field(let c): return c.description
     case .expression(let c): return c.description
+    case .search(let c): return c.description
     }
   }
 
@@ -249,7 +250,7 @@ extension _FieldPredicate {
 
   func _collectVariables(bound: Set<String>, into found: inout [String]) {
     switch self {
-    case .constant, .field: return
+    case .constant, .field, .search: return
     case .and(let parts), .or(let parts): for p in parts { p._collectVariables(bound: bound, into: &found) }
     case .not(let inner): inner._collectVariables(bound: bound, into: &found)
     case .expression(let c):
@@ -260,7 +261,7 @@ extension _FieldPredicate {
 
   func _substituting(_ values: [String: FieldValue], bound: Set<String>) throws -> _FieldPredicate {
     switch self {
-    case .constant, .field: return self
+    case .constant, .field, .search: return self
     case .and(let parts): return .and(try parts.map { try $0._substituting(values, bound: bound) })
     case .or(let parts): return .or(try parts.map { try $0._substituting(values, bound: bound) })
     case .not(let inner): return .not(try inner._substituting(values, bound: bound))

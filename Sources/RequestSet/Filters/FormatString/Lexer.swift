@@ -231,6 +231,11 @@ struct _FormatLexer {
     i += 1
     var options: _TextOptions = []
     var valid = true
+    // `[fts]`: full-text search, after MATCHES.
+    if i + 4 <= b.count, b[i..<i + 3].map({ $0 | 0x20 }) == Array("fts".utf8), b[i + 3] == UInt8(ascii: "]") {
+      i += 4
+      return _FormatToken(kind: .options(.fullText), start: start, end: i)
+    }
     while i < b.count, b[i] != UInt8(ascii: "]") {
       switch b[i] | 0x20 {
       case UInt8(ascii: "c"): options.insert(.caseInsensitive)
@@ -245,7 +250,9 @@ struct _FormatLexer {
       if end < b.count, b[end] == UInt8(ascii: "]") { end += 1 }
       throw source.error(
         .invalidFormat, "Unknown comparison option \"\(source.snippet(start, end))\"", at: start,
-        fix: "Use [c] (case-insensitive), [d] (diacritic-insensitive) or [cd] right after the operator.")
+        fix:
+          "Use [c] (case-insensitive), [d] (diacritic-insensitive) or [cd] right after the operator, or [fts] "
+          + "after MATCHES for full-text search.")
     }
     i += 1
     return _FormatToken(kind: .options(options), start: start, end: i)

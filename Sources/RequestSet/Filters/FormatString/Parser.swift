@@ -8,6 +8,8 @@ indirect enum _FieldPredicate: Sendable {
   case field(_FieldCondition)
   /// A comparison computed on each record (see FormatExpression.swift).
   case expression(_ExpressionCondition)
+  /// `key MATCHES[fts] 'words'`: full-text search (see TextSearch.swift).
+  case search(_TextSearchCondition)
 }
 
 extension _FilterNode {
@@ -19,6 +21,7 @@ extension _FilterNode {
     case .not(let inner): self = .not(_FilterNode(inner))
     case .field(let c): self = .field(c)
     case .expression(let c): self = .expression(c)
+    case .search(let c): self = .search(c)
     }
   }
 }
@@ -228,6 +231,11 @@ struct _FormatParser {
     }
     let rhsToken = current
     let rhs = try _expression(after: opToken)
+    if options.contains(.fullText) {
+      return try _search(
+        lhs, lhsToken: lhsToken, op: op, opToken: opToken, options: options, quantifier: quantifier, rhs: rhs,
+        rhsToken: rhsToken)
+    }
 
     // ANY over a constant list ({1, 5, 9}) is decided now; over a single value it is a mistake.
     if let quantifier, let constant = lhs.constantValue, constant._kind != .array {
@@ -273,6 +281,39 @@ struct _FormatParser {
         return .expression(_ExpressionCondition(lhs: rhs, op: mirrored, options: options, quantifier: nil, rhs: lhs))
       }
       return .expression(_ExpressionCondition(lhs: lhs, op: op, options: options, quantifier: quantifier, rhs: rhs))
+    }
+  }
+
+  /// `key MATCHES[fts] 'quick fox'`: a full-text condition on one key.
+  private func _search(
+    _ lhs: _Expression, lhsToken: _FormatToken, op: _FieldOperator, opToken: _FormatToken,
+    options: _TextOptions,
+    quantifier: _Quantifier?, rhs: _Expression, rhsToken: _FormatToken
+  ) throws -> _FieldPredicate {
+    guard case .text(.matches) = op, options == .fullText, quantifier == nil else {
+      throw source.error(
+        .invalidFormat, "[fts] goes only after MATCHES, with no other option or quantifier",
+        at: opToken.start,
+        fix: "Write title MATCHES[fts] 'quick fox'.")
+    }
+    guard let (key, count) = lhs._keyOperand, !count else {
+      throw source.error(
+        .invalidFormat, "MATCHES[fts] needs a key on its left but found \(found(lhsToken))",
+        at: lhsToken.start,
+        fix: "Write title MATCHES[fts] 'quick fox'.")
+    }
+    guard case .string(let text)? = rhs.constantValue else {
+      throw source.error(
+        .invalidFormat, "MATCHES[fts] needs the words to search for as text but found \(found(rhsToken))",
+        at: rhsToken.start,
+        fix: "Quote the words, as in title MATCHES[fts] 'quick fox', or pass a String with %@.")
+    }
+    do {
+      return .search(_TextSearchCondition(keys: [key], query: try _TextQuery(text)))
+    } catch {
+      throw source.error(
+        .invalidFormat, "The text query \"\(text)\" has no word to search for", at: rhsToken.start,
+        fix: "Search for at least one word (letters or digits; punctuation separates words).")
     }
   }
 

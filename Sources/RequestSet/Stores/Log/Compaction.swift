@@ -168,6 +168,7 @@ extension _LogState {
     } else {
       indexes.renumber(slotMap)
     }
+    textIndex?.renumber(slotMap)
     index.liveBytes = liveBytes
     index.sequence = sequence
     index.end = flushed
@@ -190,7 +191,7 @@ extension _LogState {
       let mapping = try currentMapping()
       let kept = indexes
       indexes = _IndexCatalog()
-      for definition in definitions {
+      for definition in definitions where _TextIndex.keys(of: definition) == nil {
         if let index = kept.index(for: definition._identity) {
           indexes.add(key: definition._identity, unique: definition.unique, restored: index.entries)
         } else {
@@ -198,6 +199,9 @@ extension _LogState {
             key: definition._identity, unique: definition.unique, entries: try entries(for: definition._identity, mapping: mapping),
             typeName: "\(Element.self)", checkingExisting: false)
         }
+      }
+      textIndex = try definitions.lazy.compactMap(_TextIndex.keys(of:)).first.map {
+        try buildTextIndex($0, mapping: mapping)
       }
     }
     // The version is not bumped: the contents are the same, and a write through a query

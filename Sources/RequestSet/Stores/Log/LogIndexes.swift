@@ -43,9 +43,14 @@ extension _LogState {
   /// on those records; later writes are checked.
   mutating func rebuildIndexes() throws {
     indexes = _IndexCatalog()
+    textIndex = nil
     guard !index.indexDefinitions.isEmpty else { return }
     let mapping = try currentMapping()
     for definition in index.indexDefinitions {
+      if let keys = _TextIndex.keys(of: definition) {
+        textIndex = try buildTextIndex(keys, mapping: mapping)
+        continue
+      }
       try indexes.add(
         key: definition._identity, unique: definition.unique,
         entries: try entries(for: definition._identity, mapping: mapping),
@@ -95,7 +100,9 @@ extension _LogState {
   }
 
   /// Appends an `.indexes` frame: the whole set of definitions, committed on its own.
-  private mutating func writeIndexDefinitions(_ definitions: [RequestIndex]) throws {
+  mutating func writeIndexDefinitions(_ definitions: [RequestIndex]) throws {
+    // The text index's definition rides along (see `_TextIndex.definition(_:)`).
+    let definitions = definitions + (textIndex.map { [_TextIndex.definition($0.keys)] } ?? [])
     out.count = 0
     let sequence = index.sequence + 1
     let payload = _LogFormat.indexDefinitionsPayload(definitions)
@@ -106,5 +113,73 @@ extension _LogState {
     index.sequence = sequence
     index.end += out.count
     index.indexDefinitions = definitions
+  }
+}
+
+// MARK: - The text index
+//
+// Its definition is one more entry of the `.indexes` frame (see `_TextIndex.definition`),
+// so it is written, compacted and checkpointed with the other definitions, and its words
+// are found again from the records whenever the store opens or follows its writer.
+
+extension _LogState {
+  /// The text index on `keys`, from every live record.
+  func buildTextIndex(_ keys: [String], mapping: _Mapping?) throws -> _TextIndex {
+    var text = _TextIndex(keys: keys)
+    let paths = keys.map { keyIDs($0) }
+    for slot in 0..<index.locations.count where index.live[slot] {
+      text.update(slot: slot, old: nil, new: try storedIndexValues(slot: slot, mapping: mapping, paths: paths.map { [$0] }))
+    }
+    return text
+  }
+
+  /// One record's change in the text index, during a batch write: the slot's old values
+  /// read from its bytes (nil for a new record), the new ones from the payload just written
+  /// (`written` at the record's id; nil for a delete).
+  mutating func updateTextIndex(slot: Int?, paths: [[Int]?], mapping: _Mapping?, written: _ByteReader?) {
+    let newSlot = slot ?? index.locations.count
+    let old = slot.map { (try? storedIndexValues(slot: $0, mapping: mapping, paths: paths.map { [$0] })) ?? [] }
+    var new: [FieldValue]? = nil
+    if var r = written {
+      let names = index.keys.names
+      new = (try? { () throws(_CodecError) -> [FieldValue] in
+        try _BinaryValue.skip(&r)
+        return try paths.map { p throws(_CodecError) in try Self.value(r, p, names: names) }
+      }()) ?? []
+    }
+    textIndex?.update(slot: newSlot, old: old, new: new)
+  }
+
+  mutating func createTextIndex(_ keys: [String]) throws {
+    try checkWritable()
+    if let existing = textIndex {
+      if existing.keys == keys { return }
+      throw _textIndexExists(existing.keys, keys)
+    }
+    guard !keys.isEmpty else { throw _textIndexNeedsKeys() }
+    let fields = try records().fields()
+    for key in keys where fields.kinds[key] == nil && !fields.kinds.isEmpty {
+      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
+    }
+    textIndex = try buildTextIndex(keys, mapping: try currentMapping())
+    do {
+      try writeIndexDefinitions(indexes.descriptions)
+    } catch {
+      textIndex = nil
+      throw error
+    }
+  }
+
+  mutating func dropTextIndex() throws -> Bool {
+    try checkWritable()
+    guard let kept = textIndex else { return false }
+    textIndex = nil
+    do {
+      try writeIndexDefinitions(indexes.descriptions)
+    } catch {
+      textIndex = kept
+      throw error
+    }
+    return true
   }
 }

@@ -155,7 +155,8 @@ extension LogStore {
     return LogInspection(
       path: path, fileSize: size, formatVersion: Int(_LogFormat.version), generation: header.generation,
       frameCount: skipped.frameCount, recordCount: index.liveCount, committedEnd: index.end,
-      liveBytes: index.liveBytes, indexes: index.indexDefinitions, keys: census.keys,
+      liveBytes: index.liveBytes, indexes: index.indexDefinitions.filter { _TextIndex.keys(of: $0) == nil },
+      keys: census.keys,
       tornTail: skipped.tornTail, damage: skipped.damage, unreadableRecords: unreadable, recovery: recovery)
   }
 

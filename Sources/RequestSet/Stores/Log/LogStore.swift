@@ -59,7 +59,7 @@ import Synchronization
 /// checkpoint) is ignored and the log replayed, so deleting it is always safe.
 ///
 /// The file format is specified in `docs/LOG-FORMAT.md`.
-public final class LogStore<Element: Record>: RecordStore {
+public final class LogStore<Element: Record>: RecordStore, _TextIndexedStore {
   /// How the store opens and maintains its file.
   public typealias Options = LogStoreOptions
   /// What opening the store found and did.
@@ -475,6 +475,7 @@ public final class LogStore<Element: Record>: RecordStore {
         live: index.liveCount == index.locations.count ? nil : index.live, liveCount: index.liveCount,
         version: state.version, copiesOut: false)  // records decode fresh on every read
       snapshot._indexes = _IndexAccess(catalog: state.indexes)
+      snapshot._indexes?.text = state.textIndex
       snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown }
       return snapshot
     }

@@ -36,6 +36,8 @@ struct _LogState<Element: Record> {
   var out = _ByteBuffer(capacity: 1 << 12)
   /// Secondary indexes, kept current by every write (see LogIndexes.swift).
   var indexes = _IndexCatalog()
+  /// The full-text index, kept current by every write (see LogIndexes.swift).
+  var textIndex: _TextIndex?
 
   /// The first pending migration of a store opened with `migratesOnOpen` off: writes
   /// throw `.migrationPending` until `migrate()` runs it.
@@ -80,6 +82,7 @@ struct _LogState<Element: Record> {
     mapping = nil
     openKinds = .empty
     indexes = _IndexCatalog()
+    textIndex = nil
     if lock != nil {
       // The log file's own lock belongs to this descriptor, which snapshots may keep open.
       _ = flock(file.fd, LOCK_UN)
@@ -306,7 +309,14 @@ struct _LogState<Element: Record> {
     start = 0
     // Values of records written earlier in this batch, whose bytes the old mapping lacks.
     var batchValues: [Element.ID: [FieldValue]] = [:]
+    let textPaths = textIndex.map { $0.keys.map { keyIDs($0) } }
+    let textMapping = textPaths == nil ? nil : try? currentMapping()
     for i in 0..<n {
+      if let textPaths {
+        updateTextIndex(
+          slot: index.slots[ids[i]], paths: textPaths, mapping: textMapping,
+          written: deletes[i] ? nil : _ByteReader(base: payloads.base, end: ends[i], position: start))
+      }
       if !indexes.isEmpty {
         let oldSlot = index.slots[ids[i]]
         let old = oldSlot.map {

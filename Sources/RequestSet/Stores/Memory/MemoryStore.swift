@@ -26,7 +26,7 @@ import Synchronization
 /// each, decoded from its encoded fields, and every read (`fetch(id:)`, a query) hands out
 /// a fresh copy, as a ``LogStore`` does. Changing an object you inserted or read changes
 /// nothing stored until you `save(_:)` it.
-public final class MemoryStore<Element: Record>: RecordStore {
+public final class MemoryStore<Element: Record>: RecordStore, _TextIndexedStore {
   private let _state: _Lock<_MemoryState<Element>>
   let _feed = _CommitFeed<Element>()
 
@@ -358,6 +358,76 @@ public final class MemoryStore<Element: Record>: RecordStore {
     return _state.withLock { $0.closed ? false : $0.indexes.remove(key: key) }
   }
 
+  /// Creates the store's full-text index on string keys, which text searches
+  /// (``RequestSet/filter(matching:in:mode:)``) on those keys then use
+  /// (see ``RequestSet/explain()``). The store keeps it current on every write.
+  ///
+  /// ```swift
+  /// try store.createTextIndex(["title", "body"])
+  /// try RequestSet(store).filter(matching: "quick fox").fetch()
+  /// ```
+  /// A store has at most one text index; creating the one it has does nothing. The index
+  /// changes no result: a search without it reads each record's text and finds the same
+  /// records.
+  /// - Parameter keys: Codable keys (or dotted paths) of String or `[String]` fields.
+  /// - Throws: ``RequestSetError`` `.unknownKey` for a key no record can hold;
+  ///   `.invalidIndex` when no key is given, or a text index on other keys exists (drop it
+  ///   first with ``dropTextIndex()``).
+  /// - Complexity: O(*n*) in the records' text.
+  public func createTextIndex(_ keys: [String]) throws {
+    try _state.withLock { state in
+      try state.checkOpen()
+      try state.createTextIndex(keys)
+    }
+  }
+
+  /// Creates the store's full-text index: the variadic form of
+  /// ``createTextIndex(_:)-([String])``.
+  ///
+  /// ```swift
+  /// try store.createTextIndex("title", "body")
+  /// ```
+  /// - Throws: What ``createTextIndex(_:)-([String])`` throws.
+  public func createTextIndex(_ first: String, _ more: String...) throws {
+    try createTextIndex([first] + more)
+  }
+
+  /// Creates the store's full-text index on the fields key paths name.
+  ///
+  /// ```swift
+  /// try store.createTextIndex(\.title, \.body)
+  /// ```
+  /// - Throws: `.invalidIndex` when a key path is not a chain of stored properties, and
+  ///   what ``createTextIndex(_:)-([String])`` throws.
+  public func createTextIndex(_ keyPaths: PartialKeyPath<Element>...) throws {
+    try createTextIndex(try keyPaths.map { try _textKey($0, root: Element.self) })
+  }
+
+  /// Drops the store's full-text index.
+  ///
+  /// ```swift
+  /// store.dropTextIndex()   // true
+  /// ```
+  /// - Returns: Whether there was one.
+  @discardableResult
+  public func dropTextIndex() -> Bool {
+    _state.withLock { state in
+      guard !state.closed, state.textIndex != nil else { return false }
+      state.textIndex = nil
+      return true
+    }
+  }
+
+  /// The keys of the store's full-text index, or nil without one.
+  ///
+  /// ```swift
+  /// store.textIndexKeys   // ["title", "body"]
+  /// ```
+  public var textIndexKeys: [String]? { _state.withLock { $0.textIndex?.keys } }
+
+  /// The keys `filter(matching:)` searches: those of the store's text index.
+  public var _textIndexKeys: [String]? { textIndexKeys }
+
   /// The store's secondary indexes, in the order they were created.
   ///
   /// ```swift
@@ -455,6 +525,7 @@ public final class MemoryStore<Element: Record>: RecordStore {
         fields: .stored(_StoredFields(plan: state.fieldPlan, table: state.fields)),
         version: state.version, copiesOut: _copiesOut)
       snapshot._indexes = _IndexAccess(catalog: state.indexes)
+      snapshot._indexes?.text = state.textIndex
       return snapshot
     }
     snapshot._indexes?.slotForID = { [weak self] id, version in self?._slot(for: id, at: version) ?? .unknown
@@ -500,6 +571,8 @@ struct _MemoryState<Element: Record>: Sendable {
   var version: UInt64 = 0
   /// Secondary indexes, kept current by every write below.
   var indexes = _IndexCatalog()
+  /// The full-text index, kept current by every write below (see TextIndex.swift).
+  var textIndex: _TextIndex?
   /// Set by `close()`: every read and write throws `.closed`.
   var closed = false
 
@@ -652,6 +725,7 @@ struct _MemoryState<Element: Record>: Sendable {
       }
     }
     indexes = newIndexes
+    for s in array.indices { _updateText(slot: s, old: nil, new: true) }
   }
 
   mutating func append(_ record: Element, row: _EncodedRow?) {
@@ -667,11 +741,43 @@ struct _MemoryState<Element: Record>: Sendable {
       let new = index.value { value($0, slot: slot) }
       indexes.update(i, slot: slot, old: nil, new: new)
     }
+    _updateText(slot: slot, old: nil, new: true)
+  }
+
+  /// The text index's values of a slot.
+  private func _textValues(slot: Int) -> [FieldValue]? {
+    textIndex.map { $0.keys.map { value($0, slot: slot) } }
+  }
+
+  /// Records a slot's change in the text index: `old` the values before (nil for a new
+  /// slot), `new` whether the slot holds a record now.
+  private mutating func _updateText(slot: Int, old: [FieldValue]?, new: Bool) {
+    guard textIndex != nil else { return }
+    let values = new ? _textValues(slot: slot) : nil
+    textIndex!.update(slot: slot, old: old, new: values)
+  }
+
+  /// Creates the full-text index on `keys`.
+  ///
+  /// - Throws: `.unknownKey` for a key no record can hold; `.invalidIndex` when a text
+  ///   index on other keys exists, or no key is given.
+  mutating func createTextIndex(_ keys: [String]) throws {
+    if let existing = textIndex {
+      if existing.keys == keys { return }
+      throw _textIndexExists(existing.keys, keys)
+    }
+    guard !keys.isEmpty else { throw _textIndexNeedsKeys() }
+    for key in keys where fields.kinds[key] == nil && !fields.kinds.isEmpty {
+      throw RequestSetError.unknownKey(key, type: Element.self, known: fields.knownKeys)
+    }
+    textIndex = _TextIndex(keys: keys)
+    for s in 0..<records.count where live[s] { _updateText(slot: s, old: nil, new: true) }
   }
 
   mutating func replace(slot: Int, with record: Element, row: _EncodedRow?) {
     var old: [FieldValue] = []
     for index in indexes.indexes { old.append(index.value { value($0, slot: slot) }) }
+    let oldText = _textValues(slot: slot)
     records[slot] = record
     fields.replace(row: slot, with: row.map(fieldPlan.kept) ?? _EncodedRow(fields: []))
     if toObserve > 0, let row { _observe(record, row) }
@@ -680,6 +786,7 @@ struct _MemoryState<Element: Record>: Sendable {
       let new = index.value { value($0, slot: slot) }
       indexes.update(i, slot: slot, old: old[i], new: new)
     }
+    _updateText(slot: slot, old: oldText, new: true)
   }
 
   /// Throws `.uniqueViolation` when the changes would give two records one value of a
@@ -736,6 +843,7 @@ struct _MemoryState<Element: Record>: Sendable {
       let old = index.value { value($0, slot: slot) }
       indexes.update(i, slot: slot, old: old, new: nil)
     }
+    _updateText(slot: slot, old: _textValues(slot: slot), new: false)
     live[slot] = false
     liveCount -= 1
     let dead = records.count - liveCount
@@ -759,10 +867,11 @@ struct _MemoryState<Element: Record>: Sendable {
       newLive.append(true)
     }
     fields.retain(rows: kept)
-    if !indexes.isEmpty {
+    if !indexes.isEmpty || textIndex != nil {
       var newSlot = [Int](repeating: -1, count: records.count)
       for (new, old) in kept.enumerated() { newSlot[old] = new }
       indexes.renumber(newSlot)
+      textIndex?.renumber(newSlot)
     }
     records = newRecords
     live = newLive
