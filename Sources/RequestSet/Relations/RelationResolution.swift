@@ -574,7 +574,11 @@ extension RequestSet {
     notes += _cache.peekPrepared()?.query.relationNotes ?? []
     let fields = try e.snapshot._fields()
     if !e.slots.isEmpty { try _FilterCompiler<Element>.validate(key, value: nil, in: fields) }
-    guard let read = fields.reader(for: key) else { return Array(repeating: .null, count: e.slots.count) }
+    // A date part (`hired.@month`) reads as in `values`: a related record's date parts
+    // sort and project through a relation as the record's own do.
+    guard let read = try fields.readerWithDateParts(for: key) else {
+      return Array(repeating: .null, count: e.slots.count)
+    }
     return try e.slots.map(read)
   }
 }
