@@ -71,5 +71,15 @@ extension Shift: RelatedRecord {
     // A projection through the relation.
     let months = try set.sortBy("id").values("crew.hired.@month").map { $0["crew.hired.@month"] }
     #expect(months == shifts.map { FieldValue?.some(.int(Self.part(.month, hired[$0.crewID]!))) }, "\(kind)")
+    // Through the to-many: ANY of a crew member's shifts in a year.
+    let members = graph.records(Crew.self)
+    for year in Set(shifts.prefix(5).map { Self.part(.year, $0.start) }) {
+      let expected = crew.filter { c in
+        shifts.contains { $0.crewID == c.id && Self.part(.year, $0.start) == year }
+      }.map(\.id)
+      #expect(
+        try members.filter("ANY shifts.start.@year == %@", year).sortBy("id").fetch().map(\.id) == expected,
+        "\(kind) \(year)")
+    }
   }
 }
