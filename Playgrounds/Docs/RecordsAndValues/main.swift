@@ -55,6 +55,18 @@ let band = animals.filter("age BETWEEN {$low, $low + 2}", variables: ["low": 2])
 print(heavy.map(\.name), farmFirst.map(\.name))   // → ["Daisy", "Bella"] ["Daisy", "Rex"]
 print(oldDogs.map(\.name), band.map(\.name))      // → ["Rex", "Zed"] ["Micky", "Bella"]
 
+struct Sale: Record { var id: Int; var amount: Int; var at: Date }
+let sales = RequestSet([
+  Sale(id: 1, amount: 5, at: Date(timeIntervalSince1970: 1_700_000_000)),   // Tue 2023-11-14
+  Sale(id: 2, amount: 7, at: Date(timeIntervalSince1970: 1_701_500_000)),   // Sat 2023-12-02
+  Sale(id: 3, amount: 2, at: Date(timeIntervalSince1970: 1_704_000_000)),   // Sun 2023-12-31
+  Sale(id: 4, amount: 4, at: Date(timeIntervalSince1970: 1_704_100_000)),   // Mon 2024-01-01
+])
+let perMonth = try sales.groupBy("at.@month").aggregate(.sum("amount")).fetch()
+print(sales.filter(\.at, .year, 2023).count, sales.filter("at.@weekday IN {1, 7}").map(\.id))
+// → 3 [2, 3]
+print(perMonth.map { "\($0["at.@month"]!): \($0["sum:amount"]!)" })   // → ["1: 4", "11: 5", "12: 9"]
+
 try store.createIndex(\.species)                  // also createIndex("species")
 try store.createIndex(\.name, unique: true)       // a second "Rex" now throws .uniqueViolation
 let cowsByAge = animals.filter("species", value: "Cow").sortBy("age").limit(5)
