@@ -201,27 +201,49 @@ extension PostgresStore {
     }
   }
 
-  /// Moves the expression index on each key `migration` renames to the new key, and drops
-  /// the one on each key it removes.
+  /// Moves each index the store made (one key or composite) to the keys
+  /// ``Migration/indexKey(after:)`` gives its keys, and drops the ones a removed key takes
+  /// with it: the rule every store follows. An index's keys are read back from the server's
+  /// own text of each column (`(body #> '{owner,city}'::text[])`), so an index made by an
+  /// older build moves too.
   func _followIndexes(_ c: _PGConnection, migration: Migration) throws {
-    for step in migration.steps {
-      let key: String
-      var to: String?
-      switch step.form {
-      case .rename(let from, let newKey): (key, to) = (from, newKey)
-      case .remove(let removed): key = removed
-      default: continue
+    // One row per index of the table named as the store names them (`rs_…`): its name,
+    // whether it is unique, and its columns' paths as a JSON array of arrays (a column of
+    // another form reads null).
+    let found = try c.execute(
+      """
+      SELECT c.relname, ix.indisunique::text,
+        (SELECT json_agg(replace((regexp_match(pg_get_indexdef(ix.indexrelid, k, true),
+                  '^\\(body #> ''(.*)''::text\\[\\]\\)$'))[1], '''''', '''')::text[] ORDER BY k)
+           FROM generate_series(1, ix.indnatts::int) AS k)::text
+      FROM pg_index ix JOIN pg_class c ON c.oid = ix.indexrelid
+      WHERE ix.indrelid = to_regclass($1) AND c.relname LIKE 'rs\\_%'
+      """, [_quoted])
+    for row in 0..<found.count {
+      guard let name = found.string(row, 0), let text = found.string(row, 2),
+        case .array(let columns)? = try? SQLJSON.decode(text)
+      else { continue }
+      let keys = columns.compactMap { column -> String? in
+        guard case .array(let names) = column, !names.isEmpty else { return nil }
+        let strings = names.compactMap { name -> String? in
+          if case .string(let s) = name { return s }
+          return nil
+        }
+        return strings.count == names.count ? strings.joined(separator: ".") : nil
       }
-      let name = _indexName("key " + key)
-      let found = try c.execute("SELECT indexdef FROM pg_indexes WHERE indexname = $1", [name])
-      guard found.count == 1 else { continue }
-      let unique = (found.string(0, 0) ?? "").hasPrefix("CREATE UNIQUE")
+      guard !keys.isEmpty, keys.count == columns.count else { continue }
+      let moved = keys.map { migration.indexKey(after: $0) }
+      guard moved != keys.map(Optional.some) else { continue }
       try c.execute("DROP INDEX IF EXISTS \(try SQLJSON.quoteIdentifier(name))")
-      if let to {
-        let path = try _PGSQL.literalPath(FieldValue.fieldNames(inKey: to))
-        let newName = try SQLJSON.quoteIdentifier(_indexName("key " + to))
-        try c.execute("CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) ((body #> \(path)))")
-      }
+      let newKeys = moved.compactMap { $0 }
+      // A key that went takes the index with it; so does a rename that leaves a key twice.
+      guard newKeys.count == keys.count, Set(newKeys).count == newKeys.count else { continue }
+      let unique = found.string(row, 1) == "true"
+      let columnsSQL = try newKeys.map { "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))" }
+      let newName = try SQLJSON.quoteIdentifier(
+        _indexName(newKeys.count == 1 ? "key " + newKeys[0] : "keys " + newKeys.joined(separator: "\u{1F}")))
+      try c.execute(
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) (\(columnsSQL.joined(separator: ", ")))")
     }
   }
 

@@ -19,8 +19,8 @@ extension SQLiteStore {
   /// The names of the migrations a table has run are kept in the database's
   /// `requestset_migrations` table. A migration whose steps are all a top-level rename,
   /// add or remove runs as `UPDATE … SET body = json_set(…)` statements; any other runs
-  /// record by record. Expression indexes on a renamed key move to the new key; those on a
-  /// removed key are dropped. The table's record type becomes `Element`.
+  /// record by record. Expression indexes (composite ones too) follow renamed keys, and go
+  /// with a removed key, by ``Migration/indexKey(after:)``. The table's record type becomes `Element`.
   ///
   /// ```swift
   /// var migrator = Migrator()
@@ -255,30 +255,74 @@ extension SQLiteStore {
     }
   }
 
-  /// Moves the expression index on each key `migration` renames to the new key, and drops
-  /// the one on each key it removes.
+  /// Moves each index the store made (one key or composite) to the keys
+  /// ``Migration/indexKey(after:)`` gives its keys, and drops the ones a removed key takes
+  /// with it: the rule every store follows. An index's keys are read back from its SQL
+  /// (`json_extract(body, '$."owner"."city"')`), so an index made by an older build moves too.
   static func _followIndexes(_ c: _SQLiteConnection, table: String, quoted: String, migration: Migration) throws {
-    for step in migration.steps {
-      let key: String
-      var to: String?
-      switch step.form {
-      case .rename(let from, let newKey): (key, to) = (from, newKey)
-      case .remove(let removed): key = removed
-      default: continue
-      }
-      guard let (name, _) = try? _indexName(key, table: table) else { continue }
-      let find = try c.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
-      try find.bind([.text(name.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))])
-      guard try find.step(doing: "find an index on \(key)") else { continue }
-      let unique = find.text(0).hasPrefix("CREATE UNIQUE")
-      sqlite3_reset(find.pointer)
-      try c.execute("DROP INDEX \(name)", doing: "drop the index on \(key)")
-      if let to, let (newName, path) = try? _indexName(to, table: table) {
-        try c.execute(
-          "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(quoted)(json_extract(body, \(path)))",
-          doing: "move the index on \(key) to \(to)")
-      }
+    let prefix = "\(table)_requestset_"
+    let list = try c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
+    try list.bind([.text(table)])
+    var found: [(name: String, sql: String)] = []
+    while try list.step(doing: "list the indexes of \(table)") { found.append((list.text(0), list.text(1))) }
+    for (name, sql) in found where name.hasPrefix(prefix) {
+      let keys = _indexedKeys(sql)
+      guard !keys.isEmpty else { continue }
+      let moved = keys.map { migration.indexKey(after: $0) }
+      guard moved != keys.map(Optional.some) else { continue }
+      try c.execute("DROP INDEX \(try SQLJSON.quoteIdentifier(name))", doing: "drop the index on \(keys.joined(separator: ", "))")
+      let newKeys = moved.compactMap { $0 }
+      // A key that went takes the index with it; so does a rename that leaves a key twice.
+      guard newKeys.count == keys.count, Set(newKeys).count == newKeys.count else { continue }
+      let unique = sql.uppercased().hasPrefix("CREATE UNIQUE")
+      guard let paths = try? newKeys.map({ try _indexName($0, table: table).path }),
+        let newName = try? _indexName(newKeys.count == 1 ? newKeys[0] : newKeys.joined(separator: "\u{1F}"), table: table).name
+      else { continue }
+      try c.execute(
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(quoted)"
+          + "(\(paths.map { "json_extract(body, \($0))" }.joined(separator: ", ")))",
+        doing: "move the index on \(keys.joined(separator: ", ")) to \(newKeys.joined(separator: ", "))")
     }
+  }
+
+  /// The keys of an index the store made, read from its SQL: each `json_extract(body, '…')`
+  /// path literal, in order, as a dotted key; empty when the SQL has another form.
+  static func _indexedKeys(_ sql: String) -> [String] {
+    var keys: [String] = []
+    var rest = Substring(sql)
+    let opening = "json_extract(body, '"
+    while let range = rest.range(of: opening) {
+      rest = rest[range.upperBound...]
+      // The literal runs to the next lone quote; a doubled quote is one quote.
+      var literal = ""
+      var closed = false
+      while let ch = rest.first {
+        rest = rest.dropFirst()
+        if ch == "'" {
+          if rest.first == "'" {
+            literal.append("'")
+            rest = rest.dropFirst()
+          } else {
+            closed = true
+            break
+          }
+        } else {
+          literal.append(ch)
+        }
+      }
+      // `$."owner"."city"`: names hold no `"` (those keys have no path, see `SQLJSON.jsonPath`).
+      guard closed, literal.hasPrefix("$") else { return [] }
+      var names: [String] = []
+      var path = literal.dropFirst()
+      while !path.isEmpty {
+        guard path.hasPrefix(".\""), let end = path.dropFirst(2).firstIndex(of: "\"") else { return [] }
+        names.append(String(path[path.index(path.startIndex, offsetBy: 2)..<end]))
+        path = path[path.index(after: end)...]
+      }
+      guard !names.isEmpty else { return [] }
+      keys.append(names.joined(separator: "."))
+    }
+    return keys
   }
 
   /// Opening's check that the table's records still decode as `Element`: the first and

@@ -28,6 +28,40 @@ public struct Migration: Sendable, CustomStringConvertible {
   /// The steps, run in order on every record.
   public let steps: [Step]
 
+  /// Where an index on `key` goes after this migration's steps, in order: the key a rename
+  /// or move gives it (a rename of a parent moves the keys under it: `owner` → `keeper`
+  /// takes `owner.city` to `keeper.city`), the same key when no step renames it, or nil
+  /// when a step removes it or a parent of it. LogStore, SQLiteStore and PostgresStore move
+  /// their indexes by this rule, each key of a composite index alike (a composite index goes
+  /// when any of its keys goes, or when two of its keys become one).
+  ///
+  /// ```swift
+  /// let m = Migration("v2", .rename("owner", to: "keeper"), .remove("nickname"))
+  /// m.indexKey(after: "owner.city")   // "keeper.city"
+  /// m.indexKey(after: "nickname")     // nil
+  /// m.indexKey(after: "age")          // "age"
+  /// ```
+  /// - Parameter key: The key an index is on before the migration.
+  /// - Returns: The key it is on after, or nil when the index goes.
+  public func indexKey(after key: String) -> String? {
+    var key = key
+    for step in steps {
+      switch step.form {
+      case .rename(let from, let to):
+        if key == from {
+          key = to
+        } else if key.hasPrefix(from + ".") {
+          key = to + key.dropFirst(from.count)
+        }
+      case .remove(let removed):
+        if key == removed || key.hasPrefix(removed + ".") { return nil }
+      case .add, .convert, .transform:
+        break
+      }
+    }
+    return key
+  }
+
   /// A migration of these steps.
   ///
   /// ```swift

@@ -156,25 +156,10 @@ struct _MigrationRun: Sendable {
   }
 
   /// Where an index on `key` goes after the migrations: its new key, or nil when the key
-  /// was removed.
+  /// was removed (``Migration/indexKey(after:)``, migration by migration).
   func indexKey(after key: String) -> String? {
-    var key = key
-    for m in migrations {
-      for step in m.steps {
-        switch step._kind {
-        case .rename(let from, let to):
-          if key == from {
-            key = to
-          } else if key.hasPrefix(from + ".") {
-            key = to + key.dropFirst(from.count)
-          }
-        case .remove(let removed):
-          if key == removed || key.hasPrefix(removed + ".") { return nil }
-        case .add, .convert, .transform:
-          break
-        }
-      }
-    }
+    var key: String? = key
+    for m in migrations { key = key.flatMap(m.indexKey(after:)) }
     return key
   }
 }

@@ -5,7 +5,7 @@ import Testing
 @testable import RequestSetSQLite
 
 /// Runs `/usr/bin/sqlite3` on `path` with `sql` and returns its output lines.
-private func sqliteShell(_ path: String, _ sql: String) throws -> [String] {
+func sqliteShell(_ path: String, _ sql: String) throws -> [String] {
   let process = Process()
   process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
   process.arguments = [path, sql]

@@ -84,7 +84,11 @@ extension _LogState {
       var seen = Set<String>()
       definitions = definitions.compactMap { d in
         let keys = d.keys.map { run.indexKey(after: $0) }
-        guard keys.allSatisfy({ $0 != nil }), seen.insert(_CompositeKey.identity(keys.map { $0! })).inserted else {
+        // A key that went takes the index with it; so does a rename that leaves a key
+        // twice in one index (the SQL stores drop it alike).
+        guard keys.allSatisfy({ $0 != nil }), Set(keys).count == keys.count,
+          seen.insert(_CompositeKey.identity(keys.map { $0! })).inserted
+        else {
           return nil
         }
         return RequestIndex(keys: keys.map { $0! }, unique: d.unique)

@@ -1,0 +1,166 @@
+import Foundation
+import RequestSet
+import RequestSetPostgres
+import RequestSetSQLite
+import Testing
+
+/// Indexes follow a migration by one rule on every store that runs migrations
+/// (`Migration.indexKey(after:)`): a rename moves an index's key and the keys under it, each
+/// key of a composite index alike, and a removed key takes its indexes with it. Checked from
+/// outside, in each store's own catalog: a log's `indexes`, SQLite's `sqlite_master`,
+/// PostgreSQL's `pg_indexes`.
+@Suite struct IndexFollowTests {
+  enum Kind: String, CaseIterable, CustomStringConvertible, Sendable {
+    case log, sqlite, postgres
+    var description: String { rawValue }
+    static var available: [Kind] { PostgresServer.testsRun ? allCases : [.log, .sqlite] }
+  }
+
+  /// v1 keys: id, name, weight, city, nickname. The indexes made on v1, and where each must
+  /// be after `PetMigrations.v2` (rename weight → weightKg, move city → address.city, remove
+  /// nickname) and then `rename address → home`.
+  static let made: [[String]] = [
+    ["city", "weight"], ["weight", "nickname"], ["city"], ["name", "city", "weight"],
+  ]
+  static let afterV2: Set<[String]> = [
+    ["address.city", "weightKg"], ["address.city"], ["name", "address.city", "weightKg"],
+  ]
+  static let afterHome: Set<[String]> = [
+    ["home.city", "weightKg"], ["home.city"], ["name", "home.city", "weightKg"],
+  ]
+  static let home = Migration("4: home", .rename("address", to: "home"))
+
+  @Test func theRuleMovesKeysUnderARenamedParentAndDropsRemovedOnes() {
+    let m = Migration("m", .rename("owner", to: "keeper"), .remove("nickname"), .rename("age", to: "years"))
+    #expect(m.indexKey(after: "owner.city") == "keeper.city")
+    #expect(m.indexKey(after: "owner") == "keeper")
+    #expect(m.indexKey(after: "ownerName") == "ownerName")
+    #expect(m.indexKey(after: "nickname") == nil)
+    #expect(m.indexKey(after: "nickname.first") == nil)
+    #expect(m.indexKey(after: "age") == "years")
+    // Steps run in order: a key renamed and then removed goes.
+    #expect(Migration("n", .rename("a", to: "b"), .remove("b")).indexKey(after: "a") == nil)
+  }
+
+  @Test(arguments: Kind.available)
+  func compositeAndNestedIndexesFollowRenamesAndGoWithRemovedKeys(_ kind: Kind) throws {
+    let records = PetMigrations.records(400)
+    let location: String
+    switch kind {
+    case .log: location = TemporaryLogDirectory.freshPath("pets.rslog")
+    case .sqlite: location = TemporaryLogDirectory.freshPath("pets.sqlite")
+    case .postgres: location = PostgresServer.freshTable("pets")
+    }
+    do {
+      let store = try Self.open(PetV1.self, kind, location, Migrator())
+      try store.insert(contentsOf: records)
+      for keys in Self.made { try Self.createIndex(store, keys) }
+      store.close()
+    }
+    #expect(try Self.indexes(kind, location) == Set(Self.made))
+
+    let v2 = try Self.open(PetV2.self, kind, location, PetMigrations.toV2)
+    #expect(try Self.indexes(kind, location) == Self.afterV2)
+    // The moved composite index still answers as a plain Swift filter does.
+    let oslo = RequestSet(v2).filter("address.city", value: "Oslo").filter("weightKg", .greaterThan, 40.0)
+    #expect(
+      try oslo.sortBy("id").fetch().map(\.id)
+        == records.filter { $0.city == "Oslo" && $0.weight > 40 }.map(\.id))
+    v2.close()
+
+    let v4 = try Self.open(DynamicRecord.self, kind, location, Migrator([PetMigrations.v2, Self.home]))
+    #expect(try Self.indexes(kind, location) == Self.afterHome)
+    let homeOslo = RequestSet(v4).filter("home.city", value: "Oslo")
+    #expect(homeOslo.count == records.filter { $0.city == "Oslo" }.count)
+    v4.close()
+  }
+
+  /// A unique composite index stays unique when it moves.
+  @Test(arguments: Kind.available)
+  func aUniqueCompositeIndexStaysUnique(_ kind: Kind) throws {
+    let location: String
+    switch kind {
+    case .log: location = TemporaryLogDirectory.freshPath("pets.rslog")
+    case .sqlite: location = TemporaryLogDirectory.freshPath("pets.sqlite")
+    case .postgres: location = PostgresServer.freshTable("pets")
+    }
+    do {
+      let store = try Self.open(PetV1.self, kind, location, Migrator())
+      try store.insert(contentsOf: [
+        PetV1(id: 1, name: "A", weight: 3, city: "Oslo", nickname: nil),
+        PetV1(id: 2, name: "A", weight: 4, city: "Oslo", nickname: nil),
+      ])
+      try Self.createIndex(store, ["name", "weight"], unique: true)
+      store.close()
+    }
+    let v2 = try Self.open(PetV2.self, kind, location, PetMigrations.toV2)
+    #expect(try Self.indexes(kind, location) == [["name", "weightKg"]])
+    #expect(throws: RequestSetError.self) {
+      try v2.insert(PetV2(id: 3, name: "A", weightKg: 4, legs: 4, address: .init(city: "Rome")))
+    }
+    try v2.insert(PetV2(id: 3, name: "A", weightKg: 5, legs: 4, address: .init(city: "Rome")))
+    #expect(RequestSet(v2).count == 3)
+    v2.close()
+  }
+
+  // MARK: Opening and reading each store's catalog
+
+  static func open<R: Record>(_ type: R.Type, _ kind: Kind, _ location: String, _ migrations: Migrator) throws
+    -> any RecordStore<R>
+  {
+    switch kind {
+    case .log: return try LogStore<R>(path: location, options: .init(migrations: migrations))
+    case .sqlite: return try SQLiteStore<R>(path: location, table: "pets", migrations: migrations)
+    case .postgres:
+      return try PostgresStore<R>(url: PostgresServer.url(), table: location, migrations: migrations)
+    }
+  }
+
+  static func createIndex<R: Record>(_ store: any RecordStore<R>, _ keys: [String], unique: Bool = false)
+    throws
+  {
+    switch store {
+    case let log as LogStore<R>: try log.createIndex(on: keys, unique: unique)
+    case let sqlite as SQLiteStore<R>: try sqlite.createIndex(on: keys, unique: unique)
+    case let postgres as PostgresStore<R>: try postgres.createIndex(on: keys, unique: unique)
+    default: Issue.record("no index for \(store)")
+    }
+  }
+
+  /// The key lists of the indexes the store's catalog holds, read with a pattern of the
+  /// test's own (not the stores' parsers).
+  static func indexes(_ kind: Kind, _ location: String) throws -> Set<[String]> {
+    switch kind {
+    case .log:
+      let log = try LogStore<DynamicRecord>(path: location, options: .init(readOnly: true))
+      defer { log.close() }
+      return Set(log.indexes.map(\.keys))
+    case .sqlite:
+      let lines = try sqliteShell(
+        location, "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pets'")
+      return Set(
+        lines.map { line in
+          matches(of: #"'\$((?:\."[^"]*")+)'"#, in: line).map { path in
+            matches(of: #"\."([^"]*)""#, in: path).joined(separator: ".")
+          }
+        }.filter { !$0.isEmpty })
+    case .postgres:
+      let rows = try postgresSQL("SELECT indexdef FROM pg_indexes WHERE tablename = $1", [location])
+      return Set(
+        rows.compactMap { $0.first ?? nil }.map { def in
+          matches(of: #"'\{([^}]*)\}'::text\[\]"#, in: def).map {
+            $0.split(separator: ",").joined(separator: ".")
+          }
+        }.filter { !$0.isEmpty })
+    }
+  }
+
+  /// The first capture group of each match of `pattern` in `text`.
+  static func matches(of pattern: String, in text: String) -> [String] {
+    guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+    let ns = text as NSString
+    return regex.matches(in: text, range: NSRange(location: 0, length: ns.length)).map {
+      ns.substring(with: $0.range(at: 1))
+    }
+  }
+}
