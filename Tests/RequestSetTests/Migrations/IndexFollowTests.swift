@@ -103,6 +103,37 @@ import Testing
     v2.close()
   }
 
+  /// A log's text index follows the same rule: its keys move with a rename, and it goes
+  /// with a removed key.
+  @Test func aLogsTextIndexFollowsARenameAndGoesWithARemovedKey() throws {
+    let path = TemporaryLogDirectory.freshPath("posts.rslog")
+    let posts = (1...40).map { i in
+      DynamicRecord(
+        id: .int(i),
+        fields: ["title": .string(i % 3 == 0 ? "Quick fox \(i)" : "Slow bear \(i)"), "body": .string("text \(i)")])
+    }
+    do {
+      let store = try LogStore<DynamicRecord>(path: path, options: .init())
+      try store.insert(contentsOf: posts)
+      try store.createTextIndex(["title", "body"])
+      store.close()
+    }
+    let renamed = Migrator([Migration("headline", .rename("title", to: "headline"))])
+    do {
+      let store = try LogStore<DynamicRecord>(path: path, options: .init(migrations: renamed))
+      let foxes = RequestSet(store).filter(matching: "fox", in: ["headline", "body"])
+      #expect(foxes.explain().contains("text index lookup on headline, body"), "\(foxes.explain())")
+      #expect(Set(try foxes.fetch().map(\.id)) == Set((1...40).filter { $0 % 3 == 0 }.map { FieldValue.int($0) }))
+      store.close()
+    }
+    let removed = Migrator(renamed.migrations + [Migration("no body", .remove("body"))])
+    let store = try LogStore<DynamicRecord>(path: path, options: .init(migrations: removed))
+    defer { store.close() }
+    let foxes = RequestSet(store).filter(matching: "fox", in: ["headline"])
+    #expect(!foxes.explain().contains("text index"), "\(foxes.explain())")
+    #expect(foxes.count == 13)
+  }
+
   // MARK: Opening and reading each store's catalog
 
   static func open<R: Record>(_ type: R.Type, _ kind: Kind, _ location: String, _ migrations: Migrator) throws

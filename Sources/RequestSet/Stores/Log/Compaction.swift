@@ -83,6 +83,12 @@ extension _LogState {
     if let run {
       var seen = Set<String>()
       definitions = definitions.compactMap { d in
+        // A text index's keys follow by the same rule as any index's.
+        if let textKeys = _TextIndex.keys(of: d) {
+          let moved = textKeys.compactMap { run.indexKey(after: $0) }
+          guard moved.count == textKeys.count, Set(moved).count == moved.count else { return nil }
+          return _TextIndex.definition(moved)
+        }
         let keys = d.keys.map { run.indexKey(after: $0) }
         // A key that went takes the index with it; so does a rename that leaves a key
         // twice in one index (the SQL stores drop it alike).
