@@ -283,6 +283,17 @@ extension SQLiteStore {
           + "(\(paths.map { "json_extract(body, \($0))" }.joined(separator: ", ")))",
         doing: "move the index on \(keys.joined(separator: ", ")) to \(newKeys.joined(separator: ", "))")
     }
+    // The text index by the same rule: remade on the moved keys (its words are read again,
+    // from the migrated rows), or dropped when a key goes.
+    if let text = try _SQLiteTextTable.find(c, table: table) {
+      let moved = text.keys.compactMap { migration.indexKey(after: $0) }
+      if moved != text.keys {
+        try _dropTextTable(c, table: table)
+        if moved.count == text.keys.count, Set(moved).count == moved.count {
+          try _createTextTable(c, table: table, quotedTable: quoted, keys: moved)
+        }
+      }
+    }
   }
 
   /// The keys of an index the store made, read from its SQL: each `json_extract(body, '…')`

@@ -124,28 +124,34 @@ extension SQLiteStore: _TextIndexedStore {
           "The store already has a text index on \(existing.keys.joined(separator: ", ")), and a store keeps one "
             + "text index. Drop it with dropTextIndex() first, or index all the keys in one.")
       }
-      let name = _SQLiteTextTable.name(for: table)
-      let quoted = try SQLJSON.quoteIdentifier(name)
-      let columns = keys.map(_SQLiteTextTable.column)
-      let words = try keys.map { "rs_words(\(try SQLJSON.quoteLiteral($0)), new.body)" }
-      let trigger = { (suffix: String) in try SQLJSON.quoteIdentifier(name + suffix) }
-      try c.execute(
-        """
-        CREATE VIRTUAL TABLE \(quoted) USING fts5(\(columns.joined(separator: ", ")), tokenize='ascii');
-        INSERT INTO \(quoted)(rowid, \(columns.joined(separator: ", "))) SELECT seq, \
-        \(words.map { $0.replacingOccurrences(of: "new.body", with: "body") }.joined(separator: ", ")) FROM \(_quotedTable);
-        CREATE TRIGGER \(try trigger("_insert")) AFTER INSERT ON \(_quotedTable) BEGIN
-          INSERT INTO \(quoted)(rowid, \(columns.joined(separator: ", "))) VALUES (new.seq, \(words.joined(separator: ", ")));
-        END;
-        CREATE TRIGGER \(try trigger("_delete")) AFTER DELETE ON \(_quotedTable) BEGIN
-          DELETE FROM \(quoted) WHERE rowid = old.seq;
-        END;
-        CREATE TRIGGER \(try trigger("_update")) AFTER UPDATE ON \(_quotedTable) BEGIN
-          DELETE FROM \(quoted) WHERE rowid = old.seq;
-          INSERT INTO \(quoted)(rowid, \(columns.joined(separator: ", "))) VALUES (new.seq, \(words.joined(separator: ", ")));
-        END;
-        """, doing: "create the text index on \(keys.joined(separator: ", "))")
+      try Self._createTextTable(c, table: table, quotedTable: _quotedTable, keys: keys)
     }
+  }
+
+  /// Creates `table`'s FTS5 table on `keys`, filled from the rows, and the triggers that keep
+  /// it current: ``createTextIndex(_:)-([String])`` and a migration that moves its keys.
+  static func _createTextTable(_ c: _SQLiteConnection, table: String, quotedTable: String, keys: [String]) throws {
+    let name = _SQLiteTextTable.name(for: table)
+    let quoted = try SQLJSON.quoteIdentifier(name)
+    let columns = keys.map(_SQLiteTextTable.column)
+    let words = try keys.map { "rs_words(\(try SQLJSON.quoteLiteral($0)), new.body)" }
+    let trigger = { (suffix: String) in try SQLJSON.quoteIdentifier(name + suffix) }
+    try c.execute(
+      """
+      CREATE VIRTUAL TABLE \(quoted) USING fts5(\(columns.joined(separator: ", ")), tokenize='ascii');
+      INSERT INTO \(quoted)(rowid, \(columns.joined(separator: ", "))) SELECT seq, \
+      \(words.map { $0.replacingOccurrences(of: "new.body", with: "body") }.joined(separator: ", ")) FROM \(quotedTable);
+      CREATE TRIGGER \(try trigger("_insert")) AFTER INSERT ON \(quotedTable) BEGIN
+        INSERT INTO \(quoted)(rowid, \(columns.joined(separator: ", "))) VALUES (new.seq, \(words.joined(separator: ", ")));
+      END;
+      CREATE TRIGGER \(try trigger("_delete")) AFTER DELETE ON \(quotedTable) BEGIN
+        DELETE FROM \(quoted) WHERE rowid = old.seq;
+      END;
+      CREATE TRIGGER \(try trigger("_update")) AFTER UPDATE ON \(quotedTable) BEGIN
+        DELETE FROM \(quoted) WHERE rowid = old.seq;
+        INSERT INTO \(quoted)(rowid, \(columns.joined(separator: ", "))) VALUES (new.seq, \(words.joined(separator: ", ")));
+      END;
+      """, doing: "create the text index on \(keys.joined(separator: ", "))")
   }
 
   /// Creates the store's full-text index: the variadic form of
@@ -170,16 +176,22 @@ extension SQLiteStore: _TextIndexedStore {
   public func dropTextIndex() throws -> Bool {
     try _write { c in
       guard try _SQLiteTextTable.find(c, table: table) != nil else { return false }
-      let name = _SQLiteTextTable.name(for: table)
-      try c.execute(
-        """
-        DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(name + "_insert"));
-        DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(name + "_delete"));
-        DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(name + "_update"));
-        DROP TABLE \(try SQLJSON.quoteIdentifier(name));
-        """, doing: "drop the text index")
+      try Self._dropTextTable(c, table: table)
       return true
     }
+  }
+
+  /// Drops `table`'s FTS5 table and its triggers: ``dropTextIndex()`` and a migration that
+  /// moves or removes its keys.
+  static func _dropTextTable(_ c: _SQLiteConnection, table: String) throws {
+    let name = _SQLiteTextTable.name(for: table)
+    try c.execute(
+      """
+      DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(name + "_insert"));
+      DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(name + "_delete"));
+      DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(name + "_update"));
+      DROP TABLE \(try SQLJSON.quoteIdentifier(name));
+      """, doing: "drop the text index")
   }
 
   /// The keys of the store's full-text index, or nil without one.
