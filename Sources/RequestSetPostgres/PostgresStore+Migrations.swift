@@ -207,6 +207,25 @@ extension PostgresStore {
   /// own text of each column (`(body #> '{owner,city}'::text[])`), so an index made by an
   /// older build moves too.
   func _followIndexes(_ c: _PGConnection, migration: Migration) throws {
+    for (name, keys, unique) in try _madeIndexes(c) {
+      let moved = keys.map { migration.indexKey(after: $0) }
+      guard moved != keys.map(Optional.some) else { continue }
+      try c.execute("DROP INDEX IF EXISTS \(try SQLJSON.quoteIdentifier(name))")
+      let newKeys = moved.compactMap { $0 }
+      // A key that went takes the index with it; so does a rename that leaves a key twice.
+      guard newKeys.count == keys.count, Set(newKeys).count == newKeys.count else { continue }
+      let columnsSQL = try newKeys.map { "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))" }
+      let newName = try SQLJSON.quoteIdentifier(
+        _indexName(newKeys.count == 1 ? "key " + newKeys[0] : "keys " + newKeys.joined(separator: "\u{1F}")))
+      try c.execute(
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) (\(columnsSQL.joined(separator: ", ")))")
+    }
+  }
+
+  /// The indexes the store made on its table (named `rs_…`), oldest first:
+  /// each one's name, keys (read from the server's own text of each column) and whether it
+  /// is unique. Indexes of another form (a column that is not `body #> path`) are left out.
+  func _madeIndexes(_ c: _PGConnection) throws -> [(name: String, keys: [String], unique: Bool)] {
     // One row per index of the table named as the store names them (`rs_…`): its name,
     // whether it is unique, and its columns' paths as a JSON array of arrays (a column of
     // another form reads null).
@@ -218,7 +237,9 @@ extension PostgresStore {
            FROM generate_series(1, ix.indnatts::int) AS k)::text
       FROM pg_index ix JOIN pg_class c ON c.oid = ix.indexrelid
       WHERE ix.indrelid = to_regclass($1) AND c.relname LIKE 'rs\\_%'
+      ORDER BY c.oid
       """, [_quoted])
+    var made: [(name: String, keys: [String], unique: Bool)] = []
     for row in 0..<found.count {
       guard let name = found.string(row, 0), let text = found.string(row, 2),
         case .array(let columns)? = try? SQLJSON.decode(text)
@@ -232,19 +253,9 @@ extension PostgresStore {
         return strings.count == names.count ? strings.joined(separator: ".") : nil
       }
       guard !keys.isEmpty, keys.count == columns.count else { continue }
-      let moved = keys.map { migration.indexKey(after: $0) }
-      guard moved != keys.map(Optional.some) else { continue }
-      try c.execute("DROP INDEX IF EXISTS \(try SQLJSON.quoteIdentifier(name))")
-      let newKeys = moved.compactMap { $0 }
-      // A key that went takes the index with it; so does a rename that leaves a key twice.
-      guard newKeys.count == keys.count, Set(newKeys).count == newKeys.count else { continue }
-      let unique = found.string(row, 1) == "true"
-      let columnsSQL = try newKeys.map { "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))" }
-      let newName = try SQLJSON.quoteIdentifier(
-        _indexName(newKeys.count == 1 ? "key " + newKeys[0] : "keys " + newKeys.joined(separator: "\u{1F}")))
-      try c.execute(
-        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) (\(columnsSQL.joined(separator: ", ")))")
+      made.append((name, keys, found.string(row, 1) == "true"))
     }
+    return made
   }
 
   /// Opening's check that the table's records still decode as `Element`: the first and

@@ -783,6 +783,18 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     try _pool.with { c in try c.execute("DROP INDEX IF EXISTS \(name)") }
   }
 
+  /// The indexes ``createIndex(_:unique:)`` and its composite forms made on the store's
+  /// table (by this build or an older one), oldest first, read from the server's catalog.
+  ///
+  /// ```swift
+  /// try store.createIndex("species", "age")
+  /// try store.indexes().map(\.keys)   // [["species", "age"]]
+  /// ```
+  /// - Throws: `RequestSetError` `.closed`, `.connectionFailed`.
+  public func indexes() throws -> [RequestIndex] {
+    try _pool.with { c in try _madeIndexes(c).map { RequestIndex(keys: $0.keys, unique: $0.unique) } }
+  }
+
   /// Drops the index on `key`, if there is one.
   ///
   /// ```swift

@@ -260,21 +260,13 @@ extension SQLiteStore {
   /// with it: the rule every store follows. An index's keys are read back from its SQL
   /// (`json_extract(body, '$."owner"."city"')`), so an index made by an older build moves too.
   static func _followIndexes(_ c: _SQLiteConnection, table: String, quoted: String, migration: Migration) throws {
-    let prefix = "\(table)_requestset_"
-    let list = try c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
-    try list.bind([.text(table)])
-    var found: [(name: String, sql: String)] = []
-    while try list.step(doing: "list the indexes of \(table)") { found.append((list.text(0), list.text(1))) }
-    for (name, sql) in found where name.hasPrefix(prefix) {
-      let keys = _indexedKeys(sql)
-      guard !keys.isEmpty else { continue }
+    for (name, keys, unique) in try _madeIndexes(c, table: table) {
       let moved = keys.map { migration.indexKey(after: $0) }
       guard moved != keys.map(Optional.some) else { continue }
       try c.execute("DROP INDEX \(try SQLJSON.quoteIdentifier(name))", doing: "drop the index on \(keys.joined(separator: ", "))")
       let newKeys = moved.compactMap { $0 }
       // A key that went takes the index with it; so does a rename that leaves a key twice.
       guard newKeys.count == keys.count, Set(newKeys).count == newKeys.count else { continue }
-      let unique = sql.uppercased().hasPrefix("CREATE UNIQUE")
       guard let paths = try? newKeys.map({ try _indexName($0, table: table).path }),
         let newName = try? _indexName(newKeys.count == 1 ? newKeys[0] : newKeys.joined(separator: "\u{1F}"), table: table).name
       else { continue }
@@ -294,6 +286,23 @@ extension SQLiteStore {
         }
       }
     }
+  }
+
+  /// The indexes the store made on `table` (named `<table>_requestset_…`), in the order they
+  /// were made: each one's name, keys (read from its SQL) and whether it is unique.
+  static func _madeIndexes(_ c: _SQLiteConnection, table: String) throws -> [(name: String, keys: [String], unique: Bool)] {
+    let prefix = "\(table)_requestset_"
+    let list = try c.prepare(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid")
+    try list.bind([.text(table)])
+    var found: [(name: String, keys: [String], unique: Bool)] = []
+    while try list.step(doing: "list the indexes of \(table)") {
+      let (name, sql) = (list.text(0), list.text(1))
+      let keys = _indexedKeys(sql)
+      guard name.hasPrefix(prefix), !keys.isEmpty else { continue }
+      found.append((name, keys, sql.uppercased().hasPrefix("CREATE UNIQUE")))
+    }
+    return found
   }
 
   /// The keys of an index the store made, read from its SQL: each `json_extract(body, '…')`

@@ -652,6 +652,22 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     try _write { c in try c.execute("DROP INDEX IF EXISTS \(name)", doing: "drop the index on \(key)") }
   }
 
+  /// The indexes ``createIndex(_:unique:)`` and its composite forms made on the store's
+  /// table (by this build or an older one), in the order they were made, read from the
+  /// database file. The text index is ``textIndexKeys()``.
+  ///
+  /// ```swift
+  /// try store.createIndex("species", "age")
+  /// try store.indexes().map(\.keys)   // [["species", "age"]]
+  /// ```
+  /// - Throws: `RequestSetError` `.closed`.
+  public func indexes() throws -> [RequestIndex] {
+    if _writer.withLock({ $0 == nil }) { throw _closed() }
+    let c = try _pool.take()
+    defer { _pool.give(c) }
+    return try Self._madeIndexes(c, table: table).map { RequestIndex(keys: $0.keys, unique: $0.unique) }
+  }
+
   private func _index(_ key: String) throws -> (name: String, path: String) {
     try Self._indexName(key, table: table)
   }

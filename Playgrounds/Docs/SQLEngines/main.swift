@@ -51,6 +51,7 @@ let zooFile = FileManager.default.temporaryDirectory.appendingPathComponent("zoo
 let zoo = try SQLiteStore<Animal>(path: zooFile)         // creates the file and the table "Animal"
 try zoo.insert(contentsOf: try animals.fetch())
 try zoo.createIndex("species")                           // a SQLite index the query plan uses
+print(try zoo.indexes().map(\.keys))                    // → [["species"]]
 // SELECT count(*) … runs in SQLite for the count below
 let sqlCows = RequestSet(zoo).filter("species", value: "Cow").filter("age", .greaterThan, 2)
 print(sqlCows.count)                                     // → 1

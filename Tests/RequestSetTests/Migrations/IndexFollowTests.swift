@@ -153,6 +153,41 @@ import Testing
     #expect(foxes.count == foxIDs.count + 1)
   }
 
+  /// A SQL store's `indexes()` lists what `createIndex` made, one key or composite, in
+  /// order, with `unique`, as the catalog holds them (also after a migration moved them).
+  @Test(arguments: Kind.available.filter { $0 != .log })
+  func aSQLStoreListsItsIndexes(_ kind: Kind) throws {
+    let location = kind == .sqlite ? TemporaryLogDirectory.freshPath("pets.sqlite") : PostgresServer.freshTable("pets")
+    func list(_ store: Any) throws -> [String] {
+      let indexes: [RequestIndex]
+      switch store {
+      case let s as SQLiteStore<PetV1>: indexes = try s.indexes()
+      case let s as PostgresStore<PetV1>: indexes = try s.indexes()
+      case let s as SQLiteStore<PetV2>: indexes = try s.indexes()
+      case let s as PostgresStore<PetV2>: indexes = try s.indexes()
+      default: indexes = []
+      }
+      return indexes.map { $0.keys.joined(separator: "+") + ($0.unique ? "!" : "") }
+    }
+    let store = try Self.open(PetV1.self, kind, location, Migrator())
+    try store.insert(contentsOf: PetMigrations.records(50))
+    #expect(try list(store) == [])
+    try Self.createIndex(store, ["city"])
+    try Self.createIndex(store, ["name", "weight"], unique: true)
+    try Self.createIndex(store, ["city", "weight"])
+    #expect(try list(store) == ["city", "name+weight!", "city+weight"])
+    #expect(Set(try list(store).map { $0.replacingOccurrences(of: "!", with: "").split(separator: "+").map(String.init) })
+      == (try Self.indexes(kind, location)))
+    if let s = store as? SQLiteStore<PetV1> { try s.dropIndex("city", "weight") }
+    if let s = store as? PostgresStore<PetV1> { try s.dropIndex("city", "weight") }
+    #expect(try list(store) == ["city", "name+weight!"])
+    store.close()
+    let v2 = try Self.open(PetV2.self, kind, location, PetMigrations.toV2)
+    #expect(try list(v2) == ["address.city", "name+weightKg!"])
+    v2.close()
+    #expect(throws: RequestSetError.self) { try list(v2) }
+  }
+
   // MARK: Opening and reading each store's catalog
 
   static func open<R: Record>(_ type: R.Type, _ kind: Kind, _ location: String, _ migrations: Migrator) throws
