@@ -163,6 +163,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           name text NOT NULL, version bigint NOT NULL, changes text, PRIMARY KEY (name, version))
         """)
       try c.execute(SQLFieldKinds.createTable)
+      // Each table's full-text index: its keys as a JSON array (see PostgresStore+TextIndex.swift).
+      try c.execute("CREATE TABLE IF NOT EXISTS requestset_text_indexes (name text PRIMARY KEY, keys text NOT NULL)")
       try c.execute(
         """
         CREATE TABLE IF NOT EXISTS requestset_migrations (
@@ -211,7 +213,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
           FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped
           """, [_quoted])
-        guard columns.string(0, 0) == "seq bigint, id text, body jsonb, plain boolean" else {
+        // `words` holds the full-text index's words (see PostgresStore+TextIndex.swift).
+        let layout = "seq bigint, id text, body jsonb, plain boolean"
+        guard columns.string(0, 0) == layout || columns.string(0, 0) == layout + ", words tsvector" else {
           throw RequestSetError(
             .schemaMismatch,
             "The table \(_quoted) is listed as holding \(type) records but its columns are "
@@ -353,7 +357,11 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ) throws -> UInt64? {
     try _pool.with { c in
       try _transaction(c, _pool.options.isolation.begin) { () -> UInt64? in
-        let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
+        let row = try c.execute(
+          """
+          SELECT version, (SELECT keys FROM requestset_text_indexes WHERE name = $1) FROM requestset_tables \
+          WHERE name = $1 FOR UPDATE
+          """, [_table])
         guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
           throw RequestSetError(
             .schemaMismatch,
@@ -367,6 +375,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         }
         // Nothing changed (a delete of a missing id): commit the empty transaction as is.
         guard try body(c) else { return nil }
+        // The rows the body wrote have no words yet (a trigger clears them on every change).
+        if let keys = try row.string(0, 1).map(Self._textKeys(fromText:)) { try _fillTextWords(c, keys: keys) }
         // Under the metadata row's lock, so no other writer's keys are lost.
         if let kinds, let text = try _fieldKinds.merged(stored: _storedKinds(c), batch: kinds) {
           try _writeKinds(c, text)
@@ -694,6 +704,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       try connection.execute("DELETE FROM requestset_changes WHERE name = $1", [table])
       if try connection.execute("SELECT to_regclass('requestset_kinds') IS NOT NULL").string(0, 0) == "t" {
         try connection.execute("DELETE FROM requestset_kinds WHERE name = $1", [table])
+      }
+      if try connection.execute("SELECT to_regclass('requestset_text_indexes') IS NOT NULL").string(0, 0) == "t" {
+        try connection.execute("DELETE FROM requestset_text_indexes WHERE name = $1", [table])
       }
     }
   }
