@@ -11,10 +11,11 @@ import _RequestSetSQL
 // with a phrase's words joined by `<->` and a prefix word marked `:*`. A GIN index serves
 // it.
 //
-// Keeping the column current: a trigger sets `words` to NULL whenever a row's body
-// changes, and every write transaction of the store fills the NULL words again before it
-// commits (``PostgresStore/_fillTextWords(_:keys:)``): inserts, saves, upserts, writes
-// through a query and migrations alike. A row another program inserted or updated keeps
+// Keeping the column current: the store's inserts and saves write a row's words with it;
+// a trigger sets `words` to NULL whenever a row's body changes and its words do not, and
+// every write transaction of the store fills the NULL words before it commits
+// (``PostgresStore/_fillTextWords(_:keys:)``): upserts on a key, writes through a query,
+// saves that leave the text as it was, and migrations alike. A row another program inserted or updated keeps
 // NULL words until the store's next write; a search reads such rows too and the engine
 // rechecks them, so its records stay exact.
 
@@ -202,7 +203,8 @@ extension PostgresStore: _TextIndexedStore {
         try c.execute(
           """
           CREATE TRIGGER \(trigger) BEFORE UPDATE OF body ON \(_quoted) FOR EACH ROW \
-          WHEN (OLD.body IS DISTINCT FROM NEW.body) EXECUTE FUNCTION requestset_clear_words()
+          WHEN (OLD.body IS DISTINCT FROM NEW.body AND OLD.words IS NOT DISTINCT FROM NEW.words) \
+          EXECUTE FUNCTION requestset_clear_words()
           """)
         try c.execute(
           "INSERT INTO requestset_text_indexes (name, keys) VALUES ($1, $2)",
@@ -254,6 +256,20 @@ extension PostgresStore: _TextIndexedStore {
   /// - Throws: `RequestSetError` `.closed`, `.connectionFailed`.
   public func textIndexKeys() throws -> [String]? {
     try _pool.with { try _textKeys($0) }
+  }
+
+  /// The `words` column's parts of a row's INSERT (and of its `ON CONFLICT` update) inside
+  /// a write transaction that found a text index (see `_writingTextKeys`): the record's
+  /// words as the 4th parameter; empty parts without a text index.
+  func _words(_ record: Element) throws -> (
+    column: String, value: String, update: String, parameters: [String?]
+  ) {
+    guard let keys = _writingTextKeys.withLock({ $0 }) else { return ("", "", "", []) }
+    let body = try FieldValue(encoding: record)
+    return (
+      ", words", ", $4::tsvector", ", words = EXCLUDED.words",
+      [_PGTextWords.vector(keys.map { body[path: $0] ?? .null })]
+    )
   }
 
   /// The keys `filter(matching:)` searches: those of the store's text index.
