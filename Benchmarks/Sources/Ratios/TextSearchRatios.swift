@@ -92,6 +92,11 @@ func textSearchTables() throws {
   let indexedInsertMs = try timed { try postgres.insert(contentsOf: docs) }.ms
   let indexedCount = try RequestSet(postgres).filter(matching: query).fetchCount()
   let indexedMs = try median { _ = try RequestSet(postgres).filter(matching: query).fetch() }
+  // Right after a bulk insert the table has no statistics, and the cursor's fast-start
+  // plan walks the primary key testing every row; once PostgreSQL has analyzed the table
+  // (autovacuum does within a minute or so) it reads the GIN index.
+  try PlainLibPQ(url: server.url).exec("ANALYZE \(table)")
+  let analyzedMs = try median { _ = try RequestSet(postgres).filter(matching: query).fetch() }
   precondition(plainCount == peerCount && indexedCount == peerCount, "\(plainCount) \(indexedCount) \(peerCount)")
   let plan = RequestSet(postgres).filter(matching: query).explain()
   postgres.close()
@@ -110,8 +115,11 @@ func textSearchTables() throws {
         "PostgresStore, no text index (in process): `filter(matching:in:)`, fetched", plainMs, peer, peerMs,
         limit: nil, target: "—"),
       issue13Row(
-        "PostgresStore, tsvector + GIN text index: `filter(matching:)`, fetched", indexedMs, peer, peerMs,
-        limit: nil, target: "—"),
+        "PostgresStore, tsvector + GIN text index, before ANALYZE: `filter(matching:)`, fetched", indexedMs, peer,
+        peerMs, limit: nil, target: "—"),
+      issue13Row(
+        "PostgresStore, tsvector + GIN text index, analyzed: `filter(matching:)`, fetched", analyzedMs, peer,
+        peerMs, limit: nil, target: "—"),
     ])
   print(
     "PostgresStore, inserting the 100,000 documents in one call: \(String(format: "%.0f", plainInsertMs)) ms "
