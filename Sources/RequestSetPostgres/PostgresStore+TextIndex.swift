@@ -162,10 +162,11 @@ extension PostgresStore: _TextIndexedStore {
   /// // SELECT body FROM "Post" WHERE (words IS NULL OR words @@ $1::tsquery) … ('quick') & ('fox')
   /// ```
   /// A store has at most one text index; creating the one it has does nothing. The store
-  /// fills the words itself on every write it makes (a trigger clears them when a row's
-  /// body changes); the index definition lives in the database, so every store opened on
-  /// the table uses it. A row another program inserts or updates has no words until this
-  /// store's next write: searches read it anyway and check it in process.
+  /// writes the words itself on every write it makes (a trigger clears them when a row's
+  /// body changes and its words do not); the index definition lives in the database, so
+  /// every store opened on the table uses it. A row another program inserts or updates
+  /// (leaving the `words` column alone) has no words until this store's next write:
+  /// searches read it anyway and check it in process.
   /// - Parameter keys: String keys (dotted for nested fields) of String or `[String]` fields.
   /// - Throws: `RequestSetError` `.invalidIndex` when no key is given, or a text index on
   ///   other keys exists (drop it first with ``dropTextIndex()``); `.closed`,
