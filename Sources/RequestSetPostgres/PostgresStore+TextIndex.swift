@@ -182,10 +182,11 @@ extension PostgresStore: _TextIndexedStore {
     let trigger = try SQLJSON.quoteIdentifier(_indexName("text trigger"))
     try _pool.with { c in
       try _transaction(c) {
-        // Serializes with writers (their metadata row lock) and with other stores
-        // creating the shared trigger function.
-        try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
+        // Serializes with other stores creating the shared trigger function or opening a
+        // table (the advisory lock, taken first as opening takes it), then with writers
+        // (their metadata row lock).
         try c.execute("SELECT pg_advisory_xact_lock(7256102)")
+        try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         if let existing = try _textKeys(c) {
           if existing == keys { return }
           throw RequestSetError(

@@ -64,7 +64,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
   let _collectionKeys = _PGCollectionKeys()
   /// The keys of the table's text index as the write transaction under way read them, for
-  /// its inserts to write their rows' words at once (see `_wordsColumn`). Set by
+  /// its inserts to write their rows' words at once (see `_words(_:)`). Set by
   /// `_writeOnce` after it locks the table's metadata row, and read only by the body it
   /// runs next under that lock: every writer of the table takes the lock first, so no
   /// other write sets it in between.
