@@ -109,6 +109,8 @@ extension PostgresStore {
           "INSERT INTO requestset_migrations (tbl, name, applied) VALUES ($1, $2, now())", [_table, migration.name])
       }
       try _writeKinds(c, try (kinds ?? _kindsFromRows(c)).encodedText())
+      // The rows the migration changed have no words yet (see PostgresStore+TextIndex.swift).
+      if let keys = try _textKeys(c) { try _fillTextWords(c, keys: keys) }
       let next = current + 1
       try c.execute("UPDATE requestset_tables SET version = $2 WHERE name = $1", [_table, String(next)])
       if Element.self != DynamicRecord.self {

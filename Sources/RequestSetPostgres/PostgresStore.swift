@@ -63,6 +63,12 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   let _migrationState: Mutex<(migrator: Migrator, applied: [String], hold: String?)>
   /// Which sort keys hold arrays or objects, per table version (see `_PostgresReader`).
   let _collectionKeys = _PGCollectionKeys()
+  /// The keys of the table's text index as the write transaction under way read them, for
+  /// its inserts to write their rows' words at once (see `_words(_:)`). Set by
+  /// `_writeOnce` after it locks the table's metadata row, and read only by the body it
+  /// runs next under that lock: every writer of the table takes the lock first, so no
+  /// other write sets it in between.
+  let _writingTextKeys = Mutex<[String]?>(nil)
   /// How many write attempts were run again after a serialization failure or deadlock
   /// (tests count them).
   let _conflictRetries = Atomic<Int>(0)
@@ -163,6 +169,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           name text NOT NULL, version bigint NOT NULL, changes text, PRIMARY KEY (name, version))
         """)
       try c.execute(SQLFieldKinds.createTable)
+      // Each table's full-text index: its keys as a JSON array (see PostgresStore+TextIndex.swift).
+      try c.execute("CREATE TABLE IF NOT EXISTS requestset_text_indexes (name text PRIMARY KEY, keys text NOT NULL)")
       try c.execute(
         """
         CREATE TABLE IF NOT EXISTS requestset_migrations (
@@ -211,7 +219,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
           SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
           FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped
           """, [_quoted])
-        guard columns.string(0, 0) == "seq bigint, id text, body jsonb, plain boolean" else {
+        // `words` holds the full-text index's words (see PostgresStore+TextIndex.swift).
+        let layout = "seq bigint, id text, body jsonb, plain boolean"
+        guard columns.string(0, 0) == layout || columns.string(0, 0) == layout + ", words tsvector" else {
           throw RequestSetError(
             .schemaMismatch,
             "The table \(_quoted) is listed as holding \(type) records but its columns are "
@@ -353,7 +363,11 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ) throws -> UInt64? {
     try _pool.with { c in
       try _transaction(c, _pool.options.isolation.begin) { () -> UInt64? in
-        let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
+        let row = try c.execute(
+          """
+          SELECT version, (SELECT keys FROM requestset_text_indexes WHERE name = $1) FROM requestset_tables \
+          WHERE name = $1 FOR UPDATE
+          """, [_table])
         guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
           throw RequestSetError(
             .schemaMismatch,
@@ -365,8 +379,14 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
             "The store changed (version \(current), expected \(expected)) between reading and writing; "
               + "nothing was written. Read again and retry.")
         }
+        let textKeys = try row.string(0, 1).map(Self._textKeys(fromText:))
+        _writingTextKeys.withLock { $0 = textKeys }
+        defer { _writingTextKeys.withLock { $0 = nil } }
         // Nothing changed (a delete of a missing id): commit the empty transaction as is.
         guard try body(c) else { return nil }
+        // Rows the body wrote without their words (a trigger clears them on every change
+        // of a body that leaves them as they were).
+        if let textKeys { try _fillTextWords(c, keys: textKeys) }
         // Under the metadata row's lock, so no other writer's keys are lost.
         if let kinds, let text = try _fieldKinds.merged(stored: _storedKinds(c), batch: kinds) {
           try _writeKinds(c, text)
@@ -491,18 +511,20 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     switch change {
     case .insert(let record):
       let row = try _row(record)
+      let words = try _words(record)
       try _mappingDuplicate {
         try c.execute(
-          "INSERT INTO \(_quoted) (id, body, plain) VALUES ($1, $2::jsonb, $3)",
-          [row.id, row.body, row.plain ? "t" : "f"])
+          "INSERT INTO \(_quoted) (id, body, plain\(words.column)) VALUES ($1, $2::jsonb, $3\(words.value))",
+          [row.id, row.body, row.plain ? "t" : "f"] + words.parameters)
       }
     case .save(let record):
       let row = try _row(record)
+      let words = try _words(record)
       try c.execute(
         """
-        INSERT INTO \(_quoted) (id, body, plain) VALUES ($1, $2::jsonb, $3)
-        ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, plain = EXCLUDED.plain
-        """, [row.id, row.body, row.plain ? "t" : "f"])
+        INSERT INTO \(_quoted) (id, body, plain\(words.column)) VALUES ($1, $2::jsonb, $3\(words.value))
+        ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, plain = EXCLUDED.plain\(words.update)
+        """, [row.id, row.body, row.plain ? "t" : "f"] + words.parameters)
     case .delete(let id):
       try c.execute("DELETE FROM \(_quoted) WHERE id = $1", [try _idText(id)])
     }
@@ -547,19 +569,33 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     let kinds = _fieldKinds.noting(fields, as: Element.self)
     try _mappingDuplicate {
       try _write(ifVersion: nil, changes: { records.map { .insert($0) } }, kinds: kinds) { c in
+        // With a text index, each row's words go in with it.
+        let keys = _writingTextKeys.withLock { $0 }
         var start = 0
         while start < rows.count {
           let end = min(rows.count, start + 2000)
           let batch = rows[start..<end]
+          var parameters: [String?] = [
+            _arrayLiteral(batch.map(\.id)), _arrayLiteral(batch.map(\.body)),
+            "{" + batch.map { $0.plain ? "t" : "f" }.joined(separator: ",") + "}",
+          ]
+          if let keys {
+            let words = fields[start..<end].map { field in
+              _PGTextWords.vector(keys.map { field[path: $0] ?? .null })
+            }
+            parameters.append(_arrayLiteral(words))
+          }
           try c.execute(
-            """
-            INSERT INTO \(_quoted) (id, body, plain)
-            SELECT * FROM unnest($1::text[], $2::jsonb[], $3::boolean[])
-            """,
-            [
-              _arrayLiteral(batch.map(\.id)), _arrayLiteral(batch.map(\.body)),
-              "{" + batch.map { $0.plain ? "t" : "f" }.joined(separator: ",") + "}",
-            ])
+            keys == nil
+              ? """
+              INSERT INTO \(_quoted) (id, body, plain)
+              SELECT * FROM unnest($1::text[], $2::jsonb[], $3::boolean[])
+              """
+              : """
+              INSERT INTO \(_quoted) (id, body, plain, words)
+              SELECT i, b, p, w::tsvector FROM unnest($1::text[], $2::jsonb[], $3::boolean[], $4::text[]) AS v(i, b, p, w)
+              """,
+            parameters)
           start = end
         }
         return true
@@ -695,6 +731,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       if try connection.execute("SELECT to_regclass('requestset_kinds') IS NOT NULL").string(0, 0) == "t" {
         try connection.execute("DELETE FROM requestset_kinds WHERE name = $1", [table])
       }
+      if try connection.execute("SELECT to_regclass('requestset_text_indexes') IS NOT NULL").string(0, 0) == "t" {
+        try connection.execute("DELETE FROM requestset_text_indexes WHERE name = $1", [table])
+      }
     }
   }
 
@@ -809,11 +848,20 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
 
 /// A PostgreSQL array literal of text elements: `{"a","b\"c"}`.
 func _arrayLiteral(_ elements: some Sequence<String>) -> String {
+  _arrayLiteral(elements.lazy.map { Optional($0) })
+}
+
+/// A PostgreSQL array literal of text elements, nil as `NULL`: `{"a",NULL}`.
+func _arrayLiteral(_ elements: some Sequence<String?>) -> String {
   var text = "{"
   var first = true
   for element in elements {
     if !first { text += "," }
     first = false
+    guard let element else {
+      text += "NULL"
+      continue
+    }
     text += "\""
     for scalar in element.unicodeScalars {
       if scalar == "\"" || scalar == "\\" { text.unicodeScalars.append("\\") }

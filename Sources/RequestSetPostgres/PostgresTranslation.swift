@@ -170,9 +170,11 @@ struct _PGTranslation {
     switch filter {
     case .constant(let b): return b ? "TRUE" : "FALSE"
     case .condition(let c): return condition(c)
-    // Never reached: the reader supports no full-text condition (the default of
-    // `support(for:)`), so the engine keeps every one in process.
-    case .search: return "TRUE"
+    // The text index's words (see PostgresStore+TextIndex.swift). Rows without words yet
+    // are read too: the reader called the search a superset when it saw any, so the
+    // engine rechecks them; when it saw none, `words IS NULL` finds none in its snapshot.
+    case .search(let s):
+      return "(words IS NULL OR words @@ \(bind(_PGTextWords.query(s)))::tsquery)"
     case .and(let terms):
       guard !terms.isEmpty else { return "TRUE" }
       let (grouped, rest) = Self._comparisonGroups(terms, or: false)

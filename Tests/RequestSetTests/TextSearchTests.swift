@@ -202,7 +202,7 @@ struct Article: Record {
     if kind == .array { return RequestSet(docs) }
     let store = try kind.makeStore(of: Article.self)
     try store.insert(contentsOf: docs)
-    if [.indexedMemory, .indexedLog, .indexedSQLite].contains(kind) {
+    if [.indexedMemory, .indexedLog, .indexedSQLite, .postgres].contains(kind) {
       try createTextIndex(store, ["title", "body"])
     }
     return RequestSet(store)
@@ -213,6 +213,7 @@ struct Article: Record {
     if let s = store as? MemoryStore<Article> { try s.createTextIndex(keys) }
     if let s = store as? LogStore<Article> { try s.createTextIndex(keys) }
     if let s = store as? SQLiteStore<Article> { try s.createTextIndex(keys) }
+    if let s = store as? PostgresStore<Article> { try s.createTextIndex(keys) }
   }
 
   // MARK: Tests
@@ -372,7 +373,7 @@ struct Article: Record {
     #expect(store.textIndexKeys == nil)
   }
 
-  @Test(arguments: [StoreKind.log, .sqlite])
+  @Test(arguments: StoreKind.withSQL.filter { [.log, .sqlite, .postgres].contains($0) })
   func aSetWithoutKeysSearchesTheTextIndexOfEveryStore(_ kind: StoreKind) throws {
     let docs = Self.articles(count: 100, seed: 6)
     let store = try kind.makeStore(of: Article.self)

@@ -1,12 +1,15 @@
 import Foundation
 import GRDB
 import RequestSet
+import RequestSetPostgres
 import RequestSetSQLite
 
 // Issue 38, full-text search: a two-word query over 100,000 documents, beside SQLite FTS5
 // through GRDB on the same text (an FTS5 table with the unicode61 tokenizer, diacritics
 // removed, as a GRDB user writes it). RequestSet's MemoryStore answers from its inverted
-// index; its SQLiteStore runs an FTS5 MATCH over the words the engine found.
+// index; its SQLiteStore runs an FTS5 MATCH over the words the engine found; its
+// PostgresStore (a private server) tests each record in process without a text index, and
+// runs `words @@ tsquery` over a GIN index with one.
 //
 //   swift run -c release --package-path Benchmarks Ratios fts
 
@@ -70,6 +73,34 @@ func textSearchTables() throws {
   }
   sqlite.close()
   try db.close()
+
+  progress("  fts: PostgresStore, a private server…")
+  let server = try PrivatePostgres()
+  defer { server.stop() }
+  let table = "fts_docs"
+  try? PostgresStore<Doc>.dropTable(url: server.url, table: table)
+  let postgres = try PostgresStore<Doc>(url: server.url, table: table)
+  // Inserting the documents without and with the text index: the store writes each row,
+  // then fills its words in the same transaction.
+  let plainInsertMs = try timed { try postgres.insert(contentsOf: docs) }.ms
+  let plainCount = try RequestSet(postgres).filter(matching: query, in: ["title", "body"]).fetchCount()
+  let plainMs = try median(runs: 3) {
+    _ = try RequestSet(postgres).filter(matching: query, in: ["title", "body"]).fetch()
+  }
+  try RequestSet(postgres).delete()
+  try postgres.createTextIndex("title", "body")
+  let indexedInsertMs = try timed { try postgres.insert(contentsOf: docs) }.ms
+  let indexedCount = try RequestSet(postgres).filter(matching: query).fetchCount()
+  let indexedMs = try median { _ = try RequestSet(postgres).filter(matching: query).fetch() }
+  // Right after a bulk insert the table has no statistics, and the cursor's fast-start
+  // plan walks the primary key testing every row; once PostgreSQL has analyzed the table
+  // (autovacuum does within a minute or so) it reads the GIN index.
+  try PlainLibPQ(url: server.url).exec("ANALYZE \(table)")
+  let analyzedMs = try median { _ = try RequestSet(postgres).filter(matching: query).fetch() }
+  precondition(plainCount == peerCount && indexedCount == peerCount, "\(plainCount) \(indexedCount) \(peerCount)")
+  let plan = RequestSet(postgres).filter(matching: query).explain()
+  postgres.close()
+  try? PostgresStore<Doc>.dropTable(url: server.url, table: table)
   let peer = "GRDB: FTS5 MATCH (unicode61) joined to the table, rows fetched"
   printTable(
     "Issue 38: full-text search, \"\(query)\" over 100,000 documents (\(peerCount) matches)",
@@ -80,7 +111,22 @@ func textSearchTables() throws {
       issue13Row(
         "SQLiteStore, FTS5 text index: `filter(matching:)`, fetched", sqliteMs, peer, peerMs, limit: 1.5,
         target: "≤ 1.5×"),
+      issue13Row(
+        "PostgresStore, no text index (in process): `filter(matching:in:)`, fetched", plainMs, peer, peerMs,
+        limit: nil, target: "—"),
+      issue13Row(
+        "PostgresStore, tsvector + GIN text index, before ANALYZE: `filter(matching:)`, fetched", indexedMs, peer,
+        peerMs, limit: nil, target: "—"),
+      issue13Row(
+        "PostgresStore, tsvector + GIN text index, analyzed: `filter(matching:)`, fetched", analyzedMs, peer,
+        peerMs, limit: nil, target: "—"),
     ])
+  print(
+    "PostgresStore, inserting the 100,000 documents in one call: \(String(format: "%.0f", plainInsertMs)) ms "
+      + "without a text index, \(String(format: "%.0f", indexedInsertMs)) ms with one "
+      + "(\(String(format: "%.2f", indexedInsertMs / plainInsertMs))×).")
+  print("\n`explain()` of the indexed search on the PostgresStore:\n")
+  print(plan.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
   let ratio = Double(indexBytes) / Double(textBytes)
   print(
     "MemoryStore's text index: \(indexBytes / 1_000_000) MB resident for \(textBytes / 1_000_000) MB of text "

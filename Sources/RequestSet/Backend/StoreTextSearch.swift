@@ -11,7 +11,8 @@
 ///
 /// A store that indexes ``words(in:)`` for each key and looks the terms up answers the
 /// condition exactly: SQLiteStore feeds SQLite FTS5 these words, hex-encoded, so FTS5's
-/// own tokenizer changes nothing.
+/// own tokenizer changes nothing; PostgresStore writes them as a `tsvector` literal, which no
+/// PostgreSQL parser or dictionary reads.
 ///
 /// ```swift
 /// // posts.filter(matching: "quick \"brown fox\" jump*", in: ["title", "body"]) reaches a
