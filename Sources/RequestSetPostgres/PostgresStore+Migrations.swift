@@ -222,6 +222,21 @@ extension PostgresStore {
       try c.execute(
         "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) (\(columnsSQL.joined(separator: ", ")))")
     }
+    // The text index by the same rule: its keys move, and every row's words are computed
+    // again from the moved keys when the migration's writes are done; a removed key drops it.
+    if let textKeys = try _textKeys(c) {
+      let moved = textKeys.compactMap { migration.indexKey(after: $0) }
+      if moved != textKeys {
+        if moved.count == textKeys.count, Set(moved).count == moved.count {
+          try c.execute(
+            "UPDATE requestset_text_indexes SET keys = $2 WHERE name = $1",
+            [_table, SQLJSON.encode(.array(moved.map(FieldValue.string))).text])
+          try c.execute("UPDATE \(_quoted) SET words = NULL")
+        } else {
+          try _dropTextIndex(c)
+        }
+      }
+    }
   }
 
   /// The indexes the store made on its table (named `rs_…`), oldest first:

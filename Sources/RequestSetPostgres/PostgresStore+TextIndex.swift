@@ -236,18 +236,22 @@ extension PostgresStore: _TextIndexedStore {
   /// - Throws: `RequestSetError` `.closed`, `.connectionFailed`.
   @discardableResult
   public func dropTextIndex() throws -> Bool {
-    let trigger = try SQLJSON.quoteIdentifier(_indexName("text trigger"))
-    return try _pool.with { c in
+    try _pool.with { c in
       try _transaction(c) {
         try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         guard try _textKeys(c) != nil else { return false }
-        try c.execute("DROP TRIGGER IF EXISTS \(trigger) ON \(_quoted)")
-        // Dropping the column drops its indexes.
-        try c.execute("ALTER TABLE \(_quoted) DROP COLUMN IF EXISTS words")
-        try c.execute("DELETE FROM requestset_text_indexes WHERE name = $1", [_table])
+        try _dropTextIndex(c)
         return true
       }
     }
+  }
+
+  /// Drops the text index's trigger, column (and with it its indexes) and row, inside a
+  /// write transaction on `c`: ``dropTextIndex()`` and a migration that removes a key.
+  func _dropTextIndex(_ c: _PGConnection) throws {
+    try c.execute("DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(_indexName("text trigger"))) ON \(_quoted)")
+    try c.execute("ALTER TABLE \(_quoted) DROP COLUMN IF EXISTS words")
+    try c.execute("DELETE FROM requestset_text_indexes WHERE name = $1", [_table])
   }
 
   /// The keys of the store's full-text index, or nil without one.
