@@ -14,6 +14,15 @@ import Testing
     case log, sqlite, postgres
     var description: String { rawValue }
     static var available: [Kind] { PostgresServer.testsRun ? allCases : [.log, .sqlite] }
+
+    /// A fresh log path, SQLite file or PostgreSQL table name.
+    func freshLocation() -> String {
+      switch self {
+      case .log: return TemporaryLogDirectory.freshPath("pets.rslog")
+      case .sqlite: return TemporaryLogDirectory.freshPath("pets.sqlite")
+      case .postgres: return PostgresServer.freshTable("pets")
+      }
+    }
   }
 
   /// v1 keys: id, name, weight, city, nickname. The indexes made on v1, and where each must
@@ -45,12 +54,7 @@ import Testing
   @Test(arguments: Kind.available)
   func compositeAndNestedIndexesFollowRenamesAndGoWithRemovedKeys(_ kind: Kind) throws {
     let records = PetMigrations.records(400)
-    let location: String
-    switch kind {
-    case .log: location = TemporaryLogDirectory.freshPath("pets.rslog")
-    case .sqlite: location = TemporaryLogDirectory.freshPath("pets.sqlite")
-    case .postgres: location = PostgresServer.freshTable("pets")
-    }
+    let location = kind.freshLocation()
     do {
       let store = try Self.open(PetV1.self, kind, location, Migrator())
       try store.insert(contentsOf: records)
@@ -78,12 +82,7 @@ import Testing
   /// A unique composite index stays unique when it moves.
   @Test(arguments: Kind.available)
   func aUniqueCompositeIndexStaysUnique(_ kind: Kind) throws {
-    let location: String
-    switch kind {
-    case .log: location = TemporaryLogDirectory.freshPath("pets.rslog")
-    case .sqlite: location = TemporaryLogDirectory.freshPath("pets.sqlite")
-    case .postgres: location = PostgresServer.freshTable("pets")
-    }
+    let location = kind.freshLocation()
     do {
       let store = try Self.open(PetV1.self, kind, location, Migrator())
       try store.insert(contentsOf: [
@@ -108,16 +107,9 @@ import Testing
   /// removed key.
   @Test(arguments: Kind.available)
   func aTextIndexFollowsARenameAndGoesWithARemovedKey(_ kind: Kind) throws {
-    let location =
-      kind == .postgres
-      ? PostgresServer.freshTable("posts") : TemporaryLogDirectory.freshPath(kind == .log ? "posts.rslog" : "posts.sqlite")
+    let location = kind.freshLocation()
     func open(_ migrations: Migrator) throws -> any RecordStore<DynamicRecord> {
-      switch kind {
-      case .log: return try LogStore<DynamicRecord>(path: location, options: .init(migrations: migrations))
-      case .sqlite: return try SQLiteStore<DynamicRecord>(path: location, table: "posts", migrations: migrations)
-      case .postgres:
-        return try PostgresStore<DynamicRecord>(url: PostgresServer.url(), table: location, migrations: migrations)
-      }
+      try Self.open(DynamicRecord.self, kind, location, migrations)
     }
     func textKeys(_ store: any RecordStore<DynamicRecord>) throws -> [String]? {
       if let log = store as? LogStore<DynamicRecord> { return log.textIndexKeys }
@@ -166,7 +158,7 @@ import Testing
   /// order, with `unique`, as the catalog holds them (also after a migration moved them).
   @Test(arguments: Kind.available.filter { $0 != .log })
   func aSQLStoreListsItsIndexes(_ kind: Kind) throws {
-    let location = kind == .sqlite ? TemporaryLogDirectory.freshPath("pets.sqlite") : PostgresServer.freshTable("pets")
+    let location = kind.freshLocation()
     func list(_ store: Any) throws -> [String] {
       let indexes: [RequestIndex]
       switch store {
