@@ -57,7 +57,6 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   let _quoted: String
   /// The table's summary of keys and kinds, as last read (see `StoreFieldKinds`).
   let _fieldKinds = SQLFieldKinds()
-  private let _indexes = Mutex<Set<String>>([])
   /// The store's migrations, the names the table has run, and the first pending one while
   /// writes wait for `migrate()`.
   let _migrationState: Mutex<(migrator: Migrator, applied: [String], hold: String?)>
@@ -767,7 +766,6 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       try c.execute(
         "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(name) ON \(_quoted) ((body #> \(path)))")
     }
-    _ = _indexes.withLock { $0.insert(key) }
   }
 
   /// Creates a composite expression index on several keys' values, in order: queries that
@@ -842,7 +840,6 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   public func dropIndex(_ key: String) throws {
     let name = try SQLJSON.quoteIdentifier(_indexName("key " + key))
     try _pool.with { c in try c.execute("DROP INDEX IF EXISTS \(name)") }
-    _ = _indexes.withLock { $0.remove(key) }
   }
 }
 
