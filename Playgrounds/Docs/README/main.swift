@@ -151,7 +151,6 @@ try store.transaction { tx in                    // all or nothing
   tx.delete(id: 3)
 }
 print(elders, bob.name, try store.fetch(id: 3) == nil)   // → 1 Bob true
-
 try store.createIndex(\.name, unique: true)
 let feed = [Animal(id: 40, name: "Zed", species: "Dog", age: 6, weight: 26, tags: ["old"]),
             Animal(id: 41, name: "Kit", species: "Cat", age: 1, weight: 3, tags: [])]
