@@ -173,6 +173,9 @@ struct _PGTranslation {
     // Never reached: the reader supports no full-text condition (the default of
     // `support(for:)`), so the engine keeps every one in process.
     case .search: return "TRUE"
+    // Never reached either: the reader supports no subquery (the default of
+    // `support(for:)`), so a relation reaches it as a list of ids.
+    case .subquery: return "FALSE"
     case .and(let terms):
       guard !terms.isEmpty else { return "TRUE" }
       let (grouped, rest) = Self._comparisonGroups(terms, or: false)

@@ -39,6 +39,9 @@ struct _SQLiteTranslation {
     var t = _SQLiteTranslation()
     t.text = text
     guard let filter else { return t }
+    // `rs_filter` tests a row's own body; a relation's subquery reads another table, so a
+    // filter holding one is always translated (a statement SQLite refuses then throws).
+    let opaque = opaque && !filter.holdsSubquery
     if opaque {
       t.bindings.append(.filter(filter))
       t.sql = " WHERE rs_filter(?, body)"
@@ -49,7 +52,7 @@ struct _SQLiteTranslation {
     // SQLite's prepare compares each bound value with every one before it (it factors
     // constants out of the loop), so a statement binding tens of thousands of values takes
     // minutes to prepare: past this many, the engine's test runs the filter instead.
-    if t.bindings.count > maxBindings { return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text) }
+    if t.bindings.count > maxBindings, !filter.holdsSubquery { return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text) }
     // Only conditions are answered as a superset (constants are exact everywhere), so a
     // filter without one must not let the rows through.
     let superset = nonPlain && !filter.conditions.isEmpty
@@ -103,12 +106,71 @@ struct _SQLiteTranslation {
         out += "rs_filter(?, body)"
         bindings.append(.filter(filter))
       }
+    case .subquery(let s):
+      out += subquery(s)
     case .not(let inner):
       // A NULL inside stands for false (every NULL comes from a condition the engine calls
       // false), so NOT treats it as false too.
       out += "NOT IFNULL("
       append(inner, into: &out)
       out += ", 0)"
+    }
+  }
+
+  /// A relation's condition as a subquery on another table of the same file (see
+  /// `StoreSubquery`): `(value, kind) IN (SELECT value, kind FROM other WHERE …)`, values
+  /// read with `json_extract` as the tables' indexes read them. The kind (numbers as one,
+  /// then text, true, false, array, object) keeps a Bool from equalling 1 and text "3"
+  /// from equalling 3, as the engine's `IN` does; nil (or an absent key) is SQL NULL,
+  /// which equals nothing. With a count, the other table's rows are grouped by value and
+  /// `rs_cond` tests each group's size. The reader's transaction covers both tables (one
+  /// file, one snapshot), so the subquery reads the rows the statement's own table was
+  /// read with.
+  private mutating func subquery(_ s: StoreSubquery) -> String {
+    // The reader supports only keys a path spells (`support(for: StoreSubquery)`).
+    guard let key = Self.pathLiteral(FieldValue.fieldNames(inKey: s.key)),
+      let column = Self.pathLiteral(FieldValue.fieldNames(inKey: s.column)),
+      let table = try? SQLJSON.quoteIdentifier(s.location.table)
+    else { return "0" }
+    func pair(_ path: String) -> String {
+      let type = "json_type(body, \(path))"
+      return "json_extract(body, \(path)), CASE \(type) WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number' "
+        + "ELSE \(type) END"
+    }
+    var inner = "SELECT \(pair(column)) FROM \(table)"
+    if let filter = s.query.filter {
+      // Unqualified, `body` names the nearest table: the other table's row, inside.
+      var expression = ""
+      let own = text
+      text = nil
+      append(filter, into: &expression)
+      text = own
+      inner += " WHERE " + expression
+    }
+    if let count = s.count {
+      bindings.append(.condition(count, wholeBody: false))
+      inner += " GROUP BY 1, 2 HAVING \(s.countPasses ? "" : "NOT ")rs_cond(?, count(*))"
+    }
+    return "(\(pair(key))) IN (\(inner))"
+  }
+
+  /// The tables a filter's subqueries read, nested ones included; nil when one of them
+  /// holds a full-text search (which reads the store's own text table).
+  static func subqueryTables(_ filter: StoreFilter) -> [String]? {
+    switch filter {
+    case .constant, .condition: return []
+    case .search: return nil
+    case .subquery(let s):
+      guard let inner = s.query.filter.map(subqueryTables) ?? [] else { return nil }
+      return [s.location.table] + inner
+    case .and(let terms), .or(let terms):
+      var tables: [String] = []
+      for term in terms {
+        guard let found = subqueryTables(term) else { return nil }
+        tables += found
+      }
+      return tables
+    case .not(let inner): return subqueryTables(inner)
     }
   }
 
