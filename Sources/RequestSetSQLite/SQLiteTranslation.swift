@@ -52,7 +52,9 @@ struct _SQLiteTranslation {
     // SQLite's prepare compares each bound value with every one before it (it factors
     // constants out of the loop), so a statement binding tens of thousands of values takes
     // minutes to prepare: past this many, the engine's test runs the filter instead.
-    if t.bindings.count > maxBindings, !filter.holdsSubquery { return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text) }
+    if t.bindings.count > maxBindings, !filter.holdsSubquery {
+      return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text)
+    }
     // Only conditions are answered as a superset (constants are exact everywhere), so a
     // filter without one must not let the rows through.
     let superset = nonPlain && !filter.conditions.isEmpty

@@ -82,7 +82,9 @@ public struct StoreSubquery: Sendable, CustomStringConvertible {
     var text = "\(key) IN (SELECT \(column) FROM \(location.table)"
     if let filter = query.filter { text += " WHERE " + filter.description }
     if let count {
-      text += " GROUP BY \(column) HAVING \(countPasses ? "" : "NOT ")count " + count.description.trimmingLeadingSpace
+      text +=
+        " GROUP BY \(column) HAVING \(countPasses ? "" : "NOT ")count "
+        + count.description.trimmingLeadingSpace
     }
     return text + ")"
   }

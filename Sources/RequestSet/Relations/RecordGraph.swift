@@ -406,7 +406,9 @@ struct _Entry<T: Record>: _GraphEntry {
     defer { reader.pause() }
     let prepared = try _PreparedQuery(set._query, reader: reader, storeName: runner.storeName)
     let selected = StoreCondition(_FieldCondition(key: column, comparison: .equal, value: .null, collation: .binary))
-    guard let plan = prepared.pushdown, plan.isExact, case .exact = reader.supportCondition(selected) else { return nil }
+    guard let plan = prepared.pushdown, plan.isExact, case .exact = reader.supportCondition(selected) else {
+      return nil
+    }
     var notes = prepared.query.relationNotes
     for related in prepared.query.stages[0].filter?.relatedSubqueries ?? [] { notes += related.notes }
     return (plan.query, notes)

@@ -228,7 +228,8 @@ struct _RelationResolver<Element: Sendable>: Sendable {
         missing
         ? "anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN"
         : "semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN"
-      return try _semiJoin(relation, target, key: key, column: "id", where: filter, negated: missing, step, notes: &notes)
+      return try _semiJoin(
+        relation, target, key: key, column: "id", where: filter, negated: missing, step, notes: &notes)
     case .toMany(let key):
       if c.countsElements, c.quantifier == nil, rest.isEmpty {
         return try _count(c, relation, target, key, notes: &notes)
@@ -370,7 +371,8 @@ struct _RelationResolver<Element: Sendable>: Sendable {
       notes += nested.map { "  " + $0 }
       return try Self._in(key, ids)
     }
-    if let node = try _subquery(relation, target, key: key, column: column, where: filter, negated: negated, materialize: read)
+    if let node = try _subquery(
+      relation, target, key: key, column: column, where: filter, negated: negated, materialize: read)
     {
       return node
     }

@@ -52,7 +52,8 @@ import Testing
     let seen = Mutex<[String]>([])
     _SQLiteConnection._willPrepare.withLock {
       $0 = _SQLiteHook { sql in
-        guard sql.hasPrefix("SELECT body FROM \"\(prefix)") || sql.hasPrefix("SELECT count(*) FROM \"\(prefix)")
+        guard
+          sql.hasPrefix("SELECT body FROM \"\(prefix)") || sql.hasPrefix("SELECT count(*) FROM \"\(prefix)")
         else { return }
         seen.withLock { $0.append(sql) }
       }
@@ -94,13 +95,17 @@ import Testing
     for (format, holds) in Self.conditions {
       let expected = Self.data.pets.filter(holds).map(\.id)
       let tally = _PlanCounter.Tally()
-      let ids = try _PlanCounter.$tally.withValue(tally) { try pets.filter(format).sortBy("id").fetch().map(\.id) }
+      let ids = try _PlanCounter.$tally.withValue(tally) {
+        try pets.filter(format).sortBy("id").fetch().map(\.id)
+      }
       #expect(ids == expected, "\(format)")
       let acrossFiles = format.hasPrefix("owner") || format.contains("vet.")
-      #expect((tally.relationQueries > 0) == acrossFiles, "\(format): \(tally.relationQueries) related queries")
+      #expect(
+        (tally.relationQueries > 0) == acrossFiles, "\(format): \(tally.relationQueries) related queries")
     }
     let explained = pets.filter("owner.city == 'Oslo'").explain()
-    #expect(explained.contains("relation Pet.owner (to-one → Person): semi-join, 1 query on SQLiteStore<Person>"))
+    #expect(
+      explained.contains("relation Pet.owner (to-one → Person): semi-join, 1 query on SQLiteStore<Person>"))
     #expect(!explained.contains("in the statement"))
   }
 
@@ -115,7 +120,10 @@ import Testing
           + "ownerID IN (SELECT id FROM explain_people WHERE city == \"Oslo\")",
         "stage 1: pushed to SQLiteStore<Pet>: WHERE ownerID IN (SELECT id FROM explain_people WHERE city == \"Oslo\")",
       ])
-    #expect(lines.contains { $0.contains("statement: SELECT body FROM \"explain_pets\" WHERE (json_extract(body, '$.\"ownerID\"')") })
+    #expect(
+      lines.contains {
+        $0.contains("statement: SELECT body FROM \"explain_pets\" WHERE (json_extract(body, '$.\"ownerID\"')")
+      })
     #expect(!lines.contains { $0.contains("semi-join") })
     let counted = pets.filter("visits.@count == 0").explain()
     #expect(
@@ -136,7 +144,8 @@ import Testing
     let expected = d.pets.filter { d.owner($0)?.city == "Oslo" || $0.age == 7 }.map(\.id)
     #expect(try set.sortBy("id").fetch().map(\.id) == expected)
     let explained = set.explain()
-    #expect(explained.contains("relation Pet.owner (to-one → Person): semi-join, 1 query on SQLiteStore<Person>"))
+    #expect(
+      explained.contains("relation Pet.owner (to-one → Person): semi-join, 1 query on SQLiteStore<Person>"))
   }
 
   /// Text that is not NFC makes a table's rows not plain: SQL would compare its bytes, so
@@ -170,7 +179,9 @@ import Testing
     let pets = graph.records(Pet.self)
     #expect(try pets.filter("owner.city == 'Lima'").fetch().isEmpty)
     try people.insert(Person(id: 7, name: "Ann", city: "Lima", age: 40))
-    let (ids, statements) = try Self.statements("ryw_") { try pets.filter("owner.city == 'Lima'").fetch().map(\.id) }
+    let (ids, statements) = try Self.statements("ryw_") {
+      try pets.filter("owner.city == 'Lima'").fetch().map(\.id)
+    }
     #expect(ids == [1])
     #expect(statements.count == 1)
     #expect(try graph.delete(Person.self, id: 7))
@@ -185,7 +196,9 @@ import Testing
     let doomed = d.pets.filter { d.visits($0).isEmpty }.map(\.id)
     let deleted = try graph.delete(graph.records(Pet.self).filter("visits.@count == 0"))
     #expect(deleted == doomed.count)
-    #expect(try graph.records(Pet.self).sortBy("id").fetch().map(\.id) == d.pets.map(\.id).filter { !doomed.contains($0) })
+    #expect(
+      try graph.records(Pet.self).sortBy("id").fetch().map(\.id)
+        == d.pets.map(\.id).filter { !doomed.contains($0) })
   }
 
   /// Two spellings of one file name one database; `:memory:` names none.
