@@ -70,8 +70,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   func support(for search: StoreTextSearch) -> PushdownSupport { nonPlain ? .superset : .exact }
 
   /// A relation's subquery on another table of this file, when SQL compares exactly what
-  /// both sides read: this table's rows and every table the subquery reads are plain, and
-  /// the keys are JSON paths that read through no array. The other tables are checked in
+  /// both sides read: this table's rows and every table the subquery reads are plain, the
+  /// keys are JSON paths that read through no array, and the tables' summaries say the
+  /// keys compared have only held nil, numbers and text. The other tables are checked in
   /// this reader's transaction, whose snapshot the statement reads: stores in one file have
   /// their own connections, and a write one of them committed is in the snapshot of every
   /// reader that begins after it (WAL), so a subquery sees the related rows as any read
@@ -89,6 +90,18 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     guard let tables = _SQLiteTranslation.subqueryTables(.subquery(subquery)),
       let quoted = try? tables.map(SQLJSON.quoteIdentifier)
     else { return .none(reason: "a full-text search on a related table runs on its own store") }
+    // SQL's `IN` is the engine's equality over nil, numbers and text; a key that has
+    // ever held a Bool (SQL's 1), an array or an object (JSON text) is compared in process.
+    for (table, key) in _SQLiteTranslation.comparedKeys(subquery, in: table) {
+      let read = try? withConnection { c in
+        try SQLiteStore<Element>._storedKinds(c, table: table).map { try SQLFieldKinds().kinds(fromText: $0) }
+      }
+      guard let summary = read ?? nil else { return .none(reason: "the table \(table) keeps no summary of its keys") }
+      if summary.holds(.bool, at: key) || summary.holds(.array, at: key) || summary.holds(.object, at: key) {
+        return .none(
+          reason: "the key \(key) of \(table) has held Booleans, arrays or objects, which SQL's IN compares otherwise")
+      }
+    }
     let tests = quoted.map { "EXISTS(SELECT 1 FROM \($0) WHERE NOT plain)" }.joined(separator: " OR ")
     let plain = try? withConnection { c -> Bool in
       let s = try c.prepare("SELECT \(tests)")

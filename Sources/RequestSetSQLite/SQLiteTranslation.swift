@@ -120,26 +120,21 @@ struct _SQLiteTranslation {
   }
 
   /// A relation's condition as a subquery on another table of the same file (see
-  /// `StoreSubquery`): `(value, kind) IN (SELECT value, kind FROM other WHERE …)`, values
-  /// read with `json_extract` as the tables' indexes read them. The kind (numbers as one,
-  /// then text, true, false, array, object) keeps a Bool from equalling 1 and text "3"
-  /// from equalling 3, as the engine's `IN` does; nil (or an absent key) is SQL NULL,
-  /// which equals nothing. With a count, the other table's rows are grouped by value and
-  /// `rs_cond` tests each group's size. The reader's transaction covers both tables (one
-  /// file, one snapshot), so the subquery reads the rows the statement's own table was
-  /// read with.
+  /// `StoreSubquery`): `json_extract(body, key) IN (SELECT json_extract(body, column) FROM
+  /// other WHERE …)`, both sides read as the tables' expression indexes read them, so an
+  /// index on the key serves the statement. SQLite's `IN` is the engine's over the values
+  /// the reader lets through (nil, numbers and NFC text: nil equals nothing, 3 equals
+  /// 3.0, text never equals a number; see `support(for: StoreSubquery)`). With a count,
+  /// the other table's rows are grouped by value and `rs_cond` tests each group's size.
+  /// The reader's transaction covers both tables (one file, one snapshot), so the
+  /// subquery reads the other table as it was when the statement's reader began.
   private mutating func subquery(_ s: StoreSubquery) -> String {
     // The reader supports only keys a path spells (`support(for: StoreSubquery)`).
     guard let key = Self.pathLiteral(FieldValue.fieldNames(inKey: s.key)),
       let column = Self.pathLiteral(FieldValue.fieldNames(inKey: s.column)),
       let table = try? SQLJSON.quoteIdentifier(s.location.table)
     else { return "0" }
-    func pair(_ path: String) -> String {
-      let type = "json_type(body, \(path))"
-      return "json_extract(body, \(path)), CASE \(type) WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number' "
-        + "ELSE \(type) END"
-    }
-    var inner = "SELECT \(pair(column)) FROM \(table)"
+    var inner = "SELECT json_extract(body, \(column)) FROM \(table)"
     if let filter = s.query.filter {
       // Unqualified, `body` names the nearest table: the other table's row, inside.
       var expression = ""
@@ -151,9 +146,25 @@ struct _SQLiteTranslation {
     }
     if let count = s.count {
       bindings.append(.condition(count, wholeBody: false))
-      inner += " GROUP BY 1, 2 HAVING \(s.countPasses ? "" : "NOT ")rs_cond(?, count(*))"
+      inner += " GROUP BY 1 HAVING \(s.countPasses ? "" : "NOT ")rs_cond(?, count(*))"
     }
-    return "(\(pair(key))) IN (\(inner))"
+    return "json_extract(body, \(key)) IN (\(inner))"
+  }
+
+  /// The keys a subquery compares, with the table of each (the record's `key` in `table`,
+  /// the column in the related table), nested subqueries' included.
+  static func comparedKeys(_ s: StoreSubquery, in table: String) -> [(table: String, key: String)] {
+    var pairs = [(table, s.key), (s.location.table, s.column)]
+    func nested(_ filter: StoreFilter) {
+      switch filter {
+      case .subquery(let inner): pairs += comparedKeys(inner, in: s.location.table)
+      case .and(let terms), .or(let terms): terms.forEach(nested)
+      case .not(let inner): nested(inner)
+      case .constant, .condition, .search: break
+      }
+    }
+    s.query.filter.map(nested)
+    return pairs
   }
 
   /// The tables a filter's subqueries read, nested ones included; nil when one of them

@@ -122,7 +122,9 @@ import Testing
       ])
     #expect(
       lines.contains {
-        $0.contains("statement: SELECT body FROM \"explain_pets\" WHERE (json_extract(body, '$.\"ownerID\"')")
+        $0.contains(
+          "statement: SELECT body FROM \"explain_pets\" WHERE json_extract(body, '$.\"ownerID\"') IN "
+            + "(SELECT json_extract(body, '$.\"id\"') FROM \"explain_people\" WHERE ")
       })
     #expect(!lines.contains { $0.contains("semi-join") })
     let counted = pets.filter("visits.@count == 0").explain()
@@ -130,6 +132,21 @@ import Testing
       counted.contains(
         "relation Pet.visits (to-many → Visit): in the statement, as a subquery on explain_visits: "
           + "NOT id IN (SELECT petID FROM explain_visits GROUP BY petID HAVING NOT count == 0)"))
+  }
+
+  /// The subquery's key is read as the key's expression index reads it, so SQLite
+  /// searches the index for the subquery's ids instead of scanning the table.
+  @Test func anIndexOnTheForeignKeyServesTheStatement() throws {
+    let path = TemporaryLogDirectory.freshPath("index.sqlite")
+    let people = try SQLiteStore<Person>(path: path, table: "index_people")
+    let petsStore = try SQLiteStore<Pet>(path: path, table: "index_pets")
+    let graph = try RecordGraph(
+      people, petsStore, SQLiteStore<Visit>(path: path, table: "index_visits"),
+      SQLiteStore<Vet>(path: path, table: "index_vets"))
+    try Self.data.insert(into: graph)
+    try petsStore.createIndex("ownerID")
+    let explained = graph.records(Pet.self).filter("owner.city == 'Oslo'").explain()
+    #expect(explained.contains("plan: SEARCH index_pets USING INDEX"), "\(explained)")
   }
 
   /// A relation condition the store cannot run in its statement (here, in an OR with a
