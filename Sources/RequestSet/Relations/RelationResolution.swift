@@ -18,6 +18,15 @@
 // - a sort key through a relation reads one value per related id from one query.
 // The store of the record type never learns of the relation: a mixed graph (a LogStore
 // of animals, a SQLite store of owners) runs each half where it lives.
+//
+// Stores that share a database (`QueryPushdownStore.location`: SQLite stores in one file)
+// skip the ids. A to-one's semi-join, ANY/NONE/ALL and `@count` become a subquery node
+// (`_FilterNode.related`) carrying the related store's own query, planned by that store's
+// reader (its keys checked, its relations resolved the same way, so `owner.clinic.city`
+// nests) but not run. The record's store runs it inside its statement when its reader
+// says `.exact` (`StoreFilter.subquery`); wherever else it runs (an in-process remainder,
+// a reader that declines it) it is read as ids by the semi-join above, once
+// (`_RelatedSubquery.materialized()`): one road, two places the ids may be read.
 
 extension _Query {
   /// The query with every condition and sort key that walks a relation rewritten over the
