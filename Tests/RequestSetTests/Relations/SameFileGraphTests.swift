@@ -218,6 +218,36 @@ import Testing
         == d.pets.map(\.id).filter { !doomed.contains($0) })
   }
 
+  /// The async forms run the same prepared query: the same answers, one statement.
+  @Test func asyncReadsAgreeWithSyncOnes() async throws {
+    let graph = try Self.graph("async_")
+    let pets = graph.records(Pet.self)
+    for (format, holds) in Self.conditions {
+      let expected = Self.data.pets.filter(holds).map(\.id)
+      #expect(try await pets.filter(format).sortBy("id").async.fetch().map(\.id) == expected, "\(format)")
+      #expect(try await pets.filter(format).async.fetchCount() == expected.count, "count of \(format)")
+    }
+  }
+
+  /// An update through a set with a relation condition is one UPDATE whose WHERE holds the
+  /// subquery.
+  @Test func anUpdateThroughARelationIsOneStatement() throws {
+    let graph = try Self.graph("update_")
+    let d = Self.data
+    let oslo = Set(d.pets.filter { d.owner($0)?.city == "Oslo" }.map(\.id))
+    let seen = Mutex<[String]>([])
+    _SQLiteConnection._willPrepare.withLock {
+      $0 = _SQLiteHook { sql in if sql.hasPrefix("UPDATE \"update_") { seen.withLock { $0.append(sql) } } }
+    }
+    defer { _SQLiteConnection._willPrepare.withLock { $0 = nil } }
+    let changed = try graph.records(Pet.self).filter("owner.city == 'Oslo'").update("age", value: 99)
+    #expect(changed == oslo.count)
+    let updates = seen.withLock { $0 }
+    #expect(updates.count == 1 && updates[0].contains("IN (SELECT json_extract(body"), "\(updates)")
+    let aged = try graph.records(Pet.self).filter("age", value: 99).sortBy("id").fetch().map(\.id)
+    #expect(aged == oslo.sorted())
+  }
+
   /// Two spellings of one file name one database; `:memory:` names none.
   @Test func aStoreNamesItsFileCanonically() throws {
     let path = TemporaryLogDirectory.freshPath("canon.sqlite")
