@@ -76,7 +76,10 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// this reader's transaction, whose snapshot the statement reads: stores in one file have
   /// their own connections, and a write one of them committed is in the snapshot of every
   /// reader that begins after it (WAL), so a subquery sees the related rows as any read
-  /// of that store begun then would.
+  /// of that store begun then would. Writes are unchanged: a graph's write still commits
+  /// store by store under the graph's write lock, and a statement begun between two of its
+  /// commits sees the first and not the second, as a semi-join's two reads could; one
+  /// snapshot for both tables only narrows what a read can see apart.
   func support(for subquery: StoreSubquery) -> PushdownSupport {
     guard let database, subquery.location.database == database else {
       return .none(reason: "the table \(subquery.location.table) is in another database file")
