@@ -175,6 +175,9 @@ struct _PGTranslation {
     // engine rechecks them; when it saw none, `words IS NULL` finds none in its snapshot.
     case .search(let s):
       return "(words IS NULL OR words @@ \(bind(_PGTextWords.query(s)))::tsquery)"
+    // Never reached: the reader supports no subquery (the default of `support(for:)`), so
+    // a relation reaches it as a list of ids.
+    case .subquery: return "FALSE"
     case .and(let terms):
       guard !terms.isEmpty else { return "TRUE" }
       let (grouped, rest) = Self._comparisonGroups(terms, or: false)

@@ -4,6 +4,7 @@ import SQLite3
 import CSQLite
 #endif
 import Foundation
+import Synchronization
 import RequestSet
 import _RequestSetSQL
 
@@ -71,7 +72,16 @@ final class _SQLiteConnection: @unchecked Sendable {
     _SQLiteStatement(try _prepare(sql), self, owned: true)
   }
 
+  /// Called with each statement's SQL before it is prepared, when set: tests count the
+  /// statements a query runs (a relation through stores in one file runs one).
+  static let _willPrepare = Mutex<_SQLiteHook?>(nil)
+
+  private static func _noteStatement(_ sql: String) {
+    if let hook = _willPrepare.withLock({ $0 }) { hook.body(sql) }
+  }
+
   private func _prepare(_ sql: String) throws -> OpaquePointer {
+    Self._noteStatement(sql)
     var statement: OpaquePointer?
     let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
     guard rc == SQLITE_OK, let statement else {
@@ -99,6 +109,7 @@ final class _SQLiteConnection: @unchecked Sendable {
   /// - Throws: `RequestSetError` for a statement SQLite refuses either way.
   func prepare(_ build: Build) throws -> (statement: _SQLiteStatement, translation: _SQLiteTranslation) {
     let translated = try build(false)
+    Self._noteStatement(translated.sql)
     var pointer: OpaquePointer?
     let rc = sqlite3_prepare_v2(handle, translated.sql, -1, &pointer, nil)
     if rc == SQLITE_OK, let pointer { return (_SQLiteStatement(pointer, self, owned: true), translated) }
@@ -304,6 +315,9 @@ final class _FilterBox {
       case .and(let terms): return .and(terms.map(node))
       case .or(let terms): return .or(terms.map(node))
       case .not(let inner): return .not(node(inner))
+      // Never reached: a filter holding a subquery is always translated, never handed to
+      // `rs_filter` (see `_SQLiteTranslation.whereClause`).
+      case .subquery: return .constant(false)
       }
     }
     root = node(filter)
@@ -472,4 +486,10 @@ func _sqliteError(_ rc: Int32, _ message: String, path: String, doing: String) -
   default:
     return RequestSetError(.storeFailed, what + " Report it with the statement that failed.")
   }
+}
+
+/// A test's statement hook (see `_SQLiteConnection._willPrepare`).
+final class _SQLiteHook: Sendable {
+  let body: @Sendable (String) -> Void
+  init(_ body: @escaping @Sendable (String) -> Void) { self.body = body }
 }

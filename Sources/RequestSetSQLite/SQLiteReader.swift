@@ -22,6 +22,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   private let kinds: SQLFieldKinds
   /// The store's FTS5 table, read when the reader began.
   let textTable: _SQLiteTextTable?
+  /// The database file, as `SQLiteStore.location` names it.
+  private let database: String?
 
   init(store: SQLiteStore<Element>) throws {
     let c = try store._pool.take()
@@ -29,6 +31,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     quotedTable = store._quotedTable
     pool = store._pool
     kinds = store._kinds
+    database = store._database
     // BEGIN is deferred: the first read below starts the snapshot the reader keeps.
     try c.execute("BEGIN", doing: "start a read transaction")
     do {
@@ -65,6 +68,53 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// Over rows SQL cannot compare exactly, the other conditions let rows through that the
   /// engine rechecks, so the search is rechecked with them.
   func support(for search: StoreTextSearch) -> PushdownSupport { nonPlain ? .superset : .exact }
+
+  /// A relation's subquery on another table of this file, when SQL compares exactly what
+  /// both sides read: this table's rows and every table the subquery reads are plain, the
+  /// keys are JSON paths that read through no array, and the tables' summaries say the
+  /// keys compared have only held nil, numbers and text. The other tables are checked in
+  /// this reader's transaction, whose snapshot the statement reads: stores in one file have
+  /// their own connections, and a write one of them committed is in the snapshot of every
+  /// reader that begins after it (WAL), so a subquery sees the related rows as any read
+  /// of that store begun then would. Writes are unchanged: a graph's write still commits
+  /// store by store under the graph's write lock, and a statement begun between two of its
+  /// commits sees the first and not the second, as a semi-join's two reads could; one
+  /// snapshot for both tables only narrows what a read can see apart.
+  func support(for subquery: StoreSubquery) -> PushdownSupport {
+    guard let database, subquery.location.database == database else {
+      return .none(reason: "the table \(subquery.location.table) is in another database file")
+    }
+    if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    let names = FieldValue.fieldNames(inKey: subquery.key)
+    guard _SQLiteTranslation.pathLiteral(names) != nil,
+      _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: subquery.column)) != nil
+    else { return .none(reason: "the key \(subquery.key) or \(subquery.column) holds a quote or U+0000") }
+    if let reason = arrayOnPath(names) { return .none(reason: reason) }
+    guard let tables = _SQLiteTranslation.subqueryTables(.subquery(subquery)),
+      let quoted = try? tables.map(SQLJSON.quoteIdentifier)
+    else { return .none(reason: "a full-text search on a related table runs on its own store") }
+    // SQL's `IN` is the engine's equality over nil, numbers and text; a key that has
+    // ever held a Bool (SQL's 1), an array or an object (JSON text) is compared in process.
+    for (table, key) in _SQLiteTranslation.comparedKeys(subquery, in: table) {
+      let read = try? withConnection { c in
+        try SQLiteStore<Element>._storedKinds(c, table: table).map { try SQLFieldKinds().kinds(fromText: $0) }
+      }
+      guard let summary = read ?? nil else { return .none(reason: "the table \(table) keeps no summary of its keys") }
+      if summary.holds(.bool, at: key) || summary.holds(.array, at: key) || summary.holds(.object, at: key) {
+        return .none(
+          reason: "the key \(key) of \(table) has held Booleans, arrays or objects, which SQL's IN compares otherwise")
+      }
+    }
+    let tests = quoted.map { "EXISTS(SELECT 1 FROM \($0) WHERE NOT plain)" }.joined(separator: " OR ")
+    let plain = try? withConnection { c -> Bool in
+      let s = try c.prepare("SELECT \(tests)")
+      return try s.step(doing: "check a related table's rows") && s.int(0) == 0
+    }
+    guard plain == true else {
+      return .none(reason: "a related table holds values SQL cannot compare exactly (NaN, Decimal, …)")
+    }
+    return .exact
+  }
 
   /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
   func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }

@@ -55,6 +55,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   public let table: String
 
   let _quotedTable: String
+  /// The database file as other stores name it (see ``location``).
+  let _database: String?
   let _writer: Mutex<_SQLiteConnection?>
   let _pool: _SQLitePool
 
@@ -112,6 +114,8 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     self.table = name
     _quotedTable = try SQLJSON.quoteIdentifier(name)
     let connection = try _SQLiteConnection(path: path, create: true)
+    // After opening: the file exists, so its links resolve as they will for other stores.
+    _database = Self._database(path)
     // The schema is checked (and made) before WAL mode, which rewrites the file's header:
     // a file that is not ours is left exactly as it was.
     try migrations.validate()
@@ -527,6 +531,25 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   /// - Throws: `RequestSetError` `.closed`, `.locked`.
   public func queryReader() throws -> any StoreQueryReader<Element> {
     try _openReader()
+  }
+
+  /// The database file and the store's table in it. Stores of a ``RecordGraph`` in one
+  /// file (`SQLiteStore(path: same, table: "owners")`) answer a condition through a
+  /// relation in one statement, as a subquery on the related table; stores in two files
+  /// read the related ids first. Nil for an in-memory database, which no other connection
+  /// sees.
+  ///
+  /// ```swift
+  /// let owners = try SQLiteStore<Owner>(path: "zoo.sqlite", table: "owners")
+  /// owners.location?.table   // "owners"
+  /// ```
+  public var location: StoreLocation? { _database.map { StoreLocation(database: $0, table: table) } }
+
+  /// `sqlite:` and the file's canonical path (symbolic links resolved), so two spellings
+  /// of one file name one database; nil for `:memory:` and URI file names.
+  static func _database(_ path: String) -> String? {
+    guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return nil }
+    return "sqlite:" + URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
   }
 
   func _openReader() throws -> _SQLiteReader<Element> {

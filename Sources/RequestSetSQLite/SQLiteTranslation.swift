@@ -39,6 +39,9 @@ struct _SQLiteTranslation {
     var t = _SQLiteTranslation()
     t.text = text
     guard let filter else { return t }
+    // `rs_filter` tests a row's own body; a relation's subquery reads another table, so a
+    // filter holding one is always translated (a statement SQLite refuses then throws).
+    let opaque = opaque && !filter.holdsSubquery
     if opaque {
       t.bindings.append(.filter(filter))
       t.sql = " WHERE rs_filter(?, body)"
@@ -49,7 +52,9 @@ struct _SQLiteTranslation {
     // SQLite's prepare compares each bound value with every one before it (it factors
     // constants out of the loop), so a statement binding tens of thousands of values takes
     // minutes to prepare: past this many, the engine's test runs the filter instead.
-    if t.bindings.count > maxBindings { return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text) }
+    if t.bindings.count > maxBindings, !filter.holdsSubquery {
+      return whereClause(filter, nonPlain: nonPlain, opaque: true, text: text)
+    }
     // Only conditions are answered as a superset (constants are exact everywhere), so a
     // filter without one must not let the rows through.
     let superset = nonPlain && !filter.conditions.isEmpty
@@ -103,12 +108,82 @@ struct _SQLiteTranslation {
         out += "rs_filter(?, body)"
         bindings.append(.filter(filter))
       }
+    case .subquery(let s):
+      out += subquery(s)
     case .not(let inner):
       // A NULL inside stands for false (every NULL comes from a condition the engine calls
       // false), so NOT treats it as false too.
       out += "NOT IFNULL("
       append(inner, into: &out)
       out += ", 0)"
+    }
+  }
+
+  /// A relation's condition as a subquery on another table of the same file (see
+  /// `StoreSubquery`): `json_extract(body, key) IN (SELECT json_extract(body, column) FROM
+  /// other WHERE …)`, both sides read as the tables' expression indexes read them, so an
+  /// index on the key serves the statement. SQLite's `IN` is the engine's over the values
+  /// the reader lets through (nil, numbers and NFC text: nil equals nothing, 3 equals
+  /// 3.0, text never equals a number; see `support(for: StoreSubquery)`). With a count,
+  /// the other table's rows are grouped by value and `rs_cond` tests each group's size.
+  /// The reader's transaction covers both tables (one file, one snapshot), so the
+  /// subquery reads the other table as it was when the statement's reader began.
+  private mutating func subquery(_ s: StoreSubquery) -> String {
+    // The reader supports only keys a path spells (`support(for: StoreSubquery)`).
+    guard let key = Self.pathLiteral(FieldValue.fieldNames(inKey: s.key)),
+      let column = Self.pathLiteral(FieldValue.fieldNames(inKey: s.column)),
+      let table = try? SQLJSON.quoteIdentifier(s.location.table)
+    else { return "0" }
+    var inner = "SELECT json_extract(body, \(column)) FROM \(table)"
+    if let filter = s.query.filter {
+      // Unqualified, `body` names the nearest table: the other table's row, inside.
+      var expression = ""
+      let own = text
+      text = nil
+      append(filter, into: &expression)
+      text = own
+      inner += " WHERE " + expression
+    }
+    if let count = s.count {
+      bindings.append(.condition(count, wholeBody: false))
+      inner += " GROUP BY 1 HAVING \(s.countPasses ? "" : "NOT ")rs_cond(?, count(*))"
+    }
+    return "json_extract(body, \(key)) IN (\(inner))"
+  }
+
+  /// The keys a subquery compares, with the table of each (the record's `key` in `table`,
+  /// the column in the related table), nested subqueries' included.
+  static func comparedKeys(_ s: StoreSubquery, in table: String) -> [(table: String, key: String)] {
+    var pairs = [(table, s.key), (s.location.table, s.column)]
+    func nested(_ filter: StoreFilter) {
+      switch filter {
+      case .subquery(let inner): pairs += comparedKeys(inner, in: s.location.table)
+      case .and(let terms), .or(let terms): terms.forEach(nested)
+      case .not(let inner): nested(inner)
+      case .constant, .condition, .search: break
+      }
+    }
+    s.query.filter.map(nested)
+    return pairs
+  }
+
+  /// The tables a filter's subqueries read, nested ones included; nil when one of them
+  /// holds a full-text search (which reads the store's own text table).
+  static func subqueryTables(_ filter: StoreFilter) -> [String]? {
+    switch filter {
+    case .constant, .condition: return []
+    case .search: return nil
+    case .subquery(let s):
+      guard let inner = s.query.filter.map(subqueryTables) ?? [] else { return nil }
+      return [s.location.table] + inner
+    case .and(let terms), .or(let terms):
+      var tables: [String] = []
+      for term in terms {
+        guard let found = subqueryTables(term) else { return nil }
+        tables += found
+      }
+      return tables
+    case .not(let inner): return subqueryTables(inner)
     }
   }
 

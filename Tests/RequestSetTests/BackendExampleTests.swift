@@ -110,6 +110,7 @@ final class ArchiveReader: StoreQueryReader {
       case .or(let terms): return terms.contains { test($0, i) }
       case .not(let inner): return !test(inner, i)
       case .search(let s): return s.matches(s.keys.map { value(i, $0) })
+      case .subquery: return false  // never received: the reader supports none
       }
     }
     var picked = rows.indices.filter { i in query.filter.map { test($0, i) } ?? true }

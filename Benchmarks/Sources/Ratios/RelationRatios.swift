@@ -15,7 +15,8 @@ import RequestSetSQLite
 // 3 visits per animal: row 2 prefetches N / 100 animals with their owner and visits beside
 // GRDB's `including(optional:)` / `including(all:)` on a GRDB-native schema of the same
 // data; row 3 counts the animals of Oslo's owners beside the same count in direct SQL on
-// those plain tables.
+// those plain tables (one statement: the owners' condition is a subquery), and, for
+// reference, with the owners in a file of their own (the semi-join: two statements).
 
 // MARK: GRDB records (the RequestSet records, BOwner, BAnimal and BVisit, are in
 // RelationRecords.swift, which does not import GRDB: both modules name a `Record`)
@@ -320,6 +321,24 @@ private func sqliteRelationRows(animals animalCount: Int, owners ownerCount: Int
   rows.append(
     issue13Row(
       "(for reference) typed `filter(BAnimal.owner.city == \"Oslo\").count`, SQLiteStore", countTyped,
+      "the same direct SQL", countPeer, limit: nil, target: "—"))
+
+  // Row 3, the owners in a file of their own: the semi-join (the owners' ids read, then
+  // bound), which every store in one file ran before issue 36's subqueries.
+  progress("  issue 23: cross-relation count, owners in another file…")
+  let otherPath = scratch + "/issue23-owners.sqlite"
+  remove(otherPath, suffixes)
+  defer { remove(otherPath, suffixes) }
+  let otherOwners = try SQLiteStore<BOwner>(path: otherPath, table: "owners")
+  defer { otherOwners.close() }
+  try otherOwners.insert(contentsOf: owners)
+  let twoFiles = try RecordGraph(otherOwners, animalStore, visitStore)
+  try checkCount(twoFiles, expected)
+  let twoFileSet = twoFiles.records(BAnimal.self)
+  let countTwoFiles = median(runs: 7) { keep(twoFileSet.filter("owner.city", value: "Oslo").count) }
+  rows.append(
+    issue13Row(
+      "(for reference) the same count, owners in another SQLite file: semi-join, 2 statements", countTwoFiles,
       "the same direct SQL", countPeer, limit: nil, target: "—"))
 
   return (rows, set.filter("owner.city", value: "Oslo").explain())

@@ -96,8 +96,8 @@ let bySpend = allPets.sortBy(Pet.visits.sum(\.cost), order: .descending)    // R
 print(byCity.map(\.name), byOwner.map(\.name), byVisits.map(\.name), bySpend.map(\.name))
 // → ["Kit", "Rex", "Tom"] ["Tom", "Rex", "Kit"] ["Rex", "Tom", "Kit"] ["Rex", "Tom", "Kit"]
 
-let table = try allPets.sortBy("id").values("name", "owner.city", "visits.@count")
-print(table.map { "\($0["name"]!) \($0["owner.city"]!) \($0["visits.@count"]!)" })
+let petRows = try allPets.sortBy("id").values("name", "owner.city", "visits.@count")
+print(petRows.map { "\($0["name"]!) \($0["owner.city"]!) \($0["visits.@count"]!)" })
 // → ["\"Rex\" \"Oslo\" 2", "\"Tom\" \"Rome\" 1", "\"Kit\" nil 0"]
 
 let rows = try allPets.fetch(
@@ -170,3 +170,25 @@ print(allPets.filter("ANY vets.name == 'Vera'").explain())
 print(inOsloSQL.map(\.name))   // → ["Rex"]
 sqlPets.close()
 try FileManager.default.removeItem(at: clinicFolder)
+
+import RequestSetSQLite
+
+let zooFolder = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
+try FileManager.default.createDirectory(at: zooFolder, withIntermediateDirectories: true)
+let zooFile = zooFolder.appendingPathComponent("zoo.sqlite").path
+let oneFile = try RecordGraph(
+  SQLiteStore<Person>(path: zooFile, table: "people"), SQLiteStore<Pet>(path: zooFile, table: "pets"),
+  SQLiteStore<Visit>(path: zooFile, table: "visits"), SQLiteStore<Vet>(path: zooFile, table: "vets"))
+try oneFile.insert(contentsOf: [Person(id: 1, name: "Ann", city: "Oslo", age: 34)])
+try oneFile.insert(contentsOf: [
+  Pet(id: 1, name: "Rex", species: "Dog", age: 3, ownerID: 1), Pet(id: 2, name: "Kit", species: "Cat", age: 1, ownerID: nil),
+])
+let inOsloOneFile = oneFile.records(Pet.self).filter(Pet.owner.city == "Oslo")
+print(inOsloOneFile.explain())
+// RequestSet<Pet> over SQLiteStore<Pet>
+// relation Pet.owner (to-one → Person): in the statement, as a subquery on people: ownerID IN (SELECT id FROM people WHERE city == "Oslo")
+// stage 1: pushed to SQLiteStore<Pet>: WHERE ownerID IN (SELECT id FROM people WHERE city == "Oslo")
+// …
+print(inOsloOneFile.map(\.name))   // → ["Rex"]
+print(oneFile.records(Pet.self).filter("visits.@count == 0").map(\.name))   // → ["Rex", "Kit"]
+try FileManager.default.removeItem(at: zooFolder)

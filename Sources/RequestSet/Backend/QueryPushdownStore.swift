@@ -66,6 +66,17 @@ public protocol QueryPushdownStore<Element>: RecordStore {
   ///   - keys: The string keys a record matches on.
   /// - Returns: What was written, or nil.
   func upsert(_ records: [Element], fields: [FieldValue], on keys: [String]) throws -> UpsertResult?
+
+  /// The database and table the store keeps its records in, when other stores may share
+  /// the database: a condition through a relation between two stores with the same
+  /// database reaches the record's store as one ``StoreSubquery`` (see
+  /// ``StoreQueryReader/support(for:)-(StoreSubquery)``) instead of a list of ids read
+  /// first. The default is nil.
+  ///
+  /// ```swift
+  /// var location: StoreLocation? { StoreLocation(database: "sqlite:" + canonicalPath, table: table) }
+  /// ```
+  var location: StoreLocation? { get }
 }
 
 extension QueryPushdownStore {
@@ -79,6 +90,9 @@ extension QueryPushdownStore {
 
   /// Runs nothing: the engine upserts through ``RecordStore/apply(_:ifVersion:)``.
   public func upsert(_ records: [Element], fields: [FieldValue], on keys: [String]) throws -> UpsertResult? { nil }
+
+  /// Shares no database: relations reach the store as lists of ids.
+  public var location: StoreLocation? { nil }
 }
 
 /// Whether a store runs a condition or a sort key exactly as the in-memory engine does.
@@ -153,6 +167,19 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// func support(for search: StoreTextSearch) -> PushdownSupport { .exact }
   /// ```
   func support(for search: StoreTextSearch) -> PushdownSupport
+
+  /// Whether the store runs a condition through a relation as a subquery on a related
+  /// store in its own database (``StoreFilter/subquery(_:)``), exactly as the engine's
+  /// `IN` over the related ids decides, or not at all. The engine asks only a store whose
+  /// ``QueryPushdownStore/location`` names the subquery's database. The default answers
+  /// `.none`, so a store written before subqueries existed never receives one.
+  ///
+  /// ```swift
+  /// func support(for subquery: StoreSubquery) -> PushdownSupport {
+  ///   subquery.location.database == database ? .exact : .none(reason: "another database")
+  /// }
+  /// ```
+  func support(for subquery: StoreSubquery) -> PushdownSupport
 
   /// Whether the store runs `query` as a whole, each of its conditions, sort keys and its
   /// distinct key being supported: a store whose statements have a limit of size declines
@@ -246,6 +273,11 @@ extension StoreQueryReader {
 
   /// Keeps no summary of keys and kinds: a key the records lack matches nothing.
   public func fieldKinds() throws -> StoreFieldKinds? { nil }
+
+  /// Runs no subquery: relations reach the store as lists of ids.
+  public func support(for subquery: StoreSubquery) -> PushdownSupport {
+    .none(reason: "the store runs no subquery on another store")
+  }
 
   /// Takes every query whose parts it supports.
   public func support(for query: StoreQuery) -> PushdownSupport { .exact }

@@ -82,6 +82,24 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
   /// hands one only to a store whose reader supports it
   /// (``StoreQueryReader/support(for:)-(StoreTextSearch)``).
   case search(StoreTextSearch)
+  /// A condition through a relation, as a subquery on a related store in the same
+  /// database. The engine hands one only to a store whose reader supports it
+  /// (``StoreQueryReader/support(for:)-(StoreSubquery)``).
+  case subquery(StoreSubquery)
+
+  /// Whether the filter holds a ``subquery(_:)``.
+  ///
+  /// ```swift
+  /// StoreFilter.constant(true).holdsSubquery   // false
+  /// ```
+  public var holdsSubquery: Bool {
+    switch self {
+    case .constant, .condition, .search: return false
+    case .subquery: return true
+    case .and(let terms), .or(let terms): return terms.contains(where: \.holdsSubquery)
+    case .not(let inner): return inner.holdsSubquery
+    }
+  }
 
   /// The filter in the format-string notation, parenthesized where it matters.
   public var description: String {
@@ -92,6 +110,7 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
     case .or(let terms): return terms.map(\._operand).joined(separator: " OR ")
     case .not(let inner): return "NOT " + inner._operand
     case .search(let s): return s.description
+    case .subquery(let s): return s.description
     }
   }
 
@@ -102,14 +121,14 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
     }
   }
 
-  /// Every condition in the filter, depth first.
+  /// Every condition in the filter, depth first (not those of a subquery's own query).
   ///
   /// ```swift
   /// for condition in filter.conditions { print(condition.key) }
   /// ```
   public var conditions: [StoreCondition] {
     switch self {
-    case .constant, .search: return []
+    case .constant, .search, .subquery: return []
     case .condition(let c): return [c]
     case .and(let terms), .or(let terms): return terms.flatMap(\.conditions)
     case .not(let inner): return inner.conditions

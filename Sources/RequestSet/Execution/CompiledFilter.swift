@@ -151,6 +151,9 @@ struct _FilterCompiler<Element: Sendable> {
       // Prepared queries hold the resolved condition; a filter compiled unprepared reads
       // the operand now.
       return try _leaf(s.resolved())
+    case .related(let r):
+      // In process, a relation's subquery is read as ids: the one materialization.
+      return try _leaf(r.materialized().node)
     case .predicate(let p):
       // A translated predicate runs as field conditions when the store's fields are at
       // hand and surely agree with the record's properties; otherwise `evaluate` tests
@@ -209,7 +212,7 @@ struct _FilterCompiler<Element: Sendable> {
         return try _general(translated)
       }
       return try _leaf(node)
-    case .constant, .typed, .closure, .invalid, .expression, .field, .ids, .search:
+    case .constant, .typed, .closure, .invalid, .expression, .field, .ids, .search, .related:
       return try _leaf(node)
     case .not(let inner):
       switch try _general(inner) {

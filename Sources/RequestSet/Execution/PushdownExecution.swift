@@ -73,7 +73,17 @@ enum _Pushdown {
     let none = StoreSnapshot<Element>(
       storage: .external(_KindsOnly<Element>(kinds: kinds)), slotCount: 0, live: nil, liveCount: 0,
       version: reader.version, copiesOut: false)
-    _ = try _Executor.slots(query, in: none)
+    // A relation's subquery was checked against the related store's keys when it was made;
+    // compiling it here would read its ids, which the store may never need.
+    var checked = query
+    for i in checked.stages.indices {
+      if let filter = checked.stages[i].filter,
+        let neutral = filter.replacingRelated({ _ in .closure(_ClosureCondition { _ in true }) })
+      {
+        checked.stages[i].filter = neutral
+      }
+    }
+    _ = try _Executor.slots(checked, in: none)
   }
 
   /// Throws `.notPushedDown` for a set made with `requiringPushdown()` when part of it

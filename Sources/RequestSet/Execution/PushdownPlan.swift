@@ -292,6 +292,12 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       return .kept("a filter that could not be built")
     case .ids:
       return .kept("a set operation's operand not read yet")
+    case .related(let r):
+      switch reader.supportSubquery(r.subquery) {
+      case .exact: return .pushed(.subquery(r.subquery), exact: true)
+      case .superset: return .kept("the store's subquery is not exact")
+      case .none(let reason): return .kept(reason)
+      }
     case .not(let inner):
       switch _translate(inner, reader) {
       case .pushed(let f, true): return .pushed(.not(f), exact: true)

@@ -40,6 +40,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
   let supportSort: @Sendable (StoreSortKey) -> PushdownSupport
   let supportDistinct: @Sendable (String) -> PushdownSupport
   let supportSearch: @Sendable (StoreTextSearch) -> PushdownSupport
+  let supportSubquery: @Sendable (StoreSubquery) -> PushdownSupport
   let supportQuery: @Sendable (StoreQuery) -> PushdownSupport
   let count: @Sendable (StoreQuery) throws -> Int
   let records: @Sendable (StoreQuery, (Element) throws -> Bool) throws -> Void
@@ -83,6 +84,7 @@ final class _PushdownReader<Element: Sendable>: Sendable {
     }
     supportQuery = { reader.support(for: $0) }
     supportSearch = { reader.support(for: $0) }
+    supportSubquery = { reader.support(for: $0) }
     count = { try reader.count($0) }
     records = { try reader.records($0, $1) }
     explain = { try reader.explain($0) }

@@ -41,6 +41,10 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
   /// `id IN (the ids of another set)`: a set operation's operand with a window of its own,
   /// read when the query is prepared, which makes it an `id IN {…}` field condition.
   case ids(_IDSubquery<Element>)
+  /// A condition through a relation kept as a subquery on a related store in the same
+  /// database (see `StoreSubquery.swift`): the store runs it in its statement, or it is
+  /// read as ids when it runs anywhere else.
+  case related(_RelatedSubquery<Element>)
 
   /// The deepest nesting of ANDs, ORs and NOTs that combining filters may build. Walks of
   /// a tree recurse once per level; at this depth they fit in a 512 KiB thread's stack.
@@ -142,6 +146,7 @@ indirect enum _FilterNode<Element: Sendable>: Sendable {
     case .search(let c): return c.description
     case .invalid(let e): return "INVALID(\(e.code))"
     case .ids(let s): return s.description
+    case .related(let r): return r.description
     }
   }
 

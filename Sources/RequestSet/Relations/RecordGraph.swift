@@ -310,6 +310,15 @@ protocol _GraphEntry: Sendable {
   /// order; one query.
   func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
     -> [[FieldValue]]
+  /// Where the store keeps its records, when it may share its database with other stores
+  /// (``QueryPushdownStore/location``); nil for a graph read as of a past time.
+  var location: StoreLocation? { get }
+  /// The store's own query for the records matching `filter` (which may walk relations),
+  /// as the store runs it exactly, to be a subquery in another store's statement, with
+  /// the `relation` lines of resolving its relations; nil when part of it, or a condition
+  /// on `column`, would run in process. Opens a reader; reads no record.
+  func subquery(_ column: String, where filter: _FieldPredicate?, graph: RecordGraph) throws
+    -> (query: StoreQuery, notes: [String])?
   /// Every record of the store encoded as an object, in store order; one query.
   func encodedObjects(graph: RecordGraph) throws -> [[String: FieldValue]]
   /// The records matching `filter`, type-erased, with their encoded ids.
@@ -382,6 +391,27 @@ struct _Entry<T: Record>: _GraphEntry {
     var columns: [[FieldValue]] = []
     for key in keys { columns.append(try set._column(key, notes: &notes)) }
     return columns
+  }
+
+  var location: StoreLocation? { (store as? any QueryPushdownStore<T>)?.location }
+
+  func subquery(_ column: String, where filter: _FieldPredicate?, graph: RecordGraph) throws
+    -> (query: StoreQuery, notes: [String])?
+  {
+    guard graph.asOfTime == nil else { return nil }
+    var set = records(in: graph)
+    if let filter { set._query.addFilter(_FilterNode(filter), mode: .and) }
+    guard let runner = set._source.pushdown else { return nil }
+    let reader = try runner.open()
+    defer { reader.pause() }
+    let prepared = try _PreparedQuery(set._query, reader: reader, storeName: runner.storeName)
+    let selected = StoreCondition(_FieldCondition(key: column, comparison: .equal, value: .null, collation: .binary))
+    guard let plan = prepared.pushdown, plan.isExact, case .exact = reader.supportCondition(selected) else {
+      return nil
+    }
+    var notes = prepared.query.relationNotes
+    for related in prepared.query.stages[0].filter?.relatedSubqueries ?? [] { notes += related.notes }
+    return (plan.query, notes)
   }
 
   func encodedObjects(graph: RecordGraph) throws -> [[String: FieldValue]] {

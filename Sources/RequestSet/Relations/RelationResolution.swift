@@ -18,6 +18,15 @@
 // - a sort key through a relation reads one value per related id from one query.
 // The store of the record type never learns of the relation: a mixed graph (a LogStore
 // of animals, a SQLite store of owners) runs each half where it lives.
+//
+// Stores that share a database (`QueryPushdownStore.location`: SQLite stores in one file)
+// skip the ids. A to-one's semi-join, ANY/NONE/ALL and `@count` become a subquery node
+// (`_FilterNode.related`) carrying the related store's own query, planned by that store's
+// reader (its keys checked, its relations resolved the same way, so `owner.clinic.city`
+// nests) but not run. The record's store runs it inside its statement when its reader
+// says `.exact` (`StoreFilter.subquery`); wherever else it runs (an in-process remainder,
+// a reader that declines it) it is read as ids by the semi-join above, once
+// (`_RelatedSubquery.materialized()`): one road, two places the ids may be read.
 
 extension _Query {
   /// The query with every condition and sort key that walks a relation rewritten over the
@@ -51,7 +60,7 @@ extension _Query {
 }
 
 /// Rewrites one query's relation conditions (see the top of this file).
-struct _RelationResolver<Element: Sendable> {
+struct _RelationResolver<Element: Sendable>: Sendable {
   let graph: RecordGraph
   let relations: [String: _RelationInfo]
 
@@ -192,7 +201,7 @@ struct _RelationResolver<Element: Sendable> {
     }
   }
 
-  private func _in(_ key: String, _ values: some Collection<FieldValue>) throws -> _FilterNode<Element> {
+  private static func _in(_ key: String, _ values: some Collection<FieldValue>) throws -> _FilterNode<Element> {
     if values.isEmpty { return .constant(false) }
     return .field(try _FieldCondition(key: key, op: .in, value: .array(Array(values))))
   }
@@ -222,19 +231,14 @@ struct _RelationResolver<Element: Sendable> {
       inner.key = rest.isEmpty ? "id" : rest
       // A record with no related record reads nil through the relation, and a collection
       // operator further on reads what it gives for an empty collection (0 for `@count`).
-      var nested: [String] = []
-      if !Self.missingMatches(inner) {
-        let ids = Set(try target.column("id", where: .field(inner), graph: graph, notes: &nested))
-        _append(
-          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN {\(ids.count) ids}",
-          nested: nested, to: &notes)
-        return try _in(key, ids)
-      }
-      let ids = Set(try target.column("id", where: .not(.field(inner)), graph: graph, notes: &nested))
-      _append(
-        "\(_where(relation)): anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN {\(ids.count) ids}",
-        nested: nested, to: &notes)
-      return !(try _in(key, ids))
+      let missing = Self.missingMatches(inner)
+      let filter: _FieldPredicate = missing ? .not(.field(inner)) : .field(inner)
+      let step =
+        missing
+        ? "anti-join, 1 query on \(target.storeName) for NOT (\(inner)) → NOT \(key) IN"
+        : "semi-join, 1 query on \(target.storeName) for \(c) → \(key) IN"
+      return try _semiJoin(
+        relation, target, key: key, column: "id", where: filter, negated: missing, step, notes: &notes)
     case .toMany(let key):
       if c.countsElements, c.quantifier == nil, rest.isEmpty {
         return try _count(c, relation, target, key, notes: &notes)
@@ -255,25 +259,20 @@ struct _RelationResolver<Element: Sendable> {
       // does: the quantifier goes on to it. A path to one value per child drops it.
       let flattens = graph.walksToMany(rest, from: relation.target)
       inner.quantifier = flattens ? (quantifier == .all ? .all : .any) : nil
-      let idKey = "id"
-      var nested: [String] = []
       // The join records of a many-to-many count only where they reach a record.
       let only = reached.map { "\($0.description) AND " } ?? ""
       switch quantifier {
       case .any, .noElement:
-        let parents = Set(try target.column(key, where: children(.field(inner)), graph: graph, notes: &nested))
-        _append(
-          "\(_where(relation)): semi-join, 1 query on \(target.storeName) for \(only)\(inner) → "
-            + "\(quantifier == .any ? "" : "NOT ")id IN {\(parents.count) ids}", nested: nested, to: &notes)
-        let node = try _in(idKey, parents)
-        return quantifier == .any ? node : !node
+        let step =
+          "semi-join, 1 query on \(target.storeName) for \(only)\(inner) → \(quantifier == .any ? "" : "NOT ")id IN"
+        return try _semiJoin(
+          relation, target, key: "id", column: key, where: children(.field(inner)), negated: quantifier != .any, step,
+          notes: &notes)
       case .all:
-        let failing = Set(try target.column(key, where: children(.not(.field(inner))), graph: graph, notes: &nested))
-        _append(
-          "\(_where(relation)): anti-join, 1 query on \(target.storeName) for \(only)NOT (\(inner)) → "
-            + "NOT id IN {\(failing.count) ids}",
-          nested: nested, to: &notes)
-        return !(try _in(idKey, failing))
+        let step = "anti-join, 1 query on \(target.storeName) for \(only)NOT (\(inner)) → NOT id IN"
+        return try _semiJoin(
+          relation, target, key: "id", column: key, where: children(.not(.field(inner))), negated: true, step,
+          notes: &notes)
       }
     case .through(let first, let second):
       guard let via = graph.relation(first, of: relation.source) else {
@@ -323,9 +322,9 @@ struct _RelationResolver<Element: Sendable> {
       "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record",
       nested: nested, to: &notes)
     if !test.matches(fallback) {
-      return try _in("id", values.lazy.filter { test.matches($0.value) }.map(\.key))
+      return try Self._in("id", values.lazy.filter { test.matches($0.value) }.map(\.key))
     }
-    return !(try _in("id", values.lazy.filter { !test.matches($0.value) }.map(\.key)))
+    return !(try Self._in("id", values.lazy.filter { !test.matches($0.value) }.map(\.key)))
   }
 
   /// The store a relation's query runs on: the join type's for a through relation.
@@ -336,23 +335,88 @@ struct _RelationResolver<Element: Sendable> {
     return try graph.targetEntry(relation).storeName
   }
 
-  /// `visits.@count <op> value`: one query for the children's inverse keys.
+  /// `visits.@count <op> value`: one query for the children's inverse keys, or, in one
+  /// database, a grouped subquery (a parent with no children is in no group, so a test
+  /// that 0 passes keeps the parents whose count fails it, negated).
   private func _count(
     _ c: _FieldCondition, _ relation: _RelationInfo, _ target: any _GraphEntry, _ key: String, notes: inout [String]
   ) throws -> _FilterNode<Element> {
     var test = c
     test.key = ""
     test.countsElements = false
-    var counts: [FieldValue: Int] = [:]
-    var nested: [String] = []
-    for parent in try target.column(key, where: nil, graph: graph, notes: &nested) { counts[parent, default: 0] += 1 }
-    _append(
-      "\(_where(relation)): 1 query on \(target.storeName) counting \(counts.count) parents' children", nested: nested,
-      to: &notes)
-    if !test.matches(.int(0)) {
-      return try _in("id", counts.lazy.filter { test.matches(.int($0.value)) }.map(\.key))
+    let zero = test.matches(.int(0))
+    let graph = self.graph
+    let name = _where(relation)
+    let count: @Sendable (inout [String]) throws -> _FilterNode<Element> = { [test] notes in
+      var counts: [FieldValue: Int] = [:]
+      var nested: [String] = []
+      for parent in try target.column(key, where: nil, graph: graph, notes: &nested) { counts[parent, default: 0] += 1 }
+      notes.append("\(name): 1 query on \(target.storeName) counting \(counts.count) parents' children")
+      notes += nested.map { "  " + $0 }
+      return try Self._in("id", counts.lazy.filter { test.matches(.int($0.value)) != zero }.map(\.key))
     }
-    return !(try _in("id", counts.lazy.filter { !test.matches(.int($0.value)) }.map(\.key)))
+    if let node = try _subquery(
+      relation, target, key: "id", column: key, where: nil, count: (test, !zero), negated: zero, materialize: count)
+    {
+      return node
+    }
+    let node = try count(&notes)
+    return zero ? !node : node
+  }
+
+  /// `key IN {the column's values in the target's records that match filter}`, negated
+  /// when `negated`: a subquery when the stores share a database (see ``_subquery``),
+  /// else the column read now, in one query (`step` starts its `explain()` line).
+  private func _semiJoin(
+    _ relation: _RelationInfo, _ target: any _GraphEntry, key: String, column: String, where filter: _FieldPredicate,
+    negated: Bool, _ step: String, notes: inout [String]
+  ) throws -> _FilterNode<Element> {
+    let graph = self.graph
+    let name = _where(relation)
+    let read: @Sendable (inout [String]) throws -> _FilterNode<Element> = { notes in
+      var nested: [String] = []
+      let ids = Set(try target.column(column, where: filter, graph: graph, notes: &nested))
+      notes.append("\(name): \(step) {\(ids.count) ids}")
+      notes += nested.map { "  " + $0 }
+      return try Self._in(key, ids)
+    }
+    if let node = try _subquery(
+      relation, target, key: key, column: column, where: filter, negated: negated, materialize: read)
+    {
+      return node
+    }
+    let node = try read(&notes)
+    return negated ? !node : node
+  }
+
+  /// `key IN (SELECT column FROM target WHERE filter)` as a subquery the record's store
+  /// runs in its own statement, when both stores name one database and the target's
+  /// store runs the filter exactly (see the top of this file); nil otherwise. The
+  /// subquery is read as ids by `materialize` (the semi-join, un-negated) wherever it
+  /// runs in process. With `count`, the subquery keeps the column's values whose number
+  /// of records passes the test (or fails it, when the flag is false).
+  private func _subquery(
+    _ relation: _RelationInfo, _ target: any _GraphEntry, key: String, column: String, where filter: _FieldPredicate?,
+    count: (test: _FieldCondition, passes: Bool)? = nil, negated: Bool,
+    materialize: @escaping @Sendable (inout [String]) throws -> _FilterNode<Element>
+  ) throws -> _FilterNode<Element>? {
+    guard let own = graph.entry(Element.self)?.location, let location = target.location,
+      own.database == location.database,
+      let (query, nested) = try target.subquery(column, where: filter, graph: graph)
+    else { return nil }
+    let subquery = StoreSubquery(
+      key: key, location: location, column: column, query: query, count: count.map { StoreCondition($0.test) },
+      countPasses: count?.passes ?? true)
+    let lines =
+      ["\(_where(relation)): in the statement, as a subquery on \(location.table): \(negated ? "NOT " : "")\(subquery)"]
+      + nested.map { "  " + $0 }
+    let node = _FilterNode<Element>.related(
+      _RelatedSubquery(subquery, notes: lines) {
+        var notes: [String] = []
+        let node = try materialize(&notes)
+        return (node, notes)
+      })
+    return negated ? !node : node
   }
 
   /// An expression condition that reads a relation: computed on each record over the

@@ -198,7 +198,7 @@ extension RequestSet {
         }
         found.append(p.description)
       case .expression(let e): found.append(e.description)
-      case .constant, .field, .invalid, .ids, .search: continue
+      case .constant, .field, .invalid, .ids, .search, .related: continue
       }
     }
     return found

@@ -43,6 +43,13 @@ extension RequestSet {
     let resolved = prepared?.query ?? _PreparedQuery.resolved(_query, reader)
     let plan = prepared?.pushdown ?? _PushdownPlan(resolved, reader)
     lines += Self._relationLines(resolved.relationNotes)
+    // A relation's subquery is in the store's statement, unless the plan keeps it in
+    // process, where it is read as ids.
+    let kept = plan.remainder?.stages[0].filter?.relatedSubqueries ?? []
+    for related in resolved.stages[0].filter?.relatedSubqueries ?? [] {
+      let inProcess = kept.contains { $0.isSame(as: related) }
+      lines += Self._relationLines(inProcess ? related.materialized().notes : related.notes)
+    }
     lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
     do {
       for line in try reader.explain(plan.query).description.split(separator: "\n") {

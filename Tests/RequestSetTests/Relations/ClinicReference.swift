@@ -185,6 +185,21 @@ enum ClinicStores {
     }
   }
 
+  /// A graph whose four types are SQLite stores in one database file, a table each (with
+  /// `indexed`, the same indexes as `.indexedSQLite`): relation conditions run as
+  /// subqueries inside one statement. `tables` prefixes the table names.
+  static func sharedFileGraph(indexed: Bool, tables: String = "clinic") throws -> RecordGraph {
+    let path = TemporaryLogDirectory.freshPath("shared.sqlite")
+    func store<R: Record>(_ type: R.Type, _ table: String, _ indexes: [String]) throws -> SQLiteStore<R> {
+      let store = try SQLiteStore<R>(path: path, table: tables + "_" + table)
+      if indexed { for key in indexes { try store.createIndex(key) } }
+      return store
+    }
+    return try RecordGraph(
+      store(Person.self, "people", ["city", "age"]), store(Pet.self, "pets", ["ownerID", "species"]),
+      store(Visit.self, "visits", ["petID", "vetID", "cost"]), store(Vet.self, "vets", ["name"]))
+  }
+
   /// A graph with every type on stores of `kind`.
   static func graph(_ kind: StoreKind) throws -> RecordGraph {
     try RecordGraph(

@@ -6,7 +6,7 @@ import Testing
 /// Seeded random queries through relations (to-one, to-many, many-to-many through,
 /// SUBQUERY, nested paths), in every filter form, with sorts, windows, counts and
 /// prefetching, against answers computed in plain Swift over dictionaries, on every
-/// writable store and on a graph that mixes store kinds.
+/// writable store, on SQLite stores sharing one file and on a graph that mixes store kinds.
 @Suite struct RelationshipDifferentialTests {
   /// 2,000 people, 10,000 pets, 20,000 visits, 50 vets.
   static let data = ClinicData.generate(people: 2_000, pets: 10_000, visits: 20_000, vets: 50, seed: 0xC1_1C)
@@ -25,6 +25,16 @@ import Testing
     let graph = try ClinicStores.graph(kind)
     try Self.data.insert(into: graph)
     try Self.check(graph, "\(kind)")
+  }
+
+  /// Every type a SQLite store in one database file: relation conditions run as
+  /// subqueries inside the pets' statement (see SameFileGraphTests), and must answer as
+  /// the semi-joins of every other graph do.
+  @Test(arguments: [false, true])
+  func sqliteStoresInOneFile(indexed: Bool) throws {
+    let graph = try ClinicStores.sharedFileGraph(indexed: indexed)
+    try Self.data.insert(into: graph)
+    try Self.check(graph, indexed ? "one file, indexed" : "one file")
   }
 
   /// Pets in a LogStore, people in a MemoryStore, visits in SQLite, vets in an indexed

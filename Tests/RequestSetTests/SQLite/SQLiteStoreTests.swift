@@ -36,6 +36,7 @@ private func engineMatches(_ filter: StoreFilter, _ record: FieldValue) -> Bool 
   case .and(let terms): return terms.allSatisfy { engineMatches($0, record) }
   case .or(let terms): return terms.contains { engineMatches($0, record) }
   case .not(let inner): return !engineMatches(inner, record)
+  case .subquery: return false  // reads another table: not a test of one record
   }
 }
 

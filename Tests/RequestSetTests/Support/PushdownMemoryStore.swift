@@ -187,6 +187,7 @@ final class PushdownMemoryStore<Element: Record>: QueryPushdownStore, _CommitPub
       case .or(let terms): return try terms.contains { try matches($0, slot, fields) }
       case .not(let inner): return try !matches(inner, slot, fields)
       case .search(let s): return s.matches(try s.keys.map { try value($0, slot, fields) })
+      case .subquery: return false  // never received: the reader supports none
       }
     }
 
