@@ -581,7 +581,8 @@ extension StoreFilter {
   var holdsSearch: Bool {
     switch self {
     case .search: return true
-    case .constant, .condition: return false
+    // A subquery never reaches a PostgreSQL reader (it supports none: the ids come instead).
+    case .constant, .condition, .subquery: return false
     case .and(let terms), .or(let terms): return terms.contains { $0.holdsSearch }
     case .not(let inner): return inner.holdsSearch
     }
