@@ -159,7 +159,7 @@ private struct OddSort: CustomStringConvertible, Sendable {
 @Suite struct AwkwardDifferentialTests {
   static let data = Oddity.random(count: 120, seed: 0x0DD1_7E5)
   /// 100 seeded queries per store (300 with `REQUESTSET_SOAK=1`).
-  static let queryCount = TestScale.pick(quick: 100, soak: 300)
+  static let queryCount = TestScale.pick(quick: 100, soak: 200)
 
   @Test(arguments: StoreKind.allCases)
   func randomQueriesOnAwkwardTypesMatchPlainSwift(kind: StoreKind) throws {

@@ -93,7 +93,7 @@ import Testing
     return RefQuery(steps: steps)
   }
 
-  static let queryCount = TestScale.pick(quick: 160, soak: 640)
+  static let queryCount = TestScale.pick(quick: 160, soak: 320)
 
   /// Seeded queries shaped for the indexes, with inserts, in-place saves and deletes
   /// between them, against the array reference: every store, and the composite index's

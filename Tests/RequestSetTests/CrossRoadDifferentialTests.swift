@@ -12,10 +12,10 @@ import Testing
 /// related store, whatever it begins with.
 @Suite struct CrossRoadDifferentialTests {
   static let data = Animal.random(count: 120, seed: 0xC205)
-  /// 60 plain queries per store in the quick form, 400 with `REQUESTSET_SOAK=1`.
-  static let queryCount = TestScale.pick(quick: 60, soak: 400)
-  /// 30 queries through relations per store in the quick form, 150 with `REQUESTSET_SOAK=1`.
-  static let graphQueryCount = TestScale.pick(quick: 30, soak: 150)
+  /// 60 plain queries per store in the quick form, 200 with `REQUESTSET_SOAK=1`.
+  static let queryCount = TestScale.pick(quick: 60, soak: 200)
+  /// 30 queries through relations per store in the quick form, 80 with `REQUESTSET_SOAK=1`.
+  static let graphQueryCount = TestScale.pick(quick: 30, soak: 80)
   /// A live set's first state is read for every this-many-th query: each starts a
   /// follower of the store (a set over an array has none: it never changes).
   static let liveEvery = 5

@@ -6,9 +6,9 @@ import Testing
 /// reference, on every backend.
 @Suite struct DifferentialTests {
   static let data = Animal.random(count: 160, seed: 0xD1FF)
-  /// 300 seeded queries in the quick form (about 15 s over every store on two cores), 1,200
+  /// 300 seeded queries in the quick form (about 15 s over every store on two cores), 600
   /// with `REQUESTSET_SOAK=1`.
-  static let queryCount = TestScale.pick(quick: 300, soak: 1_200)
+  static let queryCount = TestScale.pick(quick: 300, soak: 600)
 
   @Test(arguments: StoreKind.allCases)
   func randomQueriesMatchTheArrayReference(kind: StoreKind) throws {

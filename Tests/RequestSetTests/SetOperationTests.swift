@@ -56,7 +56,7 @@ import Testing
     var g = SeededRandom(seed: 0x5E7_0BE5)
     let data = Animal.random(count: 80, seed: 0x5E7)
     let base = try kind.makeSet(data)
-    let rounds = TestScale.pick(quick: 30, soak: 300)
+    let rounds = TestScale.pick(quick: 30, soak: 150)
     for round in 0..<rounds where TestScale.checks(round, on: kind) || round < 4 {
       let combination = Combination.random(depth: 0, &g, data)
       let combined = combination.set(base)
