@@ -204,7 +204,7 @@ extension PostgresStore {
   }
 
   /// Moves each index the store made (one key or composite) to the keys
-  /// ``Migration/indexKey(after:)`` gives its keys, and drops the ones a removed key takes
+  /// `Migration.indexKey(after:)` gives its keys, and drops the ones a removed key takes
   /// with it: the rule every store follows. An index's keys are read back from the server's
   /// own text of each column (`(body #> '{owner,city}'::text[])`), so an index made by an
   /// older build moves too.

@@ -20,7 +20,7 @@ extension SQLiteStore {
   /// `requestset_migrations` table. A migration whose steps are all a top-level rename,
   /// add or remove runs as `UPDATE … SET body = json_set(…)` statements; any other runs
   /// record by record. Expression indexes (composite ones too) follow renamed keys, and go
-  /// with a removed key, by ``Migration/indexKey(after:)``. The table's record type becomes `Element`.
+  /// with a removed key, by `Migration.indexKey(after:)`. The table's record type becomes `Element`.
   ///
   /// ```swift
   /// var migrator = Migrator()
@@ -256,7 +256,7 @@ extension SQLiteStore {
   }
 
   /// Moves each index the store made (one key or composite) to the keys
-  /// ``Migration/indexKey(after:)`` gives its keys, and drops the ones a removed key takes
+  /// `Migration.indexKey(after:)` gives its keys, and drops the ones a removed key takes
   /// with it: the rule every store follows. An index's keys are read back from its SQL
   /// (`json_extract(body, '$."owner"."city"')`), so an index made by an older build moves too.
   static func _followIndexes(_ c: _SQLiteConnection, table: String, quoted: String, migration: Migration) throws {

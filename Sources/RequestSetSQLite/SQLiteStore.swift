@@ -533,7 +533,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
     try _openReader()
   }
 
-  /// The database file and the store's table in it. Stores of a ``RecordGraph`` in one
+  /// The database file and the store's table in it. Stores of a `RecordGraph` in one
   /// file (`SQLiteStore(path: same, table: "owners")`) answer a condition through a
   /// relation in one statement, as a subquery on the related table; stores in two files
   /// read the related ids first. Nil for an in-memory database, which no other connection
