@@ -579,12 +579,9 @@ struct _PGTextState: Sendable {
 extension StoreFilter {
   /// Whether a full-text condition is part of the filter.
   var holdsSearch: Bool {
-    switch self {
-    case .search: return true
-    // A subquery never reaches a PostgreSQL reader (it supports none: the ids come instead).
-    case .constant, .condition, .subquery: return false
-    case .and(let terms), .or(let terms): return terms.contains { $0.holdsSearch }
-    case .not(let inner): return inner.holdsSearch
+    contains {
+      if case .search = $0 { return true }
+      return false
     }
   }
 }

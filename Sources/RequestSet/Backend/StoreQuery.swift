@@ -93,11 +93,27 @@ public indirect enum StoreFilter: Sendable, CustomStringConvertible {
   /// StoreFilter.constant(true).holdsSubquery   // false
   /// ```
   public var holdsSubquery: Bool {
+    contains {
+      if case .subquery = $0 { return true }
+      return false
+    }
+  }
+
+  /// Whether `predicate` holds for the filter or any filter inside it (the terms of an AND
+  /// or an OR, the operand of a NOT; not the filter of a subquery, which is another
+  /// store's).
+  ///
+  /// ```swift
+  /// filter.contains { if case .search = $0 { true } else { false } }
+  /// ```
+  /// - Parameter predicate: A test of one filter.
+  /// - Returns: Whether some part of the filter passes it.
+  public func contains(where predicate: (StoreFilter) -> Bool) -> Bool {
+    if predicate(self) { return true }
     switch self {
-    case .constant, .condition, .search: return false
-    case .subquery: return true
-    case .and(let terms), .or(let terms): return terms.contains(where: \.holdsSubquery)
-    case .not(let inner): return inner.holdsSubquery
+    case .constant, .condition, .search, .subquery: return false
+    case .and(let terms), .or(let terms): return terms.contains { $0.contains(where: predicate) }
+    case .not(let inner): return inner.contains(where: predicate)
     }
   }
 
