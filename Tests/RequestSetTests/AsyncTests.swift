@@ -451,10 +451,13 @@ import Testing
   }
 }
 
-/// Waits on a store's thread until the query it runs is cancelled, for at most 120 s (a
-/// backstop against a cancellation that never arrives, which the test then reports).
+/// Waits on a store's thread until the query it runs is cancelled, for at most 900 s (a
+/// backstop against a cancellation that never arrives, which the test then reports). 120 s
+/// was not enough on a loaded machine: the full quick run once left the test's own task
+/// unscheduled that long, so the held decode went on, the count finished, and the test
+/// failed as if cancellation were not checked.
 private func waitForCancellation() {
-  let deadline = ContinuousClock.now + .seconds(120)
+  let deadline = ContinuousClock.now + .seconds(900)
   while !StoreThreads.isCancelled && ContinuousClock.now < deadline { usleep(1_000) }
 }
 
