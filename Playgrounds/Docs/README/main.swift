@@ -75,24 +75,20 @@ let byAge = animals.sortBy(\.age, order: .descending)
 let firstPage = try byAge.page(size: 4).fetch()
 let secondPage = try byAge.page(after: firstPage.last!, size: 4).fetch()
 let cowSet = animals.filter(\.species == "Cow")
-let youngest = animals.sortBy(\.age).limit(3)   // Bella, Micky, Rex
-print(firstPage.map(\.name), secondPage.map(\.name))   // → ["alice", "Daisy", "Rex", "Zed"] ["Micky", "Bella"]
-print(cowSet.union(youngest).sortBy("id").map(\.name), cowSet.subtracting(youngest).map(\.name))
-// → ["Micky", "Daisy", "Rex", "Bella"] ["Daisy"]
+print(firstPage.map(\.name), secondPage.map(\.name))
+// → ["alice", "Daisy", "Rex", "Zed"] ["Micky", "Bella"]
+print(cowSet.subtracting(animals.sortBy(\.age).limit(3)).map(\.name))   // → ["Daisy"]
 
 struct Post: Record { var id: Int; var title: String; var body: String }
 let posts = MemoryStore<Post>()
 try posts.insert(contentsOf: [
   Post(id: 1, title: "Café culture", body: "The quick brown fox visits a café in Zürich."),
   Post(id: 2, title: "東京の朝", body: "東京タワー at dawn, and a quick coffee."),
-  Post(id: 3, title: "Ёлка", body: "A brown bear under the tree."),
 ])
 try posts.createTextIndex("title", "body")
 let found = RequestSet(posts)
-print(found.filter(matching: "cafe").map(\.id), found.filter(matching: "\"brown fox\"").map(\.id))
-// → [1] [1]
-print(found.filter(matching: "東京 qui*").map(\.id), found.filter("title MATCHES[fts] 'елка'").map(\.id))
-// → [2] [3]
+print(found.filter(matching: "cafe \"brown fox\"").map(\.id))   // → [1]
+print(found.filter(matching: "東京 qui*").map(\.id))             // → [2]
 
 let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
 try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
@@ -154,4 +150,5 @@ print(elders, bob.name, try store.fetch(id: 3) == nil)   // → 1 Bob true
 try store.createIndex(\.name, unique: true)
 let feed = [Animal(id: 40, name: "Zed", species: "Dog", age: 6, weight: 26, tags: ["old"]),
             Animal(id: 41, name: "Kit", species: "Cat", age: 1, weight: 3, tags: [])]
-print(try store.upsert(feed, on: \.name), try store.fetch(id: 6)!.age)   // → 1 inserted, 1 updated 6
+print(try store.upsert(feed, on: \.name), try store.fetch(id: 6)!.age)
+// → 1 inserted, 1 updated 6
