@@ -291,10 +291,12 @@ import Testing
 
   /// A write through a query pushed down to SQLite (an UPDATE, a DELETE), cancelled while
   /// its statement runs, writes nothing: the statement is interrupted, and the call is
-  /// checked once more before COMMIT. A trigger makes each row's change take a while, so
-  /// the statement is under way when the cancel comes (it took 0.73 s to cancel and 4.75 s
-  /// to return 59,824 rows written, before).
-  @Test(arguments: ["update", "delete"])
+  /// checked once more before COMMIT. A trigger makes the first row's change count to
+  /// 10^12, so the statement is still under way when the cancel comes however late a
+  /// loaded machine runs this test's task (a trigger of a few seconds let the write finish
+  /// first under load); without the interrupt the call never returns, and the time limit
+  /// fails the test. Before, it took 0.73 s to cancel and 4.75 s to return 59,824 rows written.
+  @Test(.timeLimit(.minutes(20)), arguments: ["update", "delete"])
   func aCancelledSQLiteWriteThroughAQueryWritesNothing(write: String) async throws {
     let path = TemporaryLogDirectory.freshPath("store.sqlite")
     let store = try SQLiteStore<Animal>(path: path, table: "animals")
@@ -305,7 +307,7 @@ import Testing
       path,
       """
       CREATE TRIGGER slow_\(write) BEFORE \(write.uppercased()) ON animals BEGIN
-        SELECT (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c);
+        SELECT (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000000) SELECT count(*) FROM c);
       END;
       """)
     let set = RequestSet(store).filter("age", .greaterThanOrEqual, 0)
@@ -327,10 +329,10 @@ import Testing
     return false
   }
 
-  /// The same on PostgreSQL: each row's change sleeps on the server (0.1 s a row, a minute
-  /// for the 600 rows); the cancel stops the statement on the server, and the call rolls
-  /// back instead of committing.
-  @Test(.enabled(if: PostgresServer.testsRun), arguments: ["update", "delete"])
+  /// The same on PostgreSQL: each row's change sleeps 1,000 s on the server, so the
+  /// statement is under way whenever the cancel comes; the cancel stops the statement on
+  /// the server, and the call rolls back instead of committing.
+  @Test(.enabled(if: PostgresServer.testsRun), .timeLimit(.minutes(20)), arguments: ["update", "delete"])
   func aCancelledPostgreSQLWriteThroughAQueryWritesNothing(write: String) async throws {
     let table = PostgresServer.freshTable()
     let store = try PostgresStore<Animal>(url: PostgresServer.url(), table: table)
@@ -339,7 +341,7 @@ import Testing
     try store.insert(contentsOf: herd)
     try PostgresServer.execute(
       """
-      CREATE FUNCTION "\(table)_slow"() RETURNS trigger AS $$ BEGIN PERFORM pg_sleep(0.1); RETURN COALESCE(NEW, OLD); END $$
+      CREATE FUNCTION "\(table)_slow"() RETURNS trigger AS $$ BEGIN PERFORM pg_sleep(1000); RETURN COALESCE(NEW, OLD); END $$
         LANGUAGE plpgsql;
       CREATE TRIGGER slow BEFORE UPDATE OR DELETE ON "\(table)" FOR EACH ROW EXECUTE FUNCTION "\(table)_slow"();
       """)
