@@ -2,5 +2,5 @@
 // `Scenarios+<Area>.swift` and names it here.
 
 extension Scenarios {
-  static var areas: [[String: Scenario]] { [live, files, input, values, nesting, relations] }
+  static var areas: [[String: Scenario]] { [live, files, input, values, nesting, relations, traps] }
 }

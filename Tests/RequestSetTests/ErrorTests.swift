@@ -40,25 +40,28 @@ import Testing
   }
 
   /// The collection members cannot throw: they stop with the same message, and never
-  /// return an empty or partial result instead.
-  @Test func theCollectionPathStopsWithTheErrorsMessage() async throws {
-    let count = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = RequestSet(Animal.zoo).filter("nmae", value: "Micky").count
-    }
-    let countOutput = String(decoding: try #require(count).standardErrorContent, as: UTF8.self)
-    #expect(countOutput.contains(#"RequestSetError.unknownKey: Unknown key "nmae" for Animal. Known keys: age, id"#))
+  /// return an empty or partial result instead. Each runs in an `AdversaryWorker` child
+  /// (`Scenarios+Traps.swift`), which must stop and print nothing it read.
+  @Test func theCollectionPathStopsWithTheErrorsMessage() throws {
+    let count = try AdversaryChild.run("trap.count.unknownKey")
+    #expect(count.stopped && count.lines.isEmpty, "\(count)")
+    #expect(
+      count.standardError.contains(#"RequestSetError.unknownKey: Unknown key "nmae" for Animal. Known keys: age, id"#),
+      "\(count)")
 
-    let iteration = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      for _ in RequestSet(Animal.zoo).filter("age", value: "three") {}
-    }
-    let iterationOutput = String(decoding: try #require(iteration).standardErrorContent, as: UTF8.self)
-    #expect(iterationOutput.contains(#"RequestSetError.typeMismatch: Key "age" of Animal holds number values"#))
+    let iteration = try AdversaryChild.run("trap.iterate.typeMismatch")
+    #expect(iteration.stopped && iteration.lines.isEmpty, "\(iteration)")
+    #expect(
+      iteration.standardError.contains(#"RequestSetError.typeMismatch: Key "age" of Animal holds number values"#),
+      "\(iteration)")
   }
 
   /// An index out of range is a programming error; a negative limit or offset is input,
   /// which makes the set invalid instead (see `InputTests`).
-  @Test func misuseIsAPreconditionFailure() async throws {
-    await #expect(processExitsWith: .failure) { _ = RequestSet(Animal.zoo)[6] }
+  @Test func misuseIsAPreconditionFailure() throws {
+    let subscripted = try AdversaryChild.run("trap.subscript")
+    #expect(subscripted.stopped && subscripted.lines.isEmpty, "\(subscripted)")
+    #expect(subscripted.standardError.contains("Index 6 is out of range: the RequestSet holds 6 records"), "\(subscripted)")
     let negative = RequestSet(Animal.zoo).limit(-1).offset(-1)
     #expect(try #require(throws: RequestSetError.self) { try negative.fetch() }.code == .invalidWindow)
   }

@@ -29,6 +29,10 @@ struct AdversaryChild: CustomStringConvertible {
   /// The child ended by itself with status 0 and printed its closing `done`.
   var exitedNormally: Bool { exitStatus == 0 && lines.last == "done" }
 
+  /// The child stopped, as a trap or a precondition failure stops a program: killed by a
+  /// signal, or exited with a status other than 0 (never its own usage error, 2).
+  var stopped: Bool { signal != nil || (exitStatus != 0 && exitStatus != 2) }
+
   var description: String {
     let end = signal.map { "killed by signal \($0)" } ?? "exit status \(exitStatus ?? -1)"
     return "AdversaryWorker \(end); output: \(lines.joined(separator: " | ")); stderr: \(standardError.suffix(2000))"
