@@ -43,13 +43,22 @@ struct Subscriber: Record, Equatable {
     merge: ((Subscriber, Subscriber) -> Subscriber)? = nil
   ) -> UpsertResult {
     var result = UpsertResult(inserted: 0, updated: 0)
+    // The first stored record with each email: what `firstIndex(where:)` finds, without a
+    // scan per record (10,000 records into 15,000 took a minute of CPU in a debug build).
+    var first: [String?: Int] = [:]
+    for (i, record) in stored.enumerated() where first[record.email] == nil { first[record.email] = i }
     for record in batch {
-      if let i = stored.firstIndex(where: { $0.email == record.email }) {
+      if let i = first[record.email] {
         var replacement = merge?(stored[i], record) ?? record
         replacement.id = stored[i].id
         stored[i] = replacement
+        if replacement.email != record.email {
+          first = [:]
+          for (j, kept) in stored.enumerated() where first[kept.email] == nil { first[kept.email] = j }
+        }
         result.updated += 1
       } else {
+        first[record.email] = stored.count
         stored.append(record)
         result.inserted += 1
       }
