@@ -1,5 +1,6 @@
 import Foundation
 import RequestSet
+import RequestSetPostgres
 import RequestSetSQLite
 
 /// A seeded clinic graph (people, vets, pets, visits) and the answers to questions about
@@ -192,6 +193,22 @@ enum ClinicStores {
     let path = TemporaryLogDirectory.freshPath("shared.sqlite")
     func store<R: Record>(_ type: R.Type, _ table: String, _ indexes: [String]) throws -> SQLiteStore<R> {
       let store = try SQLiteStore<R>(path: path, table: tables + "_" + table)
+      if indexed { for key in indexes { try store.createIndex(key) } }
+      return store
+    }
+    return try RecordGraph(
+      store(Person.self, "people", ["city", "age"]), store(Pet.self, "pets", ["ownerID", "species"]),
+      store(Visit.self, "visits", ["petID", "vetID", "cost"]), store(Vet.self, "vets", ["name"]))
+  }
+
+  /// A graph whose four types are PostgreSQL stores in the test server's database, a table
+  /// each (with `indexed`, indexes on the keys relations join on): relation conditions run
+  /// as subqueries inside one statement.
+  static func sharedDatabaseGraph(indexed: Bool) throws -> RecordGraph {
+    let url = try PostgresServer.url()
+    let prefix = PostgresServer.freshTable("clinic") + "_"
+    func store<R: Record>(_ type: R.Type, _ table: String, _ indexes: [String]) throws -> PostgresStore<R> {
+      let store = try PostgresStore<R>(url: url, table: prefix + table)
       if indexed { for key in indexes { try store.createIndex(key) } }
       return store
     }
