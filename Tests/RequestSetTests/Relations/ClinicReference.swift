@@ -217,6 +217,16 @@ enum ClinicStores {
       store(Visit.self, "visits", ["petID", "vetID", "cost"]), store(Vet.self, "vets", ["name"]))
   }
 
+  /// Whether the graph's pets and people are in one database (`QueryPushdownStore.location`),
+  /// where a relation condition runs as a subquery in the pets' statement.
+  static func sharesDatabase(_ graph: RecordGraph) -> Bool {
+    func location<R: Record>(_ type: R.Type) -> StoreLocation? {
+      (graph.store(for: type) as? any QueryPushdownStore)?.location
+    }
+    guard let pets = location(Pet.self) else { return false }
+    return pets.database == location(Person.self)?.database
+  }
+
   /// A graph with every type on stores of `kind`.
   static func graph(_ kind: StoreKind) throws -> RecordGraph {
     try RecordGraph(
