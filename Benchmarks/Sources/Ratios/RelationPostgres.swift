@@ -38,9 +38,12 @@ func issue36PostgresTables(_ n: Int) throws {
   let animalStore = try PostgresStore<BAnimal>(url: server.url, table: "animals")
   let visitStore = try PostgresStore<BVisit>(url: server.url, table: "visits")
   let farOwners = try PostgresStore<BOwner>(url: otherURL, table: "owners")
-  defer { [ownerStore, farOwners].forEach { $0.close() } }
-  defer { animalStore.close() }
-  defer { visitStore.close() }
+  defer {
+    ownerStore.close()
+    farOwners.close()
+    animalStore.close()
+    visitStore.close()
+  }
   try ownerStore.insert(contentsOf: owners)
   try farOwners.insert(contentsOf: owners)
   try animalStore.insert(contentsOf: animals)
@@ -66,7 +69,8 @@ func issue36PostgresTables(_ n: Int) throws {
 
   let oneDatabase = try RecordGraph(ownerStore, animalStore, visitStore)
   let twoDatabases = try RecordGraph(farOwners, animalStore, visitStore)
-  let inSQL = "SELECT count(*) FROM plain_animals WHERE ownerID IN (SELECT id FROM plain_owners WHERE city = 'Oslo')"
+  let inSQL =
+    "SELECT count(*) FROM plain_animals WHERE ownerID IN (SELECT id FROM plain_owners WHERE city = 'Oslo')"
   let existsSQL = """
     SELECT count(*) FROM plain_animals a WHERE EXISTS (SELECT 1 FROM plain_owners o WHERE o.id = a.ownerID \
     AND o.city = 'Oslo')
@@ -94,7 +98,8 @@ func issue36PostgresTables(_ n: Int) throws {
         "`filter(\"owner.city\", value: \"Oslo\").count`, one database: one statement", oneTime,
         "libpq: `\(inSQL)`, plain tables, index on ownerID", inTime, limit: 1.2, target: "≤ 1.2×"),
       issue13Row(
-        "typed `filter(BAnimal.owner.city == \"Oslo\").count`, one database", typedTime, "the same direct SQL",
+        "typed `filter(BAnimal.owner.city == \"Oslo\").count`, one database", typedTime,
+        "the same direct SQL",
         inTime, limit: nil, target: "—"),
       issue13Row(
         "the same count, owners in another database: semi-join, 2 statements", twoTime, "the same direct SQL",
