@@ -21,6 +21,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   /// conditions are supersets the engine rechecks, and sorts stay in process.
   let hasNonPlainRows: Bool
   private let _cursors = Atomic<Int>(0)
+  /// The version of each other table a relation's subquery reads, as this transaction
+  /// saw it (see `support(for: StoreSubquery)`), for a new transaction to check.
+  private let _related: _PGTableVersions
 
   /// The statement that begins a reader's transaction.
   static var _begin: String { "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" }
@@ -38,6 +41,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       throw error
     }
     let (version, table, quoted, limit) = (version, store._table, store._quoted, store._pool.limit)
+    let related = _PGTableVersions()
+    _related = related
     _lease = _PGLease(store._pool, c, begin: Self._begin) { c in
       let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [table])
       guard row.count == 1, row.string(0, 0) == String(version) else {
@@ -46,6 +51,18 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
           "The table \(quoted) changed while this evaluation waited between two reads (a set counted and not yet "
             + "read, say) and its connection served another call (all \(limit) were busy), so it can no longer read "
             + "the state it began with. Read the set again (refreshed()), or open the store with more connections.")
+      }
+      // The tables a relation's subquery reads must be as the first transaction saw them too.
+      for (other, seen) in related.state.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+        let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [other])
+        guard row.count == 1, row.string(0, 0) == String(seen) else {
+          throw RequestSetError(
+            .conflict,
+            "The table \(other), which a relation of this evaluation reads in its statement, changed while the "
+              + "evaluation waited between two reads (a set counted and not yet read, say) and its connection served "
+              + "another call (all \(limit) were busy), so it can no longer read the state it began with. Read the "
+              + "set again (refreshed()), or open the store with more connections.")
+        }
       }
     }
   }
@@ -101,6 +118,32 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     return support
   }
 
+  /// A relation's subquery on another table of this database, when PostgreSQL compares
+  /// exactly what both sides read (see `PostgresStore._subqueryProblem`: plain rows, keys
+  /// that never held arrays or objects nor read through one, no integers and doubles
+  /// beyond 2^53 compared, no full-text search in a related query). The related tables
+  /// are checked in this reader's transaction, whose snapshot the statement reads: it sees
+  /// every write committed before the reader began, through any store, as a semi-join's
+  /// read of the related store begun then would. Their versions are kept: when the reader's
+  /// connection is lent and its next statement begins a new transaction, a related table
+  /// that moved meanwhile throws `.conflict`, as the reader's own table does. A graph's
+  /// write still commits store by store, so a statement begun between two of its commits
+  /// sees the first and not the second, as a semi-join's two reads could.
+  func support(for subquery: StoreSubquery) -> PushdownSupport {
+    if hasNonPlainRows {
+      return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)")
+    }
+    guard subquery.location.database == store._database else {
+      return .none(reason: "the table \(subquery.location.table) is in another database")
+    }
+    guard let (problem, versions) = try? _with({ try store._subqueryProblem(subquery, on: $0) }) else {
+      return .none(reason: "the related tables could not be checked")
+    }
+    if let problem { return .none(reason: problem) }
+    _related.state.withLock { $0.merge(versions) { old, _ in old } }
+    return .exact
+  }
+
   /// Declines a query whose statement would bind more than 10,000 values
   /// (``_PGTranslation/budget``): thousands of conditions that are not lists, such as an
   /// OR of ranges or of pairs of conditions, or a long AND of inequalities. PostgreSQL
@@ -117,7 +160,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     // and two bounds), a sort key one, `distinct` one more plus the sort again, the window
     // two: a query this small fits without writing its statement.
     let conditions = query.filter?.conditions.count ?? 0
-    if 3 * conditions + 2 * query.sort.count + 3 <= _PGTranslation.budget { return .exact }
+    // A subquery's conditions are not among the filter's own: its statement is counted.
+    let small = 3 * conditions + 2 * query.sort.count + 3 <= _PGTranslation.budget
+    if small && query.filter?.holdsSubquery != true { return .exact }
     var translation = _PGTranslation()
     _ = statement(query, columns: "body", &translation)
     let n = translation.parameters.count
@@ -472,6 +517,15 @@ extension PostgresStore {
     }
     let nonPlain = try c.execute("SELECT EXISTS (SELECT 1 FROM \(_quoted) WHERE NOT plain)")
     guard nonPlain.string(0, 0) == "f" else { return nil }
+    // A relation's subquery, checked again in this transaction, which it reads in.
+    var subqueries: [StoreSubquery] = []
+    _ = query.filter?.contains {
+      if case .subquery(let s) = $0 { subqueries.append(s) }
+      return false
+    }
+    for s in subqueries {
+      if try _subqueryProblem(s, on: c).problem != nil { return nil }
+    }
     return query.filter.map { translation.filter($0) } ?? "TRUE"
   }
 
@@ -584,6 +638,11 @@ extension StoreFilter {
       return false
     }
   }
+}
+
+/// Tables' versions as a reader's transaction saw them (see `_PostgresReader`).
+final class _PGTableVersions: Sendable {
+  let state = Mutex<[String: UInt64]>([:])
 }
 
 /// What a reader's key check found at a sort or distinct key.

@@ -68,6 +68,11 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// runs next under that lock: every writer of the table takes the lock first, so no
   /// other write sets it in between.
   let _writingTextKeys = Mutex<[String]?>(nil)
+  /// Which keys of which tables hold integers and doubles beyond 2^53, per table version
+  /// (see `_subqueryProblem`).
+  let _bigNumberKeys = _PGBigNumberKeys()
+  /// The database as ``location`` names it, read from the first connection.
+  let _database: String
   /// How many write attempts were run again after a serialization failure or deadlock
   /// (tests count them).
   let _conflictRetries = Atomic<Int>(0)
@@ -131,7 +136,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     }
     _table = name
     _quoted = try SQLJSON.quoteIdentifier(name)
-    _pool = _PGPool(_ConnectionString(url), limit: connections, options: options)
+    let pool = _PGPool(_ConnectionString(url), limit: connections, options: options)
+    _pool = pool
+    _database = try pool.with(Self._database)
     asyncThreads = StoreThreads(name: "PostgresStore", count: Swift.max(2, connections))
     _migrationState = Mutex((migrations, [], nil))
     try migrations.validate()

@@ -175,9 +175,7 @@ struct _PGTranslation {
     // engine rechecks them; when it saw none, `words IS NULL` finds none in its snapshot.
     case .search(let s):
       return "(words IS NULL OR words @@ \(bind(_PGTextWords.query(s)))::tsquery)"
-    // Never reached: the reader supports no subquery (the default of `support(for:)`), so
-    // a relation reaches it as a list of ids.
-    case .subquery: return "FALSE"
+    case .subquery(let s): return subquery(s)
     case .and(let terms):
       guard !terms.isEmpty else { return "TRUE" }
       let (grouped, rest) = Self._comparisonGroups(terms, or: false)
@@ -207,6 +205,28 @@ struct _PGTranslation {
       return "(" + operands.joined(separator: " OR ") + ")"
     case .not(let inner): return "(NOT " + self.filter(inner) + ")"
     }
+  }
+
+  /// A relation's condition as a subquery on another table of the same database (see
+  /// `StoreSubquery`), two-valued: `x IN (SELECT y FROM other WHERE y IS NOT NULL AND …)`,
+  /// both keys read as jsonb, as conditions and indexes read them (`body #> path`), so an
+  /// index on either key serves it. jsonb's `=` is the engine's equality over what the
+  /// reader lets through (`support(for: StoreSubquery)`): `1` equals `1.0`, a Bool is
+  /// never a number, text never equals a number, NFC text by bytes; nil (JSON null or an
+  /// absent key) is left out on both sides, so it equals nothing and no NULL reaches
+  /// `NOT`. With a count, the other table's rows are grouped by `y` and each group's size
+  /// is tested as a jsonb number. Unqualified, `body` inside names the other table's row.
+  mutating func subquery(_ s: StoreSubquery) -> String {
+    // The reader supports only tables it found in `requestset_tables`, whose names quote.
+    guard let table = try? SQLJSON.quoteIdentifier(s.location.table) else { return "FALSE" }
+    let x = field(FieldValue.fieldNames(inKey: s.key))
+    let y = field(FieldValue.fieldNames(inKey: s.column))
+    var inner = "SELECT \(y) FROM \(table) WHERE \(y) IS NOT NULL"
+    if let filter = s.query.filter { inner += " AND " + self.filter(filter) }
+    if let count = s.count {
+      inner += " GROUP BY 1 HAVING " + (s.countPasses ? "" : "NOT ") + test("to_jsonb(count(*))", count)
+    }
+    return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) <> 'null' AND \(x) IN (\(inner)))"
   }
 
   /// One condition, `@count` and quantifiers included.

@@ -90,12 +90,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: subquery.column)) != nil
     else { return .none(reason: "the key \(subquery.key) or \(subquery.column) holds a quote or U+0000") }
     if let reason = arrayOnPath(names) { return .none(reason: reason) }
-    guard let tables = _SQLiteTranslation.subqueryTables(.subquery(subquery)),
+    guard let tables = SQLSubqueries.tables(.subquery(subquery)),
       let quoted = try? tables.map(SQLJSON.quoteIdentifier)
     else { return .none(reason: "a full-text search on a related table runs on its own store") }
     // SQL's `IN` is the engine's equality over nil, numbers and text; a key that has
     // ever held a Bool (SQL's 1), an array or an object (JSON text) is compared in process.
-    for (table, key) in _SQLiteTranslation.comparedKeys(subquery, in: table) {
+    for (table, key) in SQLSubqueries.comparedKeys(subquery, in: table) {
       let read = try? withConnection { c in
         try SQLiteStore<Element>._storedKinds(c, table: table).map { try SQLFieldKinds().kinds(fromText: $0) }
       }

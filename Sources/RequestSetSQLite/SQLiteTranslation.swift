@@ -151,42 +151,6 @@ struct _SQLiteTranslation {
     return "json_extract(body, \(key)) IN (\(inner))"
   }
 
-  /// The keys a subquery compares, with the table of each (the record's `key` in `table`,
-  /// the column in the related table), nested subqueries' included.
-  static func comparedKeys(_ s: StoreSubquery, in table: String) -> [(table: String, key: String)] {
-    var pairs = [(table, s.key), (s.location.table, s.column)]
-    func nested(_ filter: StoreFilter) {
-      switch filter {
-      case .subquery(let inner): pairs += comparedKeys(inner, in: s.location.table)
-      case .and(let terms), .or(let terms): terms.forEach(nested)
-      case .not(let inner): nested(inner)
-      case .constant, .condition, .search: break
-      }
-    }
-    s.query.filter.map(nested)
-    return pairs
-  }
-
-  /// The tables a filter's subqueries read, nested ones included; nil when one of them
-  /// holds a full-text search (which reads the store's own text table).
-  static func subqueryTables(_ filter: StoreFilter) -> [String]? {
-    switch filter {
-    case .constant, .condition: return []
-    case .search: return nil
-    case .subquery(let s):
-      guard let inner = s.query.filter.map(subqueryTables) ?? [] else { return nil }
-      return [s.location.table] + inner
-    case .and(let terms), .or(let terms):
-      var tables: [String] = []
-      for term in terms {
-        guard let found = subqueryTables(term) else { return nil }
-        tables += found
-      }
-      return tables
-    case .not(let inner): return subqueryTables(inner)
-    }
-  }
-
   /// `terms` joined by `joiner` as a balanced tree of parenthesized halves. Each term is
   /// written in order, so its parameters bind in the order they appear.
   private mutating func appendBalanced(

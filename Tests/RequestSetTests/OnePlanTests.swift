@@ -170,7 +170,9 @@ import Testing
     for (name, make) in sets {
       let once = _PlanCounter.Tally()
       let expected = try _PlanCounter.$tally.withValue(once) { try make().fetch().map(\.id) }
-      #expect(once.relationQueries >= 1, "\(kind) \(name)")
+      // On stores in one database (PostgreSQL's) a relation may be a subquery, planned on
+      // the related store and run in the pets' statement.
+      #expect(once.relationQueries + once.subqueries >= 1, "\(kind) \(name)")
       for (label, sequence) in Self.graphSequences {
         let set = make()
         let tally = _PlanCounter.Tally()
@@ -180,6 +182,7 @@ import Testing
           tally.relationQueries == once.relationQueries,
           "\(kind) \(name), \(label): \(tally.relationQueries) relation queries, one read runs \(once.relationQueries)")
         #expect(tally.count == once.count, "\(kind) \(name), \(label): \(tally.count) plans, one read makes \(once.count)")
+        #expect(tally.subqueries == once.subqueries, "\(kind) \(name), \(label): \(tally.subqueries) subqueries")
       }
     }
   }

@@ -91,10 +91,14 @@ enum _PlanCounter {
   final class Tally: Sendable {
     let made = Atomic<Int>(0)
     let related = Atomic<Int>(0)
+    let planned = Atomic<Int>(0)
     /// The plans made.
     var count: Int { made.load(ordering: .relaxed) }
     /// The queries run on related stores.
     var relationQueries: Int { related.load(ordering: .relaxed) }
+    /// The related stores' queries planned to be subqueries of another store's statement
+    /// (stores in one database): each plans once and reads nothing.
+    var subqueries: Int { planned.load(ordering: .relaxed) }
   }
 
   @TaskLocal static var tally: Tally?
@@ -105,6 +109,10 @@ enum _PlanCounter {
   /// Notes one query on a related store.
   @inline(__always)
   static func noteRelationQuery() { tally?.related.add(1, ordering: .relaxed) }
+
+  /// Notes one related store's query planned as a subquery.
+  @inline(__always)
+  static func noteSubquery() { tally?.planned.add(1, ordering: .relaxed) }
 }
 
 extension _Query {

@@ -405,6 +405,7 @@ struct _Entry<T: Record>: _GraphEntry {
     let reader = try runner.open()
     defer { reader.pause() }
     let prepared = try _PreparedQuery(set._query, reader: reader, storeName: runner.storeName)
+    _PlanCounter.noteSubquery()
     let selected = StoreCondition(_FieldCondition(key: column, comparison: .equal, value: .null, collation: .binary))
     guard let plan = prepared.pushdown, plan.isExact, case .exact = reader.supportCondition(selected) else {
       return nil

@@ -1,5 +1,6 @@
 import Foundation
 import RequestSet
+import RequestSetPostgres
 import RequestSetSQLite
 
 /// A seeded clinic graph (people, vets, pets, visits) and the answers to questions about
@@ -198,6 +199,32 @@ enum ClinicStores {
     return try RecordGraph(
       store(Person.self, "people", ["city", "age"]), store(Pet.self, "pets", ["ownerID", "species"]),
       store(Visit.self, "visits", ["petID", "vetID", "cost"]), store(Vet.self, "vets", ["name"]))
+  }
+
+  /// A graph whose four types are PostgreSQL stores in the test server's database, a table
+  /// each (with `indexed`, indexes on the keys relations join on): relation conditions run
+  /// as subqueries inside one statement.
+  static func sharedDatabaseGraph(indexed: Bool) throws -> RecordGraph {
+    let url = try PostgresServer.url()
+    let prefix = PostgresServer.freshTable("clinic") + "_"
+    func store<R: Record>(_ type: R.Type, _ table: String, _ indexes: [String]) throws -> PostgresStore<R> {
+      let store = try PostgresStore<R>(url: url, table: prefix + table)
+      if indexed { for key in indexes { try store.createIndex(key) } }
+      return store
+    }
+    return try RecordGraph(
+      store(Person.self, "people", ["city", "age"]), store(Pet.self, "pets", ["ownerID", "species"]),
+      store(Visit.self, "visits", ["petID", "vetID", "cost"]), store(Vet.self, "vets", ["name"]))
+  }
+
+  /// Whether the graph's pets and people are in one database (`QueryPushdownStore.location`),
+  /// where a relation condition runs as a subquery in the pets' statement.
+  static func sharesDatabase(_ graph: RecordGraph) -> Bool {
+    func location<R: Record>(_ type: R.Type) -> StoreLocation? {
+      (graph.store(for: type) as? any QueryPushdownStore)?.location
+    }
+    guard let pets = location(Pet.self) else { return false }
+    return pets.database == location(Person.self)?.database
   }
 
   /// A graph with every type on stores of `kind`.

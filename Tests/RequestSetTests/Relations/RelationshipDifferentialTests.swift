@@ -6,7 +6,8 @@ import Testing
 /// Seeded random queries through relations (to-one, to-many, many-to-many through,
 /// SUBQUERY, nested paths), in every filter form, with sorts, windows, counts and
 /// prefetching, against answers computed in plain Swift over dictionaries, on every
-/// writable store, on SQLite stores sharing one file and on a graph that mixes store kinds.
+/// writable store, on SQLite stores sharing one file, on PostgreSQL stores in one database
+/// and on a graph that mixes store kinds.
 @Suite struct RelationshipDifferentialTests {
   /// 2,000 people, 10,000 pets, 20,000 visits, 50 vets.
   static let data = ClinicData.generate(people: 2_000, pets: 10_000, visits: 20_000, vets: 50, seed: 0xC1_1C)
@@ -35,6 +36,17 @@ import Testing
     let graph = try ClinicStores.sharedFileGraph(indexed: indexed)
     try Self.data.insert(into: graph)
     try Self.check(graph, indexed ? "one file, indexed" : "one file")
+  }
+
+  /// Every type a PostgreSQL store in one database, indexed on the keys relations join on:
+  /// relation conditions run as subqueries inside the pets' statement (see
+  /// SameDatabaseGraphTests). `oneKindForEveryType(.postgres)` is the same graph without
+  /// indexes (its stores share the test server's database too).
+  @Test(.enabled(if: PostgresServer.testsRun))
+  func postgresStoresInOneDatabase() throws {
+    let graph = try ClinicStores.sharedDatabaseGraph(indexed: true)
+    try Self.data.insert(into: graph)
+    try Self.check(graph, "one database, indexed")
   }
 
   /// Pets in a LogStore, people in a MemoryStore, visits in SQLite, vets in an indexed
