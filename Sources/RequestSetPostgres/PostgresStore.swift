@@ -381,6 +381,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
             "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
         }
         if let expected, expected != current {
+          // The caller read an older version, perhaps on a replica that had not replayed
+          // another process's commit: its next read waits for that commit (a write
+          // through a query reads again and retries).
+          _noteCommit(c, ownCommit: false)
           throw RequestSetError(
             .conflict,
             "The store changed (version \(current), expected \(expected)) between reading and writing; "

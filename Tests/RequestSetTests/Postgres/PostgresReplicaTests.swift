@@ -149,6 +149,52 @@ import Testing
     #expect(try store.fetch(id: 100)?.name == "Nemo")
   }
 
+  /// A standby whose replay is paused (`pg_wal_replay_pause()`), so it lags: a read with
+  /// nothing of this store's to wait for sees it as it is, without another process's
+  /// commit (the documented staleness); a read after this store's own write waits
+  /// `replicaWait` for it, then reads the primary and sees the write; a write through a
+  /// query that read the stale standby first (its version check fails) reads again after
+  /// the commit it missed, and goes through.
+  @Test func aLaggingReplicaIsWaitedForThenThePrimaryIsRead() async throws {
+    let (primary, replica, standby) = try Self.standbyPair()
+    defer { standby.stop() }
+    let store = try PostgresStore<Animal>(
+      url: primary, table: "animals",
+      options: PostgresConnectionOptions(replicas: [replica], replicaWait: .milliseconds(300)))
+    defer { store.close() }
+    let other = try PostgresStore<Animal>(url: primary, table: "animals")
+    defer { other.close() }
+    // The standby has replayed the store's opening before it is paused.
+    #expect(try await eventually { try Self.readsOnStandby(store) })
+    let control = try _PGConnection(_ConnectionString(replica))
+    try control.execute("SELECT pg_wal_replay_pause()")
+    defer { _ = try? control.execute("SELECT pg_wal_replay_resume()") }
+
+    let cow = try #require(Animal.zoo.first { $0.species == "Cow" })
+    var older = cow
+    older.age += 40
+    try other.save(older)
+    try other.insert(Animal(id: 200, name: "Other", species: "Fish", age: 2))
+    #expect(try store.fetch(id: 200) == nil)  // the standby's state: it lags
+    #expect(try store.fetch(id: cow.id)?.age == cow.age)
+    #expect(store.lastReadServer == replica)
+
+    // Read on the standby (stale), refused by the version check, read again after the
+    // commit it missed (the primary, as the standby is paused), applied.
+    let cows = Animal.zoo.filter { $0.species == "Cow" }.count
+    #expect(try RequestSet(store).filter(\.species == "Cow").update { $0.age += 10 } == cows)
+    #expect(try other.fetch(id: cow.id)?.age == cow.age + 50)
+
+    try store.insert(Animal(id: 100, name: "Nemo", species: "Fish", age: 1))
+    #expect(try store.fetch(id: 100)?.name == "Nemo")  // waited, then read the primary
+    #expect(store.lastReadServer == primary)
+    #expect(try RequestSet(store).filter(\.species == "Fish").fetchCount() == 2)
+
+    try control.execute("SELECT pg_wal_replay_resume()")
+    #expect(try RequestSet(store).filter(\.species == "Fish").sortBy(\.id).fetch().map(\.id) == [100, 200])
+    #expect(store.lastReadServer == replica)
+  }
+
   /// A replica that is not a standby is refused at open, with a message that says how to
   /// fix it; a connection string libpq cannot parse is `.invalidFormat`; a bound that is
   /// not positive is `.invalidOptions`. A replica that does not answer at open is no
