@@ -42,6 +42,15 @@ import _RequestSetSQL
 /// ```swift
 /// let store = try PostgresStore<Animal>(url: url, options: PostgresConnectionOptions(statementTimeout: .seconds(5)))
 /// ```
+///
+/// Reads can go to hot standbys of the primary, writes staying on the primary; a read
+/// after this store's write sees it (see ``PostgresConnectionOptions/replicas``):
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(
+///   url: "postgresql://app@primary.example.com/zoo",
+///   options: PostgresConnectionOptions(replicas: ["postgresql://app@standby1.example.com/zoo"]))
+/// ```
 public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStringConvertible {
   let _pool: _PGPool
   /// The hot standbys reads go to, if any (see ``PostgresConnectionOptions/replicas``).

@@ -149,6 +149,28 @@ import Testing
     #expect(try store.fetch(id: 100)?.name == "Nemo")
   }
 
+  /// A standby frozen with SIGSTOP (it still accepts connections, and answers nothing):
+  /// the read under way on it gives up after the statement timeout, and it and later reads
+  /// run on the primary, with no error; the standby is skipped meanwhile.
+  @Test func aFrozenReplicaFallsBackToThePrimary() throws {
+    let (primary, replica, standby) = try Self.standbyPair()
+    defer { standby.stop() }
+    let store = try PostgresStore<Animal>(
+      url: primary, table: "animals",
+      options: PostgresConnectionOptions(
+        connectTimeout: .seconds(2), statementTimeout: .seconds(2), replicas: [replica],
+        replicaWait: .seconds(30)))
+    defer { store.close() }
+    #expect(try Self.readsOnStandby(store))
+    try standby.freeze()
+    #expect(try RequestSet(store).sortBy(\.id).fetch() == Animal.zoo.sorted { $0.id < $1.id })
+    #expect(store.lastReadServer == primary)
+    try store.insert(Animal(id: 100, name: "Nemo", species: "Fish", age: 1))
+    #expect(try store.fetch(id: 100)?.name == "Nemo")
+    #expect(try !Self.readsOnStandby(store))
+    standby.thaw()
+  }
+
   /// A standby whose replay is paused (`pg_wal_replay_pause()`), so it lags: a read with
   /// nothing of this store's to wait for sees it as it is, without another process's
   /// commit (the documented staleness); a read after this store's own write waits
