@@ -21,6 +21,11 @@ extension PostgresStore {
   /// cost the server little. A commit whose changes were too large to record, or were
   /// pruned, comes without its changes. The stream ends when the store is closed.
   ///
+  /// The stream listens on the primary, even when the store reads from replicas (a
+  /// standby cannot `LISTEN`); the store's reads after a commit the stream delivered wait
+  /// for a replica to replay it (see ``PostgresConnectionOptions/replicaWait``), so a live
+  /// set re-read after a commit sees it.
+  ///
   /// ```swift
   /// for await commit in store.commits() { print(commit.version, commit.changes?.count ?? 0) }
   /// ```
@@ -35,7 +40,8 @@ extension PostgresStore {
       _ = try? listener?.execute("LISTEN requestset")
       let start = (try? listener.map { try _version($0) } ?? _pool.with { try _version($0) }) ?? 0
       let stop = _StopFlag()
-      let milliseconds = max(1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
+      let milliseconds = max(
+        1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
       let box = _ConnectionBox(listener)
       // With no notification, a version check this often (a lost notification costs at
       // most this much delay; an idle stream costs the server one statement a second).
@@ -83,13 +89,15 @@ extension PostgresStore {
             let rows = try c.execute(
               "SELECT version, changes FROM requestset_changes WHERE name = $1 AND version > $2 ORDER BY version",
               [_table, String(last)])
+            let current = try _version(c)
+            // Reads from replicas after these commits (a live set's re-read) wait for them.
+            if rows.count > 0 || current > last { _noteCommit(c, ownCommit: false) }
             for row in 0..<rows.count {
               guard let version = rows.string(row, 0).flatMap(UInt64.init) else { continue }
               let changes = rows.string(row, 1).flatMap { try? _changes(fromText: $0) }
               continuation.yield(StoreCommit(version: version, changes: changes))
               last = version
             }
-            let current = try _version(c)
             if current > last {
               // Pruned before we read them: report where the store is, without changes.
               continuation.yield(StoreCommit(version: current, changes: nil))

@@ -22,8 +22,17 @@ import RequestSet
 /// `connect_timeout`, `keepalives`, `keepalives_idle`, `keepalives_interval`,
 /// `keepalives_count`, `tcp_user_timeout`. Keepalives and the TCP user timeout apply to
 /// TCP connections only (not to a Unix-domain socket). Later versions may add settings
-/// here (poolers, replicas, retries); each gets a default, so code that sets some of them
-/// keeps compiling.
+/// here (poolers, failover); each gets a default, so code that sets some of them keeps
+/// compiling.
+///
+/// Reads can go to hot standbys of the primary (``replicas``), with this store's own
+/// writes always visible to its later reads (see ``replicaWait``):
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(
+///   url: "postgresql://app@primary.example.com/zoo",
+///   options: PostgresConnectionOptions(replicas: ["postgresql://app@standby1.example.com/zoo"]))
+/// ```
 public struct PostgresConnectionOptions: Sendable, Hashable {
   /// The longest opening a connection may take: reaching the server, TLS, authentication
   /// and the session's settings. Nil waits as long as the operating system does. Default
@@ -105,6 +114,64 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// let options = PostgresConnectionOptions(isolation: .serializable)
   /// ```
   public var isolation: Isolation
+
+  /// Connection strings of hot standbys of the primary (streaming replicas, such as one
+  /// made with `pg_basebackup -R`), which the store's reads go to: evaluations of sets
+  /// (fetches, counts, aggregates, groups, their async forms), ``PostgresStore/fetch(id:)``,
+  /// ``PostgresStore/snapshot()`` and the raw SQL reads (``PostgresStore/records(sql:arguments:)``,
+  /// ``PostgresStore/rows(sql:arguments:)``). Writes, transactions, migrations, index
+  /// changes, ``PostgresStore/indexes()`` and the ``PostgresStore/commits(polling:)``
+  /// listener (a standby cannot `LISTEN`) stay on the primary. Default: none, so every
+  /// call goes to the primary.
+  ///
+  /// Each read takes the next replica in turn that is up, and runs on it once the replica
+  /// has replayed every commit this store made or its commits stream delivered (see
+  /// ``replicaWait``). A replica that cannot be reached, or that is no longer a standby
+  /// (it was promoted), is left alone for ``replicaRetry`` while reads go to the next one
+  /// or the primary, with no error to the caller. The store opens up to `connections:`
+  /// sessions on each replica as on the primary.
+  ///
+  /// A read with no commit of this store to wait for sees the replica as it is: up to its
+  /// replication lag behind the primary (`now() - pg_last_xact_replay_timestamp()` on the
+  /// standby shows it), so another process's commit may show up there a little later.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(
+  ///   replicas: ["postgresql://app@standby1.example.com/zoo", "postgresql://app@standby2.example.com/zoo"])
+  /// ```
+  ///
+  /// Opening the store throws `.invalidFormat` for a replica's connection string libpq
+  /// cannot parse, and `.invalidOptions` for a replica that answers but is not a standby
+  /// (`pg_is_in_recovery()` is false); one that does not answer then is tried again later.
+  public var replicas: [String]
+
+  /// How long a read waits for a replica to replay this store's latest commit (or the
+  /// latest its ``PostgresStore/commits(polling:)`` stream delivered) before it reads the
+  /// primary instead. Default 1 s.
+  ///
+  /// After each commit the store remembers the primary's WAL position, read on the
+  /// committing connection just after `COMMIT`: `pg_current_wal_flush_lsn()`, at or past
+  /// the end of the commit's record since the commit waited for its flush, and already
+  /// sent to the standbys (`pg_current_wal_insert_lsn()` when the session's
+  /// `synchronous_commit` is off, or for another process's commit its commits stream
+  /// delivered: the insert position is never before a commit, but may wait up to
+  /// `wal_writer_delay` for its flush). A read then asks the replica for `pg_last_wal_replay_lsn()` every few milliseconds
+  /// until it reaches that position, and begins its transaction after it has: so a read
+  /// after this store's write always sees the write, and a live set re-read after a commit
+  /// sees that commit.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(replicas: [standby], replicaWait: .milliseconds(200))
+  /// ```
+  public var replicaWait: Duration
+
+  /// How long a replica that could not be reached (or was no longer a standby) is left
+  /// alone before a read tries it again. Default 10 s.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(replicas: [standby], replicaRetry: .seconds(30))
+  /// ```
+  public var replicaRetry: Duration
   /// The isolation level of a ``PostgresStore``'s write transactions.
   ///
   /// ```swift
@@ -160,8 +227,12 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   public init(
     connectTimeout: Duration? = .seconds(30), statementTimeout: Duration? = .seconds(300),
     keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60),
-    isolation: Isolation = .readCommitted, conflictRetries: Int = 4
+    isolation: Isolation = .readCommitted, conflictRetries: Int = 4, replicas: [String] = [],
+    replicaWait: Duration = .seconds(1), replicaRetry: Duration = .seconds(10)
   ) {
+    self.replicas = replicas
+    self.replicaWait = replicaWait
+    self.replicaRetry = replicaRetry
     self.connectTimeout = connectTimeout
     self.statementTimeout = statementTimeout
     self.keepalives = keepalives
@@ -172,15 +243,18 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
 
   /// Throws `.invalidOptions` for a duration that is not positive or a probe count below 1.
   func validate() throws {
-    func positive(_ duration: Duration?, _ name: String) throws {
+    func positive(_ duration: Duration?, _ name: String, nilAllowed: Bool = true) throws {
       guard let duration, duration <= .zero else { return }
       throw RequestSetError(
         .invalidOptions,
-        "PostgresConnectionOptions.\(name) is \(duration); it must be positive. Pass nil for no limit.")
+        "PostgresConnectionOptions.\(name) is \(duration); it must be positive."
+          + (nilAllowed ? " Pass nil for no limit." : ""))
     }
     try positive(connectTimeout, "connectTimeout")
     try positive(statementTimeout, "statementTimeout")
     try positive(tcpUserTimeout, "tcpUserTimeout")
+    try positive(replicaWait, "replicaWait", nilAllowed: false)
+    try positive(replicaRetry, "replicaRetry", nilAllowed: false)
     guard (0...100).contains(conflictRetries) else {
       throw RequestSetError(
         .invalidOptions,

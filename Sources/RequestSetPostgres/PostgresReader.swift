@@ -1,6 +1,6 @@
 import RequestSet
-import _RequestSetSQL
 import Synchronization
+import _RequestSetSQL
 
 /// One evaluation's view of a ``PostgresStore``: a pooled connection in a
 /// `REPEATABLE READ READ ONLY` transaction for the reader's whole life (one snapshot for
@@ -30,27 +30,27 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   init(_ store: PostgresStore<Element>) throws {
     self.store = store
-    let c = try store._pool.acquire()
-    do {
+    // On a replica that has replayed the store's latest commit, else on the primary.
+    let (pool, c, version, nonPlain) = try store._onReadServer { pool, c in
       try c.execute(Self._begin)
-      version = try store._version(c)
+      let version = try store._version(c)
       let nonPlain = try c.execute("SELECT EXISTS (SELECT 1 FROM \(store._quoted) WHERE NOT plain)")
-      hasNonPlainRows = nonPlain.string(0, 0) == "t"
-    } catch {
-      store._pool.release(c)
-      throw error
+      return (pool, c, version, nonPlain.string(0, 0) == "t")
     }
-    let (version, table, quoted, limit) = (version, store._table, store._quoted, store._pool.limit)
+    self.version = version
+    hasNonPlainRows = nonPlain
+    let (table, quoted, limit) = (store._table, store._quoted, pool.limit)
     let related = _PGTableVersions()
     _related = related
-    _lease = _PGLease(store._pool, c, begin: Self._begin) { c in
+    _lease = _PGLease(pool, c, begin: Self._begin) { c in
       let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [table])
       guard row.count == 1, row.string(0, 0) == String(version) else {
         throw RequestSetError(
           .conflict,
           "The table \(quoted) changed while this evaluation waited between two reads (a set counted and not yet "
             + "read, say) and its connection served another call (all \(limit) were busy), so it can no longer read "
-            + "the state it began with. Read the set again (refreshed()), or open the store with more connections.")
+            + "the state it began with. Read the set again (refreshed()), or open the store with more connections."
+        )
       }
       // The tables a relation's subquery reads must be as the first transaction saw them too.
       for (other, seen) in related.state.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
@@ -99,7 +99,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     guard let kinds = try? fieldKinds() else {
       return "the table's summary of keys is unreadable, so a path through an array cannot be ruled out"
     }
-    for end in 1..<names.count where kinds.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
+    for end in 1..<names.count
+    where kinds.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
       return "the key \(FieldValue.key(forFieldNames: names)) reads through an array in some record, "
         + "which SQL paths do not map over"
     }
@@ -168,7 +169,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     let n = translation.parameters.count
     guard n > _PGTranslation.budget else { return .exact }
     return .none(
-      reason: "its statement would bind \(n) values; PostgreSQL takes at most \(_PGTranslation.maxParameters), "
+      reason:
+        "its statement would bind \(n) values; PostgreSQL takes at most \(_PGTranslation.maxParameters), "
         + "and plans more than \(_PGTranslation.budget) for seconds to minutes (a list, IN or ORed equalities on "
         + "one key, binds one)")
   }
@@ -242,7 +244,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       return .none(reason: "the key \(sort.key) holds arrays or objects, which PostgreSQL orders differently")
     }
     // A date part is an integer whatever the numbers it is read from.
-    if check.inexactNumbers && sort.datePart == nil { return .none(reason: Self._inexactNumbersReason(sort.key)) }
+    if check.inexactNumbers && sort.datePart == nil {
+      return .none(reason: Self._inexactNumbersReason(sort.key))
+    }
     return .exact
   }
 
@@ -260,7 +264,9 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   /// holds (the engine decides what that means for the type).
   func support(forDistinct key: String) -> PushdownSupport {
     let names = FieldValue.fieldNames(inKey: key)
-    if hasNonPlainRows { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    if hasNonPlainRows {
+      return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)")
+    }
     if names.contains(where: { $0.utf8.contains(0) }) {
       return .none(reason: "the key holds U+0000, which PostgreSQL text cannot hold")
     }
@@ -507,7 +513,9 @@ extension PostgresStore {
   /// The WHERE clause for `query`'s filter when PostgreSQL runs it exactly on the table as
   /// it is inside the write transaction on `c`: nil when a condition is not supported or
   /// the table holds rows SQL cannot compare exactly.
-  func _exactWhere(_ query: StoreQuery, _ translation: inout _PGTranslation, on c: _PGConnection) throws -> String? {
+  func _exactWhere(_ query: StoreQuery, _ translation: inout _PGTranslation, on c: _PGConnection) throws
+    -> String?
+  {
     guard query.offset == 0, query.limit == nil, query.distinct == nil else { return nil }
     // A text search's exactness depends on the rows' words, which this transaction has
     // not checked: the engine writes record by record.
@@ -542,7 +550,9 @@ extension PostgresStore {
   /// ```
   /// - Returns: How many records changed, or nil.
   /// - Throws: `RequestSetError` `.decodingFailed` (nothing written), `.connectionFailed`.
-  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws -> Int? {
+  public func update(matching query: StoreQuery, set assignments: [(key: String, value: FieldValue)]) throws
+    -> Int?
+  {
     // The engine has checked each assignment's key and value against the table's keys and
     // kinds (`StoreFieldKinds`) before calling this.
     var values: [(name: String, json: String)] = []
@@ -562,7 +572,8 @@ extension PostgresStore {
         guard let condition = try _exactWhere(query, &translation, on: c) else { return nil }
         var body = "body"
         for (name, json) in values {
-          body = "jsonb_set(\(body), ARRAY[\(translation.bind(name))]::text[], \(translation.bind(json))::jsonb, true)"
+          body =
+            "jsonb_set(\(body), ARRAY[\(translation.bind(name))]::text[], \(translation.bind(json))::jsonb, true)"
         }
         return "UPDATE \(_quoted) SET body = \(body) WHERE \(condition) RETURNING body"
       }
@@ -583,7 +594,9 @@ extension PostgresStore {
         bodies.append(body)
       }
       // A key that held only nil may hold a value now.
-      if let text = try _fieldKinds.merged(stored: _storedKinds(c), batch: _fieldKinds.noting(bodies, as: Element.self)) {
+      if let text = try _fieldKinds.merged(
+        stored: _storedKinds(c), batch: _fieldKinds.noting(bodies, as: Element.self))
+      {
         try _writeKinds(c, text)
       }
       count = rows.count

@@ -14,6 +14,11 @@ extension PostgresStore {
   /// of one host (`localhost` and `127.0.0.1`) name two databases, whose relations run as
   /// semi-joins, which answer the same.
   ///
+  /// A store that reads from standbys (`PostgresConnectionOptions.replicas`) has none: a
+  /// standby is waited for until it has replayed that store's own commits only, so a
+  /// statement there could miss what the related store just committed. Its relations run
+  /// as semi-joins, each store reading its own table where its commits are seen.
+  ///
   /// ```swift
   /// let url = "postgresql://app@db.example.com/zoo"
   /// let owners = try PostgresStore<Owner>(url: url, table: "owners")
@@ -21,7 +26,9 @@ extension PostgresStore {
   /// owners.location?.database == pets.location?.database   // true
   /// // owners.location?.database: "postgresql://app@db.example.com:5432/zoo?search_path=public"
   /// ```
-  public var location: StoreLocation? { StoreLocation(database: _database, table: _table) }
+  public var location: StoreLocation? {
+    _replicas == nil ? StoreLocation(database: _database, table: _table) : nil
+  }
 
   /// `postgresql://user@host:port/database?search_path=schemas` for the session `c`.
   static func _database(_ c: _PGConnection) throws -> String {

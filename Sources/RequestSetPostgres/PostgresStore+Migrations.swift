@@ -37,7 +37,11 @@ extension PostgresStore {
   @discardableResult
   public func migrate() throws -> [String] {
     let migrator = _migrationState.withLock { $0.migrator }
-    let names = try _pool.with { c in try _runMigrations(c, migrator: migrator) }
+    let names = try _pool.with { c in
+      let names = try _runMigrations(c, migrator: migrator)
+      _noteCommit(c)
+      return names
+    }
     _migrationState.withLock {
       $0.applied += names
       $0.hold = nil
@@ -65,7 +69,8 @@ extension PostgresStore {
 
   /// The names the table has run, in order.
   func _applied(_ c: _PGConnection) throws -> [String] {
-    let rows = try c.execute("SELECT name FROM requestset_migrations WHERE tbl = $1 ORDER BY position", [_table])
+    let rows = try c.execute(
+      "SELECT name FROM requestset_migrations WHERE tbl = $1 ORDER BY position", [_table])
     return (0..<rows.count).compactMap { rows.string($0, 0) }
   }
 
@@ -76,7 +81,8 @@ extension PostgresStore {
       let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
       guard row.count == 1, let current = row.string(0, 0).flatMap(UInt64.init) else {
         throw RequestSetError(
-          .schemaMismatch, "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
+          .schemaMismatch,
+          "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
       }
       let pending = migrator.pending(after: try _applied(c))
       guard !pending.isEmpty else { return [] }
@@ -106,7 +112,8 @@ extension PostgresStore {
         }
         try _followIndexes(c, migration: migration)
         try c.execute(
-          "INSERT INTO requestset_migrations (tbl, name, applied) VALUES ($1, $2, now())", [_table, migration.name])
+          "INSERT INTO requestset_migrations (tbl, name, applied) VALUES ($1, $2, now())",
+          [_table, migration.name])
       }
       try _writeKinds(c, try (kinds ?? _kindsFromRows(c)).encodedText())
       // The rows the migration changed have no words yet (see PostgresStore+TextIndex.swift).
@@ -114,10 +121,14 @@ extension PostgresStore {
       let next = current + 1
       try c.execute("UPDATE requestset_tables SET version = $2 WHERE name = $1", [_table, String(next)])
       if Element.self != DynamicRecord.self {
-        try c.execute("UPDATE requestset_tables SET type = $2 WHERE name = $1", [_table, String(describing: Element.self)])
+        try c.execute(
+          "UPDATE requestset_tables SET type = $2 WHERE name = $1",
+          [_table, String(describing: Element.self)])
       }
       // No list of changes: observers read the table again.
-      try c.execute("INSERT INTO requestset_changes (name, version, changes) VALUES ($1, $2, NULL)", [_table, String(next)])
+      try c.execute(
+        "INSERT INTO requestset_changes (name, version, changes) VALUES ($1, $2, NULL)",
+        [_table, String(next)])
       try c.execute("SELECT pg_notify('requestset', $1)", ["\(next) \(_table)"])
       return pending.map(\.name)
     }
@@ -170,7 +181,8 @@ extension PostgresStore {
       case .remove(let key):
         guard let k = single(key) else { return nil }
         out.append(
-          _MigrationStatement(step: step, sql: "UPDATE \(_quoted) SET body = body - $1::text WHERE body ? $1", parameters: [k]))
+          _MigrationStatement(
+            step: step, sql: "UPDATE \(_quoted) SET body = body - $1::text WHERE body ? $1", parameters: [k]))
       case .convert, .transform:
         return nil
       }
@@ -199,7 +211,10 @@ extension PostgresStore {
       try c.execute(
         "UPDATE \(_quoted) AS t SET body = v.body::jsonb, plain = v.plain "
           + "FROM unnest($1::bigint[], $2::text[], $3::boolean[]) AS v(seq, body, plain) WHERE t.seq = v.seq",
-        [_arrayLiteral(seqs), _arrayLiteral(bodies.map(\.text)), _arrayLiteral(bodies.map { $0.plain ? "t" : "f" })])
+        [
+          _arrayLiteral(seqs), _arrayLiteral(bodies.map(\.text)),
+          _arrayLiteral(bodies.map { $0.plain ? "t" : "f" }),
+        ])
     }
   }
 
@@ -216,11 +231,14 @@ extension PostgresStore {
       let newKeys = moved.compactMap { $0 }
       // A key that went takes the index with it; so does a rename that leaves a key twice.
       guard newKeys.count == keys.count, Set(newKeys).count == newKeys.count else { continue }
-      let columnsSQL = try newKeys.map { "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))" }
+      let columnsSQL = try newKeys.map {
+        "(body #> \(try _PGSQL.literalPath(FieldValue.fieldNames(inKey: $0))))"
+      }
       let newName = try SQLJSON.quoteIdentifier(
         _indexName(newKeys.count == 1 ? "key " + newKeys[0] : "keys " + newKeys.joined(separator: "\u{1F}")))
       try c.execute(
-        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) (\(columnsSQL.joined(separator: ", ")))")
+        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(newName) ON \(_quoted) (\(columnsSQL.joined(separator: ", ")))"
+      )
     }
     // The text index by the same rule: its keys move, and every row's words are computed
     // again from the moved keys when the migration's writes are done; a removed key drops it.

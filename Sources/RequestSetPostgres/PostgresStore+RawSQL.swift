@@ -46,11 +46,16 @@ extension PostgresStore {
       var records: [Element] = []
       records.reserveCapacity(result.count)
       for row in 0..<result.count {
-        guard let record = try result.withBytes(row, body, { bytes in
-          try SQLJSON.decode(utf8: bytes).storedRecord(Element.self, in: "the result of records(sql:)")
-        }) else {
+        guard
+          let record = try result.withBytes(
+            row, body,
+            { bytes in
+              try SQLJSON.decode(utf8: bytes).storedRecord(Element.self, in: "the result of records(sql:)")
+            })
+        else {
           throw RequestSetError(
-            .invalidSQL, "A row of records(sql:) has a NULL body, which holds no record. Select the body "
+            .invalidSQL,
+            "A row of records(sql:) has a NULL body, which holds no record. Select the body "
               + "column of the store's table (\(_quoted)), or use rows(sql:).")
         }
         records.append(record)
@@ -111,7 +116,7 @@ extension PostgresStore {
       parameters: RawSQL.dollarParameters(sql), arguments: values.count, placeholders: "$1, $2, …")
     let parameters = values.map(Self._rawParameter)
     do {
-      return try _pool.with { c in
+      return try _read { c in
         try _transaction(c, "BEGIN READ ONLY") { try c.execute(sql, parameters) }
       }
     } catch let error as RequestSetError where error.code == .storeFailed || error.code == .schemaMismatch {
@@ -151,7 +156,8 @@ extension PostgresStore {
     case 700, 701: return Double(text).map(FieldValue.double) ?? .string(text)
     case 1700:
       if text == "NaN" { return .double(.nan) }
-      return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(FieldValue.decimal) ?? .string(text)
+      return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(FieldValue.decimal)
+        ?? .string(text)
     case 114, 3802: return try SQLJSON.decode(text)
     default: return .string(text)
     }

@@ -213,6 +213,7 @@ extension PostgresStore: _TextIndexedStore {
           [_table, SQLJSON.encode(.array(keys.map(FieldValue.string))).text])
         try _fillTextWords(c, keys: keys)
       }
+      _noteCommit(c)
     }
   }
 
@@ -237,19 +238,22 @@ extension PostgresStore: _TextIndexedStore {
   @discardableResult
   public func dropTextIndex() throws -> Bool {
     try _pool.with { c in
-      try _transaction(c) {
+      let dropped = try _transaction(c) {
         try c.execute("SELECT version FROM requestset_tables WHERE name = $1 FOR UPDATE", [_table])
         guard try _textKeys(c) != nil else { return false }
         try _dropTextIndex(c)
         return true
       }
+      _noteCommit(c)
+      return dropped
     }
   }
 
   /// Drops the text index's trigger, column (and with it its indexes) and row, inside a
   /// write transaction on `c`: ``dropTextIndex()`` and a migration that removes a key.
   func _dropTextIndex(_ c: _PGConnection) throws {
-    try c.execute("DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(_indexName("text trigger"))) ON \(_quoted)")
+    try c.execute(
+      "DROP TRIGGER IF EXISTS \(try SQLJSON.quoteIdentifier(_indexName("text trigger"))) ON \(_quoted)")
     try c.execute("ALTER TABLE \(_quoted) DROP COLUMN IF EXISTS words")
     try c.execute("DELETE FROM requestset_text_indexes WHERE name = $1", [_table])
   }

@@ -42,8 +42,19 @@ import _RequestSetSQL
 /// ```swift
 /// let store = try PostgresStore<Animal>(url: url, options: PostgresConnectionOptions(statementTimeout: .seconds(5)))
 /// ```
+///
+/// Reads can go to hot standbys of the primary, writes staying on the primary; a read
+/// after this store's write sees it (see ``PostgresConnectionOptions/replicas``):
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(
+///   url: "postgresql://app@primary.example.com/zoo",
+///   options: PostgresConnectionOptions(replicas: ["postgresql://app@standby1.example.com/zoo"]))
+/// ```
 public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStringConvertible {
   let _pool: _PGPool
+  /// The hot standbys reads go to, if any (see ``PostgresConnectionOptions/replicas``).
+  let _replicas: _PGReplicas?
   /// The store's own threads for its async calls, as many as its connections: libpq's
   /// calls block, so they wait here, never on Swift's cooperative pool.
   ///
@@ -102,10 +113,12 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   ///     of this store (an evaluation through a self-relation reads a second set of it)
   ///     opens one beyond the bound when all are busy, closed when it is given back.
   ///     ``commits(polling:)`` (and so a live set) opens one more, its listener.
-  ///   - options: Timeouts and TCP keepalives (see ``PostgresConnectionOptions``): by
-  ///     default a connection must open within 30 s and a statement finish within 300 s,
-  ///     so a call on a server that stops answering throws `.connectionFailed` instead of
-  ///     hanging. Throws `.invalidOptions` for a duration that is not positive.
+  ///   - options: Timeouts, TCP keepalives and read replicas (see
+  ///     ``PostgresConnectionOptions``): by default a connection must open within 30 s and
+  ///     a statement finish within 300 s, so a call on a server that stops answering throws
+  ///     `.connectionFailed` instead of hanging, and every call goes to `url`. Throws
+  ///     `.invalidOptions` for a duration that is not positive, or a replica that is not a
+  ///     hot standby.
   ///   - migrations: The app's schema migrations (see `Migrator`); those the table has not
   ///     run (listed in `requestset_migrations`) run in one transaction as the store opens.
   ///     A migration whose steps are top-level renames, adds and removes runs as `UPDATE`
@@ -139,6 +152,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     let pool = _PGPool(_ConnectionString(url), limit: connections, options: options)
     _pool = pool
     _database = try pool.with(Self._database)
+    _replicas = try Self._openReplicas(options, connections: connections, primary: pool.connection)
     asyncThreads = StoreThreads(name: "PostgresStore", count: Swift.max(2, connections))
     _migrationState = Mutex((migrations, [], nil))
     try migrations.validate()
@@ -155,6 +169,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       }
       if hold == nil { try _checkOpenDecoding(c) }
       _migrationState.withLock { $0 = (migrations, applied, hold) }
+      // Reads from a replica wait until it has the table (and what migrations made).
+      _noteCommit(c)
     }
   }
 
@@ -176,7 +192,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         """)
       try c.execute(SQLFieldKinds.createTable)
       // Each table's full-text index: its keys as a JSON array (see PostgresStore+TextIndex.swift).
-      try c.execute("CREATE TABLE IF NOT EXISTS requestset_text_indexes (name text PRIMARY KEY, keys text NOT NULL)")
+      try c.execute(
+        "CREATE TABLE IF NOT EXISTS requestset_text_indexes (name text PRIMARY KEY, keys text NOT NULL)")
       try c.execute(
         """
         CREATE TABLE IF NOT EXISTS requestset_migrations (
@@ -368,7 +385,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
     _ body: (_PGConnection) throws -> Bool
   ) throws -> UInt64? {
     try _pool.with { c in
-      try _transaction(c, _pool.options.isolation.begin) { () -> UInt64? in
+      let version = try _transaction(c, _pool.options.isolation.begin) { () -> UInt64? in
         let row = try c.execute(
           """
           SELECT version, (SELECT keys FROM requestset_text_indexes WHERE name = $1) FROM requestset_tables \
@@ -380,6 +397,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
             "The table \(_quoted) is no longer listed in requestset_tables. Open the store again.")
         }
         if let expected, expected != current {
+          // The caller read an older version, perhaps on a replica that had not replayed
+          // another process's commit: its next read waits for that commit (a write
+          // through a query reads again and retries).
+          _noteCommit(c, ownCommit: false)
           throw RequestSetError(
             .conflict,
             "The store changed (version \(current), expected \(expected)) between reading and writing; "
@@ -410,6 +431,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
         try c.execute("SELECT pg_notify('requestset', $1)", ["\(next) \(_table)"])
         return next
       }
+      if version != nil { _noteCommit(c) }
+      return version
     }
   }
 
@@ -667,7 +690,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// ```
   public func fetch(id: Element.ID) throws -> Element? {
     let idText = try _idText(id)
-    let result = try _pool.with { try $0.execute("SELECT body FROM \(_quoted) WHERE id = $1", [idText]) }
+    let result = try _read { try $0.execute("SELECT body FROM \(_quoted) WHERE id = $1", [idText]) }
     guard result.count == 1, let body = result.string(0, 0) else { return nil }
     return try _record(body)
   }
@@ -679,7 +702,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// let all = try store.snapshot()
   /// ```
   public func snapshot() throws -> StoreSnapshot<Element> {
-    let (version, bodies) = try _pool.with { c in
+    let (version, bodies) = try _read { c in
       try _transaction(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { () -> (UInt64, _PGResult) in
         let version = try _version(c)
         return (version, try c.execute("SELECT body FROM \(_quoted) ORDER BY seq"))
@@ -714,7 +737,10 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
   /// store.close()
   /// try RequestSet(store).fetch()   // throws .closed: "The PostgresStore at postgresql://… is closed. Open a new store."
   /// ```
-  public func close() { _pool.close() }
+  public func close() {
+    _pool.close()
+    _replicas?.close()
+  }
 
   /// Drops a store's table and its metadata, if they exist: for tests and tools. The
   /// connection keeps `options`' timeouts (see ``PostgresConnectionOptions``).
@@ -737,7 +763,9 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       if try connection.execute("SELECT to_regclass('requestset_kinds') IS NOT NULL").string(0, 0) == "t" {
         try connection.execute("DELETE FROM requestset_kinds WHERE name = $1", [table])
       }
-      if try connection.execute("SELECT to_regclass('requestset_text_indexes') IS NOT NULL").string(0, 0) == "t" {
+      if try connection.execute("SELECT to_regclass('requestset_text_indexes') IS NOT NULL").string(0, 0)
+        == "t"
+      {
         try connection.execute("DELETE FROM requestset_text_indexes WHERE name = $1", [table])
       }
     }

@@ -106,7 +106,9 @@ final class PostgresServer: Sendable {
   }
 
   /// A libpq URI for `database` on this server, as `user` (with `password` when given).
-  func url(database: String = "postgres", user: String = PostgresServer.user, password: String? = nil) -> String {
+  func url(database: String = "postgres", user: String = PostgresServer.user, password: String? = nil)
+    -> String
+  {
     if let override { return override }
     let credentials = password.map { "\(user):\($0)" } ?? user
     return "postgresql://\(credentials)@\(host):\(port)/\(database)"
@@ -124,7 +126,8 @@ final class PostgresServer: Sendable {
   /// Starts a new private server (the shared one, or a second one a test stops).
   static func start() throws -> PostgresServer {
     guard let bin = binaries() else {
-      throw Unavailable(reason: "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (apt-get install postgresql)")
+      throw Unavailable(
+        reason: "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (apt-get install postgresql)")
     }
     let asRoot = getuid() == 0
     var template = Array((NSTemporaryDirectory() + "requestset-pg.XXXXXX").utf8CString)
@@ -150,7 +153,8 @@ final class PostgresServer: Sendable {
       let port = freePort()
       let options = "-k \(directory) -p \(port) -h 127.0.0.1 -F -c max_connections=200 -c shared_buffers=32MB"
       let started = try run(
-        bin + "/pg_ctl", ["-D", data, "-o", options, "-l", directory + "/server.log", "-w", "-t", "30", "start"],
+        bin + "/pg_ctl",
+        ["-D", data, "-o", options, "-l", directory + "/server.log", "-w", "-t", "30", "start"],
         asPostgres: asRoot)
       if started.status == 0 {
         let server = PostgresServer(host: "127.0.0.1", port: port, override: nil, directory: directory)
@@ -167,18 +171,89 @@ final class PostgresServer: Sendable {
         }
         return server
       }
-      lastError = started.output + ((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")
+      lastError =
+        started.output + ((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")
     }
     try? FileManager.default.removeItem(atPath: directory)
     throw Unavailable(reason: "pg_ctl start failed: \(lastError.suffix(1500))")
   }
+
+  /// Starts a hot standby of this (private) server: `pg_basebackup -R` into a temporary
+  /// folder, then `pg_ctl start` on a free loopback port. It streams this server's WAL
+  /// and answers reads; ``stop()`` stops it and removes its folder, and the process's exit
+  /// does too (a watchdog, as for ``shared``).
+  ///
+  /// ```swift
+  /// let standby = try PostgresServer.shared.get().startStandby()
+  /// defer { standby.stop() }
+  /// ```
+  func startStandby() throws -> PostgresServer {
+    guard directory != nil, let bin = Self.binaries() else {
+      throw Unavailable(reason: "not a private server")
+    }
+    // One backup at a time, and WAL kept for a while: a checkpoint (another backup's, a
+    // CREATE DATABASE's) could otherwise remove a segment a backup or a new standby has
+    // still to read.
+    Self.standbyLock.lock()
+    defer { Self.standbyLock.unlock() }
+    if try Self.scalar("SHOW wal_keep_size") == "0" {
+      try Self.execute("ALTER SYSTEM SET wal_keep_size = '256MB'")
+      _ = try Self.scalar("SELECT pg_reload_conf()")
+    }
+    let asRoot = getuid() == 0
+    var template = Array((NSTemporaryDirectory() + "requestset-standby.XXXXXX").utf8CString)
+    guard let made = mkdtemp(&template) else {
+      throw Unavailable(reason: "cannot make a temporary folder: errno \(errno)")
+    }
+    let standbyDirectory = String(cString: made)
+    if asRoot, let pw = getpwnam("postgres") { chown(standbyDirectory, pw.pointee.pw_uid, pw.pointee.pw_gid) }
+    let data = standbyDirectory + "/data"
+    let backup = try Self.run(
+      bin + "/pg_basebackup",
+      [
+        "-h", host, "-p", "\(port)", "-U", Self.user, "-D", data, "-R", "-X", "stream", "-c", "fast",
+        "--no-sync",
+      ],
+      asPostgres: asRoot)
+    guard backup.status == 0 else {
+      try? FileManager.default.removeItem(atPath: standbyDirectory)
+      throw Unavailable(reason: "pg_basebackup failed: \(backup.output.suffix(1000))")
+    }
+    // A standby needs at least the primary's max_connections; kept in its configuration
+    // so that `resume()` starts it again with it.
+    if let conf = FileHandle(forWritingAtPath: data + "/postgresql.conf") {
+      conf.seekToEndOfFile()
+      conf.write("\nmax_connections = 200\nshared_buffers = 32MB\n".data(using: .utf8)!)
+      try? conf.close()
+    }
+    let standbyPort = Self.freePort()
+    let options = "-k \(standbyDirectory) -p \(standbyPort) -h 127.0.0.1 -F"
+    let started = try Self.run(
+      bin + "/pg_ctl",
+      ["-D", data, "-o", options, "-l", standbyDirectory + "/server.log", "-w", "-t", "60", "start"],
+      asPostgres: asRoot)
+    let standby = PostgresServer(
+      host: "127.0.0.1", port: standbyPort, override: nil, directory: standbyDirectory)
+    guard started.status == 0 else {
+      let log = (try? String(contentsOfFile: standbyDirectory + "/server.log", encoding: .utf8)) ?? ""
+      standby.stop()
+      try? FileManager.default.removeItem(atPath: standbyDirectory)
+      throw Unavailable(reason: "the standby did not start: \((started.output + log).suffix(1500))")
+    }
+    standby.startWatchdog(bin: bin, data: data, asRoot: asRoot)
+    return standby
+  }
+
+  /// Makes ``startStandby()`` run one backup at a time.
+  private static let standbyLock = NSLock()
 
   /// Stops the server at once, as a crash would (`-m immediate`), keeping its data for
   /// ``resume()``: how a test makes a server go away mid-use.
   func pause() throws {
     guard let directory, let bin = Self.binaries() else { throw Unavailable(reason: "not a private server") }
     let result = try Self.run(
-      bin + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], asPostgres: getuid() == 0)
+      bin + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], asPostgres: getuid() == 0
+    )
     guard result.status == 0 else { throw Unavailable(reason: "pg_ctl stop failed: \(result.output)") }
   }
 
@@ -187,7 +262,8 @@ final class PostgresServer: Sendable {
     guard let directory, let bin = Self.binaries() else { throw Unavailable(reason: "not a private server") }
     let options = "-k \(directory) -p \(port) -h 127.0.0.1 -F"
     let result = try Self.run(
-      bin + "/pg_ctl", ["-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "start"],
+      bin + "/pg_ctl",
+      ["-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "start"],
       asPostgres: getuid() == 0)
     guard result.status == 0 else { throw Unavailable(reason: "pg_ctl start failed: \(result.output)") }
   }
@@ -227,7 +303,8 @@ final class PostgresServer: Sendable {
   private static func children(of parent: pid_t) -> [pid_t] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { entry -> pid_t? in
-      guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+      guard let pid = pid_t(entry),
+        let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
         let close = stat.lastIndex(of: ")")
       else { return nil }
       // "pid (name) state ppid …": the name may hold spaces and parentheses.
@@ -240,9 +317,12 @@ final class PostgresServer: Sendable {
   /// Stopping twice does nothing.
   func stop() {
     thaw()
-    guard let directory, !stopped.exchange(true, ordering: .relaxed), let bin = Self.binaries() else { return }
+    guard let directory, !stopped.exchange(true, ordering: .relaxed), let bin = Self.binaries() else {
+      return
+    }
     _ = try? Self.run(
-      bin + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], asPostgres: getuid() == 0)
+      bin + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], asPostgres: getuid() == 0
+    )
     try? FileManager.default.removeItem(atPath: directory)
   }
 
@@ -285,7 +365,9 @@ final class PostgresServer: Sendable {
   ) {
     let output = NSTemporaryDirectory() + "requestset-pg-\(UUID().uuidString).out"
     defer { unlink(output) }
-    let (path, argv) = asPostgres ? ("/usr/sbin/runuser", ["-u", "postgres", "--", program] + arguments) : (program, arguments)
+    let (path, argv) =
+      asPostgres
+      ? ("/usr/sbin/runuser", ["-u", "postgres", "--", program] + arguments) : (program, arguments)
     guard let pid = spawn(path, argv, output: output, detached: false) else {
       throw Unavailable(reason: "could not start \(path): errno \(errno)")
     }
