@@ -255,6 +255,12 @@ import Testing
     try store.insert(contentsOf: Animal.zoo)
     #expect(try RequestSet(store).fetchCount() == Animal.zoo.count)
     #expect(store.lastReadServer == primary)
+    // Its reads wait for its own commits only, so relations through it are semi-joins, not
+    // one statement over another store's table (see `PostgresStore.location`).
+    #expect(store.location == nil)
+    let plain = try PostgresStore<Animal>(url: primary, table: "animals")
+    defer { plain.close() }
+    #expect(plain.location != nil)
   }
 
   /// Random queries (filters, sorts, counts, aggregates, groups, raw SQL, async) answer
