@@ -166,6 +166,11 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// reads an array, or a store's past). Combine sets made from one store.
     public static let mismatchedSets = Code("mismatchedSets")
 
+    /// A sort cannot run as asked: ``RequestSet/sortBy(_:)-(RequestRanking)`` sorts by
+    /// relevance, but the set has no full-text search joined with AND to score. Add
+    /// `filter(matching:)` before it, or sort by a key.
+    public static let invalidSort = Code("invalidSort")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }
@@ -199,7 +204,8 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
 
 extension RequestSetError {
   static func unknownKey(_ key: String, type: Any.Type, known: [String]) -> RequestSetError {
-    let list = known.isEmpty ? "none (there are no records to learn keys from)" : known.joined(separator: ", ")
+    let list =
+      known.isEmpty ? "none (there are no records to learn keys from)" : known.joined(separator: ", ")
     // A key through a relation, on a set that was not made by a graph.
     if let related = type as? any RelatedRecord.Type, let relation = _relationNamed(key, related) {
       return RequestSetError(

@@ -27,7 +27,30 @@ enum _Pushdown {
       return true
     }
     let snapshot = reader.snapshot(records)
-    return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(remainder, in: snapshot))
+    var rest = remainder
+    if rest.sortsByRelevance { rest = try rest.withRelevanceStatistics { try _statistics($0, reader) } }
+    return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(rest, in: snapshot))
+  }
+
+  /// A text condition's statistics over the whole store, for a relevance sort of the
+  /// matches the store returned: N and each term's n(t) counted by the store when it runs
+  /// the search itself, the words counted over every record's text at the keys.
+  static func _statistics<Element>(
+    _ condition: _TextSearchCondition, _ reader: _PushdownReader<Element>
+  ) throws -> _TextCorpusStatistics {
+    var all: [Element] = []
+    try reader.records(StoreQuery()) {
+      all.append($0)
+      return true
+    }
+    let snapshot = reader.snapshot(all)
+    return try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      let readers = try compiler.searchReaders(condition)
+      let live = snapshot._liveSlots()
+      return try _TextCorpusStatistics.over(live.count, condition) { i in try readers.map { try $0(live[i]) }
+      }
+    }
   }
 
   /// A remainder that is only a filter and a window: records are tested as they come, in

@@ -142,7 +142,8 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
     for key in stage.sort {
       if wholeStage {
         sortPushed = false
-        inProcess.append(Part(part: "sort " + stage.sort.map(\.description).joined(separator: ", "), why: why))
+        inProcess.append(
+          Part(part: "sort " + stage.sort.map(\.description).joined(separator: ", "), why: why))
         break
       }
       let storeKey: StoreSortKey?
@@ -150,9 +151,12 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       case .field(let name, let order, let collation):
         storeKey = StoreSortKey(name, order: order, collation: collation)
       case .typed(let t): storeKey = t.fieldKey.map { StoreSortKey($0, order: t.order) }
+      case .relevance: storeKey = nil
       }
       let why: String?
       switch storeKey.map(reader.supportSort) {
+      case nil where key.isRelevance:
+        why = "relevance is scored in process: BM25 over the store's word counts, read with one more query"
       case nil: why = "a key path with no field"
       case .exact?: why = nil
       case .superset?: why = "the store's order is not exact"
@@ -162,7 +166,8 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
         // The whole sort runs in process: name it, and the key that kept it there.
         sortPushed = false
         let keys = stage.sort.map(\.description).joined(separator: ", ")
-        inProcess.append(Part(part: "sort " + keys, why: key.description + ": " + why))
+        inProcess.append(
+          Part(part: "sort " + keys, why: key.isRelevance ? why : key.description + ": " + why))
         break
       }
       if let storeKey { sort.append(storeKey) }
@@ -243,7 +248,8 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       if case .none = reader.supportQuery(plan.query) { return nil }
       return (one, plan)
     }
-    guard rest.stages.count == 1, rest.stages[0].filter != nil, rest.stages[0].sort.isEmpty, !rest.stages[0].reversed,
+    guard rest.stages.count == 1, rest.stages[0].filter != nil, rest.stages[0].sort.isEmpty,
+      !rest.stages[0].reversed,
       rest.stages[0].distinct == nil
     else { return nil }
     // The window is in process (a filter runs there), so the store streams every match.

@@ -39,6 +39,8 @@ struct _Query<Element: Sendable>: Sendable {
   mutating func addFilter(_ node: _FilterNode<Element>, mode: RequestFilterMode) {
     twinsResolved = false
     let i = _openStage()
+    // A relevance sort scores the text conditions of the filter it sorts.
+    defer { if sortsByRelevance { bindRelevance() } }
     guard let existing = stages[i].filter else {
       stages[i].filter = node
       return
@@ -56,6 +58,7 @@ struct _Query<Element: Sendable>: Sendable {
     twinsResolved = false
     let i = _openStage()
     stages[i].sort += keys
+    if sortsByRelevance { bindRelevance() }
   }
 
   /// Reads the set so far backwards. A stage reverses before it keeps distinct records,
@@ -145,7 +148,10 @@ struct _Window: Sendable, Equatable {
   /// How many rows the window needs from the top, `offset + limit` (saturating), or nil
   /// without a limit.
   var needed: Int? {
-    limit.map { let (sum, overflow) = offset.addingReportingOverflow($0); return overflow ? Int.max : sum }
+    limit.map {
+      let (sum, overflow) = offset.addingReportingOverflow($0)
+      return overflow ? Int.max : sum
+    }
   }
 
   /// The slice of `0..<count` the window keeps.
@@ -161,11 +167,15 @@ struct _Window: Sendable, Equatable {
 enum _SortKey<Element: Sendable>: Sendable {
   case field(key: String, order: RequestSortOrder, collation: RequestCollation)
   case typed(_TypedSort<Element>)
+  /// Best match first by the BM25 score of the set's text search (see TextRelevance.swift).
+  case relevance(_RelevanceSort)
 
   var description: String {
     switch self {
+    case .relevance(let r): return r.description
     case .field(let key, let order, let collation):
-      return "\(key) \(order == .ascending ? "ASC" : "DESC")" + (collation == .binary ? "" : " [\(collation)]")
+      return "\(key) \(order == .ascending ? "ASC" : "DESC")"
+        + (collation == .binary ? "" : " [\(collation)]")
     case .typed(let t):
       return "\(t.description) \(t.order == .ascending ? "ASC" : "DESC")"
     }
@@ -228,7 +238,8 @@ func _three<V: Comparable>(_ a: V, _ b: V) -> Int {
   if a < b { return -1 }
   if a == b { return 0 }
   if b < a { return 1 }
-  let aUnordered = a != a, bUnordered = b != b
+  let aUnordered = a != a
+  let bUnordered = b != b
   return aUnordered == bUnordered ? 0 : (aUnordered ? 1 : -1)
 }
 
@@ -245,7 +256,9 @@ func _three<V: Comparable>(_ a: V?, _ b: V?) -> Int {
 extension _TypedSort {
   /// A sort on a `Comparable` key path, read at its stored offset when there is one.
   @inlinable
-  static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V> & Sendable, order: RequestSortOrder) -> _TypedSort {
+  static func make<V: Comparable & Sendable>(
+    _ keyPath: KeyPath<Element, V> & Sendable, order: RequestSortOrder
+  ) -> _TypedSort {
     let key = _sortFieldKey(keyPath, Element.self, V.self)
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
       return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
@@ -261,7 +274,9 @@ extension _TypedSort {
 
   /// A sort on an optional `Comparable` key path; nil orders first.
   @inlinable
-  static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V?> & Sendable, order: RequestSortOrder) -> _TypedSort {
+  static func make<V: Comparable & Sendable>(
+    _ keyPath: KeyPath<Element, V?> & Sendable, order: RequestSortOrder
+  ) -> _TypedSort {
     let key = _sortFieldKey(keyPath, Element.self, V?.self)
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
       return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {

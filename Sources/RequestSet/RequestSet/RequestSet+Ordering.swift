@@ -109,10 +109,13 @@ extension RequestSet where Element: Encodable {
 extension _SortKey {
   /// A string sort key with its optional prefix: `desc:`, `asc:`, `desc[n]:`, `-`.
   static func parse(_ text: String, order: RequestSortOrder, collation: RequestCollation) -> _SortKey {
+    if text == "@relevance" { return .relevance(_RelevanceSort()) }
     if text.hasPrefix("-"), text.count > 1 {
       return .field(key: String(text.dropFirst()), order: .descending, collation: collation)
     }
-    guard let colon = text.firstIndex(of: ":") else { return .field(key: text, order: order, collation: collation) }
+    guard let colon = text.firstIndex(of: ":") else {
+      return .field(key: text, order: order, collation: collation)
+    }
     let prefix = text[..<colon].lowercased()
     let key = String(text[text.index(after: colon)...])
     let direction: RequestSortOrder
