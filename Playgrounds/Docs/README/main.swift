@@ -93,6 +93,8 @@ print(found.filter(matching: "cafe").map(\.id), found.filter(matching: "\"brown 
 // → [1] [1]
 print(found.filter(matching: "東京 qui*").map(\.id), found.filter("title MATCHES[fts] 'елка'").map(\.id))
 // → [2] [3]
+print(found.filter(matching: "brown").sortBy(.relevance).map(\.id))   // best match first
+// → [3, 1]
 
 let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
 try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
