@@ -78,6 +78,38 @@ struct _TextCorpusStatistics: Sendable, Equatable {
     return stats
   }
 
+  /// The statistics of `condition` from a text index on exactly its keys, or nil when the
+  /// index is on other keys: N is the snapshot's live records, the words the index's
+  /// lengths, and n(t) a posting list's size for a word, the union of the vocabulary's
+  /// for a prefix; a phrase's records are those holding all its words in which
+  /// `fields(slot)` (the record's words) shows the phrase.
+  static func from(
+    _ index: _TextIndex, records: Int, _ condition: _TextSearchCondition, fields: (Int) throws -> [[String]]
+  ) rethrows -> _TextCorpusStatistics? {
+    guard Set(condition.keys) == Set(index.keys), Set(condition.keys).count == condition.keys.count else {
+      return nil
+    }
+    var stats = _TextCorpusStatistics(terms: condition.query.terms.count)
+    stats.records = records
+    stats.words = index.totalWords
+    for (i, term) in condition.query.terms.enumerated() {
+      var slots: Set<Int>? = nil
+      for (k, word) in term.words.enumerated() {
+        let found = index.slots(word, prefix: term.prefix[k])
+        slots = slots.map { $0.intersection(found) } ?? found
+      }
+      guard let slots else { continue }
+      if term.words.count == 1 {
+        stats.containing[i] = slots.count
+      } else {
+        for slot in slots where try fields(slot).contains(where: { term.occurs(in: $0) }) {
+          stats.containing[i] += 1
+        }
+      }
+    }
+    return stats
+  }
+
   /// The BM25 score of a record whose fields are `fields` (see the top of this file).
   func score(_ fields: [[String]], _ query: _TextQuery) -> Double {
     var length = 0
@@ -221,9 +253,19 @@ extension _FilterCompiler {
       if let s = memo.statistics {
         statistics = s
       } else {
-        let live = snapshot._liveSlots()
+        // From the text index when it is on exactly the keys, else from every record.
+        let text = snapshot._indexes?.text
+        var live: [Int]?
         statistics = try parts.map { c, readers in
-          try _TextCorpusStatistics.over(live.count, c) { i in try readers.map { try $0(live[i]) } }
+          if let text,
+            let found = try _TextCorpusStatistics.from(
+              text, records: snapshot._liveCount, c, fields: { try fields(readers, $0) })
+          {
+            return found
+          }
+          let slots = live ?? snapshot._liveSlots()
+          live = slots
+          return try _TextCorpusStatistics.over(slots.count, c) { i in try readers.map { try $0(slots[i]) } }
         }
         memo.statistics = statistics
       }
