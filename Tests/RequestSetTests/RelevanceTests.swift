@@ -167,6 +167,24 @@ import Testing
     }
   }
 
+  @Test func aLiveRankingReadsAgainOnEveryWrite() async throws {
+    // A write changes the statistics every score reads: merging an insert into the held
+    // result alone would score it over those records only. Over the whole store (avgdl
+    // 27) the record with "fox" twice ranks first; over the held records and the insert
+    // alone (avgdl 8/3) it would rank last.
+    let store = MemoryStore<Article>()
+    let filler = Array(repeating: "cat", count: 100).joined(separator: " ")
+    try store.insert(contentsOf: [
+      Article(id: 1, title: "", body: "fox", labels: [], rank: 0),
+      Article(id: 2, title: "", body: "fox fox w w w w", labels: [], rank: 0),
+      Article(id: 3, title: "", body: filler, labels: [], rank: 0),
+    ])
+    let reader = StateReader(RequestSet(store).filter(matching: "fox", in: ["body"]).sortBy(.relevance))
+    #expect(try await reader.next()?.ids == [2, 1])
+    try store.insert(Article(id: 4, title: "", body: "fox", labels: [], rank: 0))
+    #expect(try await reader.next()?.ids == [2, 1, 4])
+  }
+
   @Test(arguments: StoreKind.withSQL)
   func labelsPhrasesAndCJKRankAsTheReference(_ kind: StoreKind) throws {
     var docs = TextSearchTests.articles(count: 120, seed: 3802)

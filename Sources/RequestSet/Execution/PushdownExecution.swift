@@ -28,23 +28,34 @@ enum _Pushdown {
     }
     let snapshot = reader.snapshot(records)
     var rest = remainder
-    if rest.sortsByRelevance { rest = try rest.withRelevanceStatistics { try _statistics($0, reader) } }
+    if rest.sortsByRelevance {
+      // The store's records are read once, for every condition's statistics.
+      var whole: StoreSnapshot<Element>? = nil
+      rest = try rest.withRelevanceStatistics { condition in
+        let all = try whole ?? _wholeStore(reader)
+        whole = all
+        return try _statistics(condition, in: all)
+      }
+    }
     return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(rest, in: snapshot))
   }
 
-  /// A text condition's statistics over the whole store, for a relevance sort of the
-  /// matches the store returned: N and each term's n(t) counted by the store when it runs
-  /// the search itself, the words counted over every record's text at the keys.
-  static func _statistics<Element>(
-    _ condition: _TextSearchCondition, _ reader: _PushdownReader<Element>
-  ) throws -> _TextCorpusStatistics {
+  /// Every record of the store, for a relevance sort's statistics.
+  static func _wholeStore<Element>(_ reader: _PushdownReader<Element>) throws -> StoreSnapshot<Element> {
     var all: [Element] = []
     try reader.records(StoreQuery()) {
       all.append($0)
       return true
     }
-    let snapshot = reader.snapshot(all)
-    return try _RecordCursor.with(snapshot) { cursor in
+    return reader.snapshot(all)
+  }
+
+  /// A text condition's statistics over `snapshot`, every record of the store, for a
+  /// relevance sort of the matches the store returned.
+  static func _statistics<Element>(
+    _ condition: _TextSearchCondition, in snapshot: StoreSnapshot<Element>
+  ) throws -> _TextCorpusStatistics {
+    try _RecordCursor.with(snapshot) { cursor in
       var compiler = _FilterCompiler(cursor: cursor)
       let readers = try compiler.searchReaders(condition)
       let live = snapshot._liveSlots()
