@@ -254,6 +254,12 @@ import Testing
           + "Add filter(matching:) before sortBy(.relevance), or sort by a key.")
       await #expect(throws: RequestSetError.self) { try await ranked.async.fetch() }
     }
+    // A ranking has no stored value to page after: read it in windows instead.
+    if kind != .array {
+      let paged = set.filter(matching: "fox", in: ["body"]).sortBy(.relevance).page(after: nil, size: 5)
+      let pageError = #expect(throws: RequestSetError.self, "\(kind)") { try paged.fetch() }
+      #expect(pageError?.code == .invalidPage)
+    }
     // A search written after the sort, or in a stage before, is scored.
     _ = try set.sortBy(.relevance).filter(matching: "fox", in: ["body"]).fetch()
     _ = try set.filter(matching: "fox", in: ["body"]).limit(5).sortBy(.relevance).fetch()

@@ -36,9 +36,11 @@ extension RequestSet {
   /// - Returns: A new set; evaluating it throws ``RequestSetError`` `.invalidSort` when the
   ///   set has no `filter(matching:)` joined with AND in this stage or a stage before (a
   ///   search only under OR or NOT scores nothing).
-  /// - Complexity: O(1) to build. Evaluation reads the text of every record of the store
-  ///   once for the statistics, then scores the *m* matches and sorts them in
-  ///   O(*m* log *m*), or O(*m* log *k*) with a limit.
+  /// - Complexity: O(1) to build. Evaluation finds the statistics in a MemoryStore's or
+  ///   LogStore's text index on exactly the searched keys, and otherwise reads the text of
+  ///   every record of the store once (a SQL store's records are read once more); then it
+  ///   scores the *m* matches and sorts them in O(*m* log *m*), or O(*m* log *k*) with a
+  ///   limit.
   public func sortBy(_ ranking: RequestRanking) -> RequestSet {
     _with { $0.addSort([.relevance(_RelevanceSort())]) }
   }
