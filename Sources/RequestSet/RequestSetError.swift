@@ -204,8 +204,7 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
 
 extension RequestSetError {
   static func unknownKey(_ key: String, type: Any.Type, known: [String]) -> RequestSetError {
-    let list =
-      known.isEmpty ? "none (there are no records to learn keys from)" : known.joined(separator: ", ")
+    let list = known.isEmpty ? "none (there are no records to learn keys from)" : known.joined(separator: ", ")
     // A key through a relation, on a set that was not made by a graph.
     if let related = type as? any RelatedRecord.Type, let relation = _relationNamed(key, related) {
       return RequestSetError(

@@ -179,9 +179,7 @@ struct _FilterCompiler<Element: Sendable> {
       return .general(try _searchTest(c))
     case .field(let c):
       let fields = try fields()
-      if fields.kinds[c.key] == nil,
-        let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(c.key)
-      {
+      if fields.kinds[c.key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(c.key) {
         // `members.name` over an array of structs: every element's value, as KVC reads it.
         return .general { c.matches(try read($0)) }
       }
@@ -202,9 +200,7 @@ struct _FilterCompiler<Element: Sendable> {
     }
   }
 
-  private mutating func _general(_ node: _FilterNode<Element>, merged: Bool = false) throws -> _Matcher<
-    Element
-  > {
+  private mutating func _general(_ node: _FilterNode<Element>, merged: Bool = false) throws -> _Matcher<Element> {
     let cursor = self.cursor
     let node = merged ? node : Self._mergingEqualities(node)
     switch node {
@@ -212,9 +208,7 @@ struct _FilterCompiler<Element: Sendable> {
       // A translated predicate runs as field conditions when the store's fields are at
       // hand and surely agree with the record's properties; otherwise `evaluate` tests
       // each record.
-      if let translated = p.translated, let fields = fieldsAtHand(),
-        Self.holdsKinds(of: translated, in: fields)
-      {
+      if let translated = p.translated, let fields = fieldsAtHand(), Self.holdsKinds(of: translated, in: fields) {
         return try _general(translated)
       }
       return try _leaf(node)
@@ -306,8 +300,7 @@ struct _FilterCompiler<Element: Sendable> {
   private mutating func _columnOperand(
     _ part: _FilterNode<Element>
   ) throws -> (read: (Int) -> FieldValue, test: _ValueTest)? {
-    guard case .field(let c) = part, let fields = try? fields(),
-      let direct = fields as? any _DirectFieldAccess,
+    guard case .field(let c) = part, let fields = try? fields(), let direct = fields as? any _DirectFieldAccess,
       direct.kinds[c.key] != nil, let read = direct.directReader(for: c.key)
     else { return nil }
     try Self.validate(c, in: fields)
@@ -346,8 +339,7 @@ struct _FilterCompiler<Element: Sendable> {
         positive = false
       }
       switch subject {
-      case .field(let c)
-      where c.collation == .binary
+      case .field(let c) where c.collation == .binary
         && (c.comparison == .equal && positive == !isAnd || c.comparison == .notEqual && positive && isAnd):
         if fields[c.key] == nil { slots.append(.field(c.key)) }
         fields[c.key, default: []].append((part, c.value))
@@ -415,9 +407,7 @@ struct _FilterCompiler<Element: Sendable> {
       else { return nil }
       values.append(twin.value)
     }
-    guard var merged = try? _FieldCondition(key: first.key, op: .in, value: .array(values)) else {
-      return nil
-    }
+    guard var merged = try? _FieldCondition(key: first.key, op: .in, value: .array(values)) else { return nil }
     merged.idOnly = first.idOnly
     return merged
   }
@@ -434,8 +424,7 @@ struct _FilterCompiler<Element: Sendable> {
     case .and(let j), .or(let j): return j.terms.allSatisfy { holdsKinds(of: $0, in: fields) }
     case .not(let inner): return holdsKinds(of: inner, in: fields)
     case .field(let c):
-      guard c.quantifier == nil, !c.countsElements, c.datePart == nil, let kinds = fields.kinds[c.key],
-        !kinds.isUnknown
+      guard c.quantifier == nil, !c.countsElements, c.datePart == nil, let kinds = fields.kinds[c.key], !kinds.isUnknown
       else { return false }
       let values: [FieldValue]
       switch (c.op, c.value) {

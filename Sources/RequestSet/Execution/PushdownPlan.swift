@@ -142,8 +142,7 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
     for key in stage.sort {
       if wholeStage {
         sortPushed = false
-        inProcess.append(
-          Part(part: "sort " + stage.sort.map(\.description).joined(separator: ", "), why: why))
+        inProcess.append(Part(part: "sort " + stage.sort.map(\.description).joined(separator: ", "), why: why))
         break
       }
       let storeKey: StoreSortKey?
@@ -166,8 +165,7 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
         // The whole sort runs in process: name it, and the key that kept it there.
         sortPushed = false
         let keys = stage.sort.map(\.description).joined(separator: ", ")
-        inProcess.append(
-          Part(part: "sort " + keys, why: key.isRelevance ? why : key.description + ": " + why))
+        inProcess.append(Part(part: "sort " + keys, why: key.isRelevance ? why : key.description + ": " + why))
         break
       }
       if let storeKey { sort.append(storeKey) }
@@ -248,8 +246,7 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       if case .none = reader.supportQuery(plan.query) { return nil }
       return (one, plan)
     }
-    guard rest.stages.count == 1, rest.stages[0].filter != nil, rest.stages[0].sort.isEmpty,
-      !rest.stages[0].reversed,
+    guard rest.stages.count == 1, rest.stages[0].filter != nil, rest.stages[0].sort.isEmpty, !rest.stages[0].reversed,
       rest.stages[0].distinct == nil
     else { return nil }
     // The window is in process (a filter runs there), so the store streams every match.

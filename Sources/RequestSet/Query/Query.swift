@@ -148,10 +148,7 @@ struct _Window: Sendable, Equatable {
   /// How many rows the window needs from the top, `offset + limit` (saturating), or nil
   /// without a limit.
   var needed: Int? {
-    limit.map {
-      let (sum, overflow) = offset.addingReportingOverflow($0)
-      return overflow ? Int.max : sum
-    }
+    limit.map { let (sum, overflow) = offset.addingReportingOverflow($0); return overflow ? Int.max : sum }
   }
 
   /// The slice of `0..<count` the window keeps.
@@ -174,8 +171,7 @@ enum _SortKey<Element: Sendable>: Sendable {
     switch self {
     case .relevance(let r): return r.description
     case .field(let key, let order, let collation):
-      return "\(key) \(order == .ascending ? "ASC" : "DESC")"
-        + (collation == .binary ? "" : " [\(collation)]")
+      return "\(key) \(order == .ascending ? "ASC" : "DESC")" + (collation == .binary ? "" : " [\(collation)]")
     case .typed(let t):
       return "\(t.description) \(t.order == .ascending ? "ASC" : "DESC")"
     }
@@ -238,8 +234,7 @@ func _three<V: Comparable>(_ a: V, _ b: V) -> Int {
   if a < b { return -1 }
   if a == b { return 0 }
   if b < a { return 1 }
-  let aUnordered = a != a
-  let bUnordered = b != b
+  let aUnordered = a != a, bUnordered = b != b
   return aUnordered == bUnordered ? 0 : (aUnordered ? 1 : -1)
 }
 
@@ -256,9 +251,7 @@ func _three<V: Comparable>(_ a: V?, _ b: V?) -> Int {
 extension _TypedSort {
   /// A sort on a `Comparable` key path, read at its stored offset when there is one.
   @inlinable
-  static func make<V: Comparable & Sendable>(
-    _ keyPath: KeyPath<Element, V> & Sendable, order: RequestSortOrder
-  ) -> _TypedSort {
+  static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V> & Sendable, order: RequestSortOrder) -> _TypedSort {
     let key = _sortFieldKey(keyPath, Element.self, V.self)
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
       return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {
@@ -274,9 +267,7 @@ extension _TypedSort {
 
   /// A sort on an optional `Comparable` key path; nil orders first.
   @inlinable
-  static func make<V: Comparable & Sendable>(
-    _ keyPath: KeyPath<Element, V?> & Sendable, order: RequestSortOrder
-  ) -> _TypedSort {
+  static func make<V: Comparable & Sendable>(_ keyPath: KeyPath<Element, V?> & Sendable, order: RequestSortOrder) -> _TypedSort {
     let key = _sortFieldKey(keyPath, Element.self, V?.self)
     if let offset = MemoryLayout<Element>.offset(of: keyPath) {
       return _TypedSort(description: "\(keyPath)", order: order, fieldKey: key) {

@@ -113,9 +113,7 @@ extension _SortKey {
     if text.hasPrefix("-"), text.count > 1 {
       return .field(key: String(text.dropFirst()), order: .descending, collation: collation)
     }
-    guard let colon = text.firstIndex(of: ":") else {
-      return .field(key: text, order: order, collation: collation)
-    }
+    guard let colon = text.firstIndex(of: ":") else { return .field(key: text, order: order, collation: collation) }
     let prefix = text[..<colon].lowercased()
     let key = String(text[text.index(after: colon)...])
     let direction: RequestSortOrder
