@@ -243,6 +243,8 @@ import Testing
       set.filter(\.rank > 2).sortBy(.relevance),
       set.filter(.matching("fox", in: ["body"]) || \.rank == 2).sortBy(.relevance),
       set.filter(!.matching("fox", in: ["body"])).sortBy(.relevance),
+      // An OR written after the sort makes the search one side of it.
+      set.filter(matching: "fox", in: ["body"]).sortBy(.relevance).filter(\.rank == 2, mode: .or),
     ]
     for ranked in cases {
       let error = #expect(throws: RequestSetError.self, "\(kind)") { try ranked.fetch() }

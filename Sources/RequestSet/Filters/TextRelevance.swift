@@ -161,10 +161,14 @@ struct _RelevanceSort: Sendable {
 
 extension _Stage {
   /// The text conditions of the filter's top-level AND (or the filter itself).
+  var andSearches: [_TextSearchCondition] { filter?.andSearches ?? [] }
+}
+
+extension _FilterNode {
+  /// The text conditions of the node's top-level AND (or the node itself).
   var andSearches: [_TextSearchCondition] {
-    guard let filter else { return [] }
-    let terms: [_FilterNode<Element>]
-    if case .and(let j) = filter { terms = j.terms } else { terms = [filter] }
+    let terms: [_FilterNode]
+    if case .and(let j) = self { terms = j.terms } else { terms = [self] }
     return terms.compactMap { if case .search(let c) = $0 { return c } else { return nil } }
   }
 }

@@ -39,8 +39,9 @@ struct _Query<Element: Sendable>: Sendable {
   mutating func addFilter(_ node: _FilterNode<Element>, mode: RequestFilterMode) {
     twinsResolved = false
     let i = _openStage()
-    // A relevance sort scores the text conditions of the filter it sorts.
-    defer { if sortsByRelevance { bindRelevance() } }
+    // A relevance sort scores the text conditions of the filter it sorts: they change when
+    // a search joins with AND, or an OR makes the searches before it one side of it.
+    defer { if (mode == .or || node.andSearches.count > 0) && sortsByRelevance { bindRelevance() } }
     guard let existing = stages[i].filter else {
       stages[i].filter = node
       return
