@@ -166,6 +166,11 @@ public struct RequestSetError: Error, Sendable, CustomStringConvertible {
     /// reads an array, or a store's past). Combine sets made from one store.
     public static let mismatchedSets = Code("mismatchedSets")
 
+    /// A sort cannot run as asked: ``RequestSet/sortBy(_:)-(RequestRanking)`` sorts by
+    /// relevance, but the set has no full-text search joined with AND to score. Add
+    /// `filter(matching:)` before it, or sort by a key.
+    public static let invalidSort = Code("invalidSort")
+
     /// The code's name, as in `unknownKey`.
     public var description: String { _name }
   }

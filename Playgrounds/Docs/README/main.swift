@@ -84,11 +84,13 @@ let posts = MemoryStore<Post>()
 try posts.insert(contentsOf: [
   Post(id: 1, title: "Café culture", body: "The quick brown fox visits a café in Zürich."),
   Post(id: 2, title: "東京の朝", body: "東京タワー at dawn, and a quick coffee."),
+  Post(id: 3, title: "Ёлка", body: "A brown bear under the tree."),
 ])
 try posts.createTextIndex("title", "body")
 let found = RequestSet(posts)
-print(found.filter(matching: "cafe \"brown fox\"").map(\.id))   // → [1]
-print(found.filter(matching: "東京 qui*").map(\.id))             // → [2]
+print(found.filter(matching: "cafe \"brown fox\"").map(\.id))        // → [1]
+print(found.filter(matching: "東京 qui*").map(\.id))                  // → [2]
+print(found.filter(matching: "brown").sortBy(.relevance).map(\.id))   // → [3, 1]
 
 let files = FileManager.default.temporaryDirectory.appendingPathComponent("zoo-\(UUID())")
 try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)

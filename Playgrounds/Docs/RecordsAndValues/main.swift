@@ -92,6 +92,9 @@ print(farm.map(\.name), animals.filter(matching: "COW", in: "species").count)
 print(animals.filter("name MATCHES[fts] 'álice' OR age > 10").map(\.id))   // → [5]
 print(animals.filter(.matching("\"micky\" dog", in: ["name", "species"])).count)   // → 0
 
+print(animals.filter(matching: "cow").sortBy(.relevance).map(\.id))              // → [4, 2]
+print(animals.filter(matching: "farm").sortBy(.relevance).sortBy("age").map(\.id)) // → [3, 2]
+
 let youngest = animals.sortBy(\.age).first(3).map(\.name)
 let oldest = animals.sortBy(\.age).last(3).map(\.name)
 let zToA = animals.sortBy(\.name).reversed().map(\.name)

@@ -310,18 +310,7 @@ struct _FilterCompiler<Element: Sendable> {
   /// A full-text condition as a test of a slot: each key's words, tokenized per record
   /// (a text index, when the store has one, answers the condition before this runs).
   private mutating func _searchTest(_ c: _TextSearchCondition) throws -> (Int) throws -> Bool {
-    let fields = try fields()
-    var readers: [(Int) throws -> FieldValue] = []
-    for key in c.keys {
-      if fields.kinds[key] == nil, let read = _ExpressionCompiler<Element>(fields: fields).arrayPathReader(key) {
-        // `members.name` over an array of structs: every element's value, as a condition reads it.
-        readers.append(read)
-        continue
-      }
-      try Self.validate(key, value: nil, in: fields)
-      readers.append(fields.reader(for: key) ?? { _ in .null })
-    }
-    let all = readers
+    let all = try searchReaders(c)
     return { slot in c.matches(try all.map { try $0(slot) }) }
   }
 

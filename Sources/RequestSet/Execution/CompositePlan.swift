@@ -113,6 +113,8 @@ extension _Planner {
     case .typed(let t):
       guard let k = t.fieldKey else { return nil }
       (key, descending, typed) = (k, t.order == .descending, true)
+    case .relevance:
+      return nil
     }
     var best: _CompositeRun? = nil
     for run in runs {

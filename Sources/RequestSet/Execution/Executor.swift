@@ -673,6 +673,9 @@ enum _Executor {
       case .field(let name, let order, let collation):
         guard let read = try compiler.reader(for: name, value: nil) else { continue }  // all nil: all equal
         readers.append(_KeyReader(read: read, descending: order != .ascending, collation: collation))
+      case .relevance(let r):
+        let score = try compiler.relevanceScore(r)
+        readers.append(_KeyReader(read: { .double(try score($0)) }, descending: true, collation: .binary))
       }
     }
     return readers
@@ -759,6 +762,10 @@ enum _Executor {
           order == .ascending
             ? { FieldValue._order(try read($0), try read($1), collation) }
             : { FieldValue._order(try read($1), try read($0), collation) })
+      case .relevance(let r):
+        // Best first; each record's score is computed once (see `relevanceScore`).
+        let score = try compiler.relevanceScore(r)
+        parts.append { a, b in _three(try score(b), try score(a)) }
       }
     }
     if parts.count == 1 { return parts[0] }

@@ -408,6 +408,8 @@ enum _Planner {
       guard let k = t.fieldKey else { return nil }
       key = k
       descending = t.order == .descending
+    case .relevance:
+      return nil
     }
     guard let index = access.catalog.index(for: key), index.entries.unordered.isEmpty,
       !index.entries.hasLossyNumbers

@@ -27,7 +27,41 @@ enum _Pushdown {
       return true
     }
     let snapshot = reader.snapshot(records)
-    return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(remainder, in: snapshot))
+    var rest = remainder
+    if rest.sortsByRelevance {
+      // The store's records are read once, for every condition's statistics.
+      var whole: StoreSnapshot<Element>? = nil
+      rest = try rest.withRelevanceStatistics { condition in
+        let all = try whole ?? _wholeStore(reader)
+        whole = all
+        return try _statistics(condition, in: all)
+      }
+    }
+    return _Evaluation(snapshot: snapshot, slots: try _Executor.slots(rest, in: snapshot))
+  }
+
+  /// Every record of the store, for a relevance sort's statistics.
+  static func _wholeStore<Element>(_ reader: _PushdownReader<Element>) throws -> StoreSnapshot<Element> {
+    var all: [Element] = []
+    try reader.records(StoreQuery()) {
+      all.append($0)
+      return true
+    }
+    return reader.snapshot(all)
+  }
+
+  /// A text condition's statistics over `snapshot`, every record of the store, for a
+  /// relevance sort of the matches the store returned.
+  static func _statistics<Element>(
+    _ condition: _TextSearchCondition, in snapshot: StoreSnapshot<Element>
+  ) throws -> _TextCorpusStatistics {
+    try _RecordCursor.with(snapshot) { cursor in
+      var compiler = _FilterCompiler(cursor: cursor)
+      let readers = try compiler.searchReaders(condition)
+      let live = snapshot._liveSlots()
+      return try _TextCorpusStatistics.over(live.count, condition) { i in try readers.map { try $0(live[i]) }
+      }
+    }
   }
 
   /// A remainder that is only a filter and a window: records are tested as they come, in

@@ -150,9 +150,12 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       case .field(let name, let order, let collation):
         storeKey = StoreSortKey(name, order: order, collation: collation)
       case .typed(let t): storeKey = t.fieldKey.map { StoreSortKey($0, order: t.order) }
+      case .relevance: storeKey = nil
       }
       let why: String?
       switch storeKey.map(reader.supportSort) {
+      case nil where key.isRelevance:
+        why = "relevance is scored in process: BM25 over the store's word counts, read with one more query"
       case nil: why = "a key path with no field"
       case .exact?: why = nil
       case .superset?: why = "the store's order is not exact"
@@ -162,7 +165,7 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
         // The whole sort runs in process: name it, and the key that kept it there.
         sortPushed = false
         let keys = stage.sort.map(\.description).joined(separator: ", ")
-        inProcess.append(Part(part: "sort " + keys, why: key.description + ": " + why))
+        inProcess.append(Part(part: "sort " + keys, why: key.isRelevance ? why : key.description + ": " + why))
         break
       }
       if let storeKey { sort.append(storeKey) }

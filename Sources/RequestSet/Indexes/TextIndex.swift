@@ -10,27 +10,39 @@ struct _TextIndex: Sendable {
   let keys: [String]
   /// For each word, the live slots holding it in one of ``keys``.
   private(set) var postings: [String: Set<Int>] = [:]
+  /// For each live slot with words, how many words its values at ``keys`` hold (every
+  /// occurrence): the lengths a relevance sort's statistics need (see TextRelevance.swift).
+  private(set) var lengths: [Int: Int] = [:]
+  /// The sum of ``lengths``.
+  private(set) var totalWords = 0
 
   init(keys: [String]) { self.keys = keys }
 
-  /// The distinct words of one record's values at ``keys``.
-  static func words(_ values: [FieldValue]) -> Set<String> {
+  /// The distinct words of one record's values at ``keys``, and how many words they hold.
+  static func words(_ values: [FieldValue]) -> (distinct: Set<String>, count: Int) {
     var fields: [[String]] = []
     for v in values { _textFields(v, into: &fields) }
     var words = Set<String>()
-    for f in fields { words.formUnion(f) }
-    return words
+    var count = 0
+    for f in fields {
+      words.formUnion(f)
+      count += f.count
+    }
+    return (words, count)
   }
 
   /// Records a slot's change: `old` nil for a new slot, `new` nil for a deleted one.
   mutating func update(slot: Int, old: [FieldValue]?, new: [FieldValue]?) {
-    let before = old.map(Self.words) ?? []
-    let after = new.map(Self.words) ?? []
-    for word in before.subtracting(after) {
+    let none: (distinct: Set<String>, count: Int) = ([], 0)
+    let before = old.map(Self.words) ?? none
+    let after = new.map(Self.words) ?? none
+    for word in before.distinct.subtracting(after.distinct) {
       postings[word]?.remove(slot)
       if postings[word]?.isEmpty == true { postings[word] = nil }
     }
-    for word in after.subtracting(before) { postings[word, default: []].insert(slot) }
+    for word in after.distinct.subtracting(before.distinct) { postings[word, default: []].insert(slot) }
+    totalWords += after.count - (lengths[slot] ?? 0)
+    lengths[slot] = after.count > 0 ? after.count : nil
   }
 
   /// Renumbers the slots after the store dropped dead ones (`newSlot[old]`, -1 for dropped).
@@ -40,6 +52,22 @@ struct _TextIndex: Sendable {
       for s in slots where newSlot[s] >= 0 { moved.insert(newSlot[s]) }
       postings[word] = moved.isEmpty ? nil : moved
     }
+    var moved: [Int: Int] = [:]
+    totalWords = 0
+    for (s, n) in lengths where newSlot[s] >= 0 {
+      moved[newSlot[s]] = n
+      totalWords += n
+    }
+    lengths = moved
+  }
+
+  /// The slots holding a word of the vocabulary `word` matches: itself, or as a prefix
+  /// every word starting with it.
+  func slots(_ word: String, prefix: Bool) -> Set<Int> {
+    guard prefix else { return postings[word] ?? [] }
+    var union = Set<Int>()
+    for (w, s) in postings where w.unicodeScalars.starts(with: word.unicodeScalars) { union.formUnion(s) }
+    return union
   }
 
   /// Whether the index answers a condition on `keys`: it covers them all.
@@ -52,16 +80,7 @@ struct _TextIndex: Sendable {
     var result: Set<Int>? = nil
     for term in c.query.terms {
       for (k, word) in term.words.enumerated() {
-        let slots: Set<Int>
-        if term.prefix[k] {
-          var union = Set<Int>()
-          for (w, s) in postings where w.unicodeScalars.starts(with: word.unicodeScalars) {
-            union.formUnion(s)
-          }
-          slots = union
-        } else {
-          slots = postings[word] ?? []
-        }
+        let slots = self.slots(word, prefix: term.prefix[k])
         result = result.map { $0.intersection(slots) } ?? slots
         if result!.isEmpty { return ([], true) }
       }

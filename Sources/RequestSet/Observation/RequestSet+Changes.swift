@@ -234,6 +234,8 @@ struct _LiveResult<Element: Record> {
   /// delete of a held record is exact unless the limit had cut the result; a save is exact
   /// only when the record neither was nor becomes part of the result.
   private func _merge(_ changes: [RecordChange<Element>]) throws -> [Element]? {
+    // Any write changes the statistics every relevance score reads: read again.
+    if set._query.sortsByRelevance { return nil }
     let held = Set(records.map(\.id))
     let full = limit.map { records.count >= $0 } ?? false
     var removed = Set<Element.ID>()

@@ -71,6 +71,12 @@ enum _Keyset {
         } else if let anchor {
           keys.append(.typed(t, anchor: anchor))
         }
+      case .relevance:
+        throw RequestSetError(
+          .invalidPage,
+          "page(after:size:) cannot page a set sorted by relevance: a record's score depends on the whole "
+            + "store, so no stored value marks where a page ends. Read the ranked set in windows with "
+            + "offset(_:) and limit(_:).")
       }
     }
     keys.append(.field(key: idKey, order: .ascending, collation: .binary, value: value(idKey)))

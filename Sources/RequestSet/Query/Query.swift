@@ -39,6 +39,9 @@ struct _Query<Element: Sendable>: Sendable {
   mutating func addFilter(_ node: _FilterNode<Element>, mode: RequestFilterMode) {
     twinsResolved = false
     let i = _openStage()
+    // A relevance sort scores the text conditions of the filter it sorts: they change when
+    // a search joins with AND, or an OR makes the searches before it one side of it.
+    defer { if (mode == .or || node.andSearches.count > 0) && sortsByRelevance { bindRelevance() } }
     guard let existing = stages[i].filter else {
       stages[i].filter = node
       return
@@ -56,6 +59,7 @@ struct _Query<Element: Sendable>: Sendable {
     twinsResolved = false
     let i = _openStage()
     stages[i].sort += keys
+    if sortsByRelevance { bindRelevance() }
   }
 
   /// Reads the set so far backwards. A stage reverses before it keeps distinct records,
@@ -161,9 +165,12 @@ struct _Window: Sendable, Equatable {
 enum _SortKey<Element: Sendable>: Sendable {
   case field(key: String, order: RequestSortOrder, collation: RequestCollation)
   case typed(_TypedSort<Element>)
+  /// Best match first by the BM25 score of the set's text search (see TextRelevance.swift).
+  case relevance(_RelevanceSort)
 
   var description: String {
     switch self {
+    case .relevance(let r): return r.description
     case .field(let key, let order, let collation):
       return "\(key) \(order == .ascending ? "ASC" : "DESC")" + (collation == .binary ? "" : " [\(collation)]")
     case .typed(let t):

@@ -109,6 +109,7 @@ extension RequestSet where Element: Encodable {
 extension _SortKey {
   /// A string sort key with its optional prefix: `desc:`, `asc:`, `desc[n]:`, `-`.
   static func parse(_ text: String, order: RequestSortOrder, collation: RequestCollation) -> _SortKey {
+    if text == "@relevance" { return .relevance(_RelevanceSort()) }
     if text.hasPrefix("-"), text.count > 1 {
       return .field(key: String(text.dropFirst()), order: .descending, collation: collation)
     }
