@@ -3,7 +3,7 @@ import RequestSet
 import _RequestSetSQL
 
 extension PostgresStore {
-  /// The database and the store's table in it. Stores of a ``RecordGraph`` in one database
+  /// The database and the store's table in it. Stores of a `RecordGraph` in one database
   /// answer a condition through a relation in one statement, as a subquery on the related
   /// table; stores in two databases read the related ids first.
   ///
