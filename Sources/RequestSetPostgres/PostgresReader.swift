@@ -43,8 +43,12 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
     let related = _PGTableVersions()
     _related = related
     _lease = _PGLease(pool, c, begin: Self._begin) { c in
-      let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [table])
-      guard row.count == 1, row.string(0, 0) == String(version) else {
+      // Whether a table's version is no longer the one the first transaction read.
+      func moved(_ name: String, from seen: some CustomStringConvertible) throws -> Bool {
+        let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [name])
+        return row.count != 1 || row.string(0, 0) != seen.description
+      }
+      if try moved(table, from: version) {
         throw RequestSetError(
           .conflict,
           "The table \(quoted) changed while this evaluation waited between two reads (a set counted and not yet "
@@ -54,8 +58,7 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
       }
       // The tables a relation's subquery reads must be as the first transaction saw them too.
       for (other, seen) in related.state.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-        let row = try c.execute("SELECT version FROM requestset_tables WHERE name = $1", [other])
-        guard row.count == 1, row.string(0, 0) == String(seen) else {
+        if try moved(other, from: seen) {
           throw RequestSetError(
             .conflict,
             "The table \(other), which a relation of this evaluation reads in its statement, changed while the "
