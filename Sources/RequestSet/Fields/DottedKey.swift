@@ -34,6 +34,8 @@ enum _DottedKey {
 
   /// The field names of a key, unescaped.
   static func split(_ key: String) -> [String] {
+    // Most keys name one field: no dot, nothing to split or unescape.
+    guard key.utf8.contains(where: { $0 == 0x2E || $0 == 0x5C }) else { return [key] }
     guard key.utf8.contains(0x5C) else { return key.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
     var parts: [String] = []
     var current = ""

@@ -29,7 +29,15 @@ enum _SchemaProbe {
     let fields: FieldValue
   }
 
-  private static let _witnesses = _Lock<[ObjectIdentifier: [Witness]]>([:])
+  /// A type's witnesses, with the keys under which some witness holds a value other than
+  /// null (kept as witnesses are added, so deciding whether a record shows a new key costs
+  /// one subset test, not a walk of every witness's fields under the lock).
+  struct Witnesses {
+    var list: [Witness] = []
+    var covered: Set<String> = []
+  }
+
+  private static let _witnesses = _Lock<[ObjectIdentifier: Witnesses]>([:])
 
   /// The kinds of value per dotted key that decoding `fields` (a record's encoded fields)
   /// as a `T` asks for, with the keys the record leaves out.
@@ -47,20 +55,20 @@ enum _SchemaProbe {
 
   /// Whether `T` still takes witnesses: a store asks before it encodes one.
   static func wantsWitness<T>(_ type: T.Type) -> Bool {
-    _witnesses.withLock { ($0[ObjectIdentifier(type)]?.count ?? 0) < witnessCap }
+    _witnesses.withLock { ($0[ObjectIdentifier(type)]?.list.count ?? 0) < witnessCap }
   }
 
   /// Whether the process holds a witness of `T`: a record of the type stored, opened or
   /// queried (see `_Prepare.witness`).
   static func hasWitnesses<T>(_ type: T.Type) -> Bool {
-    _witnesses.withLock { !($0[ObjectIdentifier(type)]?.isEmpty ?? true) }
+    _witnesses.withLock { !($0[ObjectIdentifier(type)]?.list.isEmpty ?? true) }
   }
 
   /// The top-level keys the witnesses of `type` encode, each with one key below it (the
   /// first by name) when it holds an object: the `Codable` keys the process has seen the
   /// type's records use, renamed ones included.
   static func seenKeys(of type: Any.Type) -> [String: String?] {
-    let witnesses = _witnesses.withLock { $0[ObjectIdentifier(type)] ?? [] }
+    let witnesses = _witnesses.withLock { $0[ObjectIdentifier(type)]?.list ?? [] }
     var keys: [String: String?] = [:]
     for w in witnesses {
       guard case .object(let fields) = w.fields else { continue }
@@ -101,15 +109,12 @@ enum _SchemaProbe {
     let valued = _valuedKeys(fields)
     _witnesses.withLock { table in
       let id = ObjectIdentifier(T.self)
-      let witnesses = table[id, default: []]
-      guard witnesses.count < witnessCap else { return }
-      if witnesses.count >= witnessLimit {
-        // Past the first few, only a record that shows a key no witness shows a value for.
-        var covered = Set<String>()
-        for w in witnesses { covered.formUnion(_valuedKeys(w.fields)) }
-        guard !valued.isSubset(of: covered) else { return }
-      }
-      table[id, default: []].append(Witness(record: kept, fields: fields))
+      let count = table[id]?.list.count ?? 0
+      guard count < witnessCap else { return }
+      // Past the first few, only a record that shows a key no witness shows a value for.
+      if count >= witnessLimit, let covered = table[id]?.covered, valued.isSubset(of: covered) { return }
+      table[id, default: Witnesses()].list.append(Witness(record: kept, fields: fields))
+      table[id, default: Witnesses()].covered.formUnion(valued)
     }
   }
 
@@ -131,7 +136,7 @@ enum _SchemaProbe {
   /// a property to another property's name are caught. A key path that reads `nil` on every
   /// witness is undecided too.
   static func confirms(_ keyPath: AnyKeyPath, key: String, root: Any.Type) -> Bool? {
-    let witnesses = _witnesses.withLock { $0[ObjectIdentifier(root)] ?? [] }
+    let witnesses = _witnesses.withLock { $0[ObjectIdentifier(root)]?.list ?? [] }
     guard !witnesses.isEmpty else { return nil }
     var alike: Set<String>?
     var sawValue = false
