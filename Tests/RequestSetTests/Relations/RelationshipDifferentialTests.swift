@@ -88,15 +88,55 @@ import Testing
 
   // MARK: The checks
 
+  /// The filter queries every graph answers, from one seeded generator.
+  static func filterCases() -> [PetQuery] {
+    var rng = SeededRandom(seed: 0xF11)
+    return (0..<filterQueries).map { _ in PetQuery.random(using: &rng, data) }
+  }
+
+  /// The reference answer of each of ``filterCases()``, in plain Swift: computed once and
+  /// shared by every graph, as the queries are the same on each.
+  static let filterAnswers: [[Int]] = filterCases().map { query in data.pets.filter(query.holds).map(\.id) }
+
+  /// A sort query: the key, an optional filter and a window.
+  struct SortCase {
+    var sort: PetSort
+    var filter: PetQuery?
+    var offset: Int
+    var limit: Int
+  }
+
+  /// The sort queries every graph answers, from one seeded generator.
+  static func sortCases() -> [SortCase] {
+    var rng = SeededRandom(seed: 0x5027)
+    return (0..<sortQueries).map { _ in
+      let sort = PetSort.random(using: &rng)
+      let filter: PetQuery? = Bool.random(using: &rng) ? PetQuery.random(using: &rng, data, depth: 1) : nil
+      return SortCase(
+        sort: sort, filter: filter, offset: Int.random(in: 0...40, using: &rng), limit: Int.random(in: 1...120, using: &rng))
+    }
+  }
+
+  /// The reference answer of each of ``sortCases()``: the pets the filter keeps, ordered by
+  /// the key's value (computed once per pet) then by id, windowed.
+  static let sortAnswers: [[Int]] = sortCases().map { c in
+    let d = data
+    var kept = d.pets
+    if let filter = c.filter { kept = kept.filter(filter.holds) }
+    let keyed = kept.map { (value: c.sort.value($0, d), id: $0.id) }.sorted { a, b in
+      if a.value != b.value { return c.sort.descending ? a.value > b.value : a.value < b.value }
+      return a.id < b.id
+    }
+    return Array(keyed.dropFirst(c.offset).prefix(c.limit)).map(\.id)
+  }
+
   static func check(_ graph: RecordGraph, _ label: String) throws {
     let d = data
     let pets = graph.records(Pet.self)
-    var rng = SeededRandom(seed: 0xF11)
-    for i in 0..<filterQueries {
-      let query = PetQuery.random(using: &rng, d)
+    for (i, query) in filterCases().enumerated() {
       let form = PetQuery.Form.allCases[i % PetQuery.Form.allCases.count]
       let (set, used) = query.apply(to: pets, preferring: form)
-      let expected = d.pets.filter(query.holds).map(\.id)
+      let expected = filterAnswers[i]
       let what = "filter \(i) on \(label) [\(used)]: \(query.format)"
       do {
         let fetched = try set.sortBy("id").fetch().map(\.id)
@@ -107,24 +147,13 @@ import Testing
       }
     }
 
-    var sortRNG = SeededRandom(seed: 0x5027)
-    for i in 0..<sortQueries {
-      let sort = PetSort.random(using: &sortRNG)
-      let filter: PetQuery? = Bool.random(using: &sortRNG) ? PetQuery.random(using: &sortRNG, d, depth: 1) : nil
-      let offset = Int.random(in: 0...40, using: &sortRNG)
-      let limit = Int.random(in: 1...120, using: &sortRNG)
+    for (i, c) in sortCases().enumerated() {
+      let (sort, filter, offset, limit) = (c.sort, c.filter, c.offset, c.limit)
       let typed = i % 2 == 0
       var set = pets
       if let filter { set = filter.apply(to: set, preferring: .format).0 }
       set = sort.apply(to: set, typed: typed).sortBy("id").offset(offset).limit(limit)
-      var expected = d.pets
-      if let filter { expected = expected.filter(filter.holds) }
-      expected.sort { a, b in
-        let x = sort.value(a, d), y = sort.value(b, d)
-        if x != y { return sort.descending ? x > y : x < y }
-        return a.id < b.id
-      }
-      let want = Array(expected.dropFirst(offset).prefix(limit)).map(\.id)
+      let want = sortAnswers[i]
       let got: [Int]
       do { got = try set.fetch().map(\.id) } catch {
         Issue.record("sort \(i) on \(label): \(sort.key): \(error)")
