@@ -198,7 +198,9 @@ import Testing
     let memorySum = try memory.filter(pairs).sum("n")
     let memoryDeleted = try memory.filter(lists).delete()
     let memoryLeft = try memory.fetch().map(\.id)
-    for kind in Self.kinds where kind != .memory {
+    // The quick form leaves out indexed SQLite here: its expression indexes change no bound
+    // value and no limit (the other tests of the suite run on it); REQUESTSET_SOAK=1 runs it.
+    for kind in Self.kinds where kind != .memory && (TestScale.soak || kind != .indexedSQLite) {
       let store = try kind.makeStore(of: DynamicRecord.self)
       try store.insert(contentsOf: records)
       let set = RequestSet(store)
