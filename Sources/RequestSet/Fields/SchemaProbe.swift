@@ -31,6 +31,14 @@ enum _SchemaProbe {
 
   private static let _witnesses = _Lock<[ObjectIdentifier: [Witness]]>([:])
 
+  /// For each type, the keys its witnesses hold a value under (the union of their
+  /// `_valuedKeys`), grown as witnesses are added: a record past ``witnessLimit`` is
+  /// compared with this one set instead of every witness's keys found again (which cost a
+  /// pushdown store's every fetch a walk of each witness's fields for each record it shows).
+  ///
+  /// `nonisolated(unsafe)`: read and written only inside `_witnesses`' lock.
+  nonisolated(unsafe) private static var _covered: [ObjectIdentifier: Set<String>] = [:]
+
   /// The kinds of value per dotted key that decoding `fields` (a record's encoded fields)
   /// as a `T` asks for, with the keys the record leaves out.
   static func learn<T: Decodable>(_ type: T.Type, from fields: FieldValue) -> [String: _KindSet] {
@@ -101,15 +109,14 @@ enum _SchemaProbe {
     let valued = _valuedKeys(fields)
     _witnesses.withLock { table in
       let id = ObjectIdentifier(T.self)
-      let witnesses = table[id, default: []]
-      guard witnesses.count < witnessCap else { return }
-      if witnesses.count >= witnessLimit {
+      let count = table[id]?.count ?? 0
+      guard count < witnessCap else { return }
+      if count >= witnessLimit {
         // Past the first few, only a record that shows a key no witness shows a value for.
-        var covered = Set<String>()
-        for w in witnesses { covered.formUnion(_valuedKeys(w.fields)) }
-        guard !valued.isSubset(of: covered) else { return }
+        guard !valued.isSubset(of: _covered[id] ?? []) else { return }
       }
       table[id, default: []].append(Witness(record: kept, fields: fields))
+      _covered[id, default: []].formUnion(valued)
     }
   }
 
