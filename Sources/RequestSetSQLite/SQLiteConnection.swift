@@ -21,6 +21,8 @@ final class _SQLiteConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let path: String
   private var cache: [String: OpaquePointer] = [:]
+  /// What readers last found of each table (see `_SQLiteTableChecks`), by table name.
+  var tableChecks: [String: _SQLiteTableChecks] = [:]
 
   /// Opens (creating when `create`) the file at `path` in WAL mode with a busy timeout.
   init(path: String, create: Bool, busyTimeout: Int32 = 5000) throws {
@@ -53,6 +55,15 @@ final class _SQLiteConnection: @unchecked Sendable {
       sqlite3_free(message)
       throw _sqliteError(rc, text, path: path, doing: doing)
     }
+  }
+
+  /// The main database's data version (`SQLITE_FCNTL_DATA_VERSION`): it changes with every
+  /// change to the file, whether this connection made it or another (in any process) did;
+  /// inside a read transaction it is the version of the snapshot read. Nil when the file
+  /// control fails.
+  var dataVersion: UInt32? {
+    var version: UInt32 = 0
+    return sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK ? version : nil
   }
 
   /// A prepared statement kept for the connection's life (for the fixed write statements).

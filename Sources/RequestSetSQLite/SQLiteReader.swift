@@ -36,12 +36,10 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     try c.execute("BEGIN", doing: "start a read transaction")
     do {
       version = try store._version(c)
-      textTable = try _SQLiteTextTable.find(c, table: store.table)
-      let statement = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE NOT plain)")
-      nonisolated(unsafe) let handle = c.handle  // see `withConnection`
-      nonPlain = try StoreThreads.whenCancelled({ sqlite3_interrupt(handle) }) {
-        try statement.step(doing: "check for rows SQL cannot compare") && statement.int(0) != 0
-      }
+      // Kept on the connection while the file is unchanged (see `_SQLiteTableChecks`).
+      let checks = try _SQLiteTableChecks.read(c, table: store.table, quotedTable: quotedTable)
+      textTable = checks.textTable
+      nonPlain = checks.nonPlain
     } catch {
       _ = sqlite3_exec(c.handle, "ROLLBACK", nil, nil, nil)
       throw error

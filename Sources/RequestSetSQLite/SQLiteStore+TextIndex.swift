@@ -1,6 +1,12 @@
 import RequestSet
 import _RequestSetSQL
 
+#if canImport(SQLite3)
+  import SQLite3
+#else
+  import CSQLite
+#endif
+
 // Full-text search on SQLite: an FTS5 table fed the engine's own words.
 //
 // FTS5's tokenizers split and fold text by rules of their own (unicode61 keeps CJK runs
@@ -74,7 +80,8 @@ struct _SQLiteTextTable: Sendable {
   /// The store table's text table, or nil without one.
   static func find(_ c: _SQLiteConnection, table: String) throws -> _SQLiteTextTable? {
     let name = Self.name(for: table)
-    let s = try c.prepare("SELECT name FROM pragma_table_info(?)")
+    let s = try c.cached("SELECT name FROM pragma_table_info(?)")
+    defer { sqlite3_reset(s.pointer) }
     try s.bind([.text(name)])
     var keys: [String] = []
     while try s.step(doing: "read the text index's columns") {
@@ -130,7 +137,9 @@ extension SQLiteStore: _TextIndexedStore {
 
   /// Creates `table`'s FTS5 table on `keys`, filled from the rows, and the triggers that keep
   /// it current: ``createTextIndex(_:)-([String])`` and a migration that moves its keys.
-  static func _createTextTable(_ c: _SQLiteConnection, table: String, quotedTable: String, keys: [String]) throws {
+  static func _createTextTable(_ c: _SQLiteConnection, table: String, quotedTable: String, keys: [String])
+    throws
+  {
     let name = _SQLiteTextTable.name(for: table)
     let quoted = try SQLJSON.quoteIdentifier(name)
     let columns = keys.map(_SQLiteTextTable.column)

@@ -196,7 +196,7 @@ enum _Planner {
       return _Lookup(
         name: "text index lookup on " + text.keys.joined(separator: ", "), estimate: found.count,
         exact: exact,
-        inStoreOrder: false, slots: { found.sorted() })
+        inStoreOrder: false, slots: { found })
     case .and(let j):
       // The most selective part; never exact, since the other parts are not looked at.
       return j.terms.compactMap { _lookup($0, access, snapshot, twins: twins, depth: depth + 1) }.min {

@@ -93,10 +93,10 @@ struct _TextCorpusStatistics: Sendable, Equatable {
     stats.records = records
     stats.words = index.totalWords
     for (i, term) in condition.query.terms.enumerated() {
-      var slots: Set<Int>? = nil
+      var slots: [Int]? = nil
       for (k, word) in term.words.enumerated() {
         let found = index.slots(word, prefix: term.prefix[k])
-        slots = slots.map { $0.intersection(found) } ?? found
+        slots = slots.map { _intersectSorted($0, found) } ?? found
       }
       guard let slots else { continue }
       if term.words.count == 1 {

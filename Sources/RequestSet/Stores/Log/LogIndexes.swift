@@ -18,7 +18,9 @@ extension _LogState {
 
   /// An index's value in a record's bytes (`r` is at the record value), from the key ids
   /// of each of its keys: the key's value, or for a composite index an array of them.
-  static func indexValue(_ r: _ByteReader, _ paths: [[Int]?], names: [String?]) throws(_CodecError) -> FieldValue {
+  static func indexValue(_ r: _ByteReader, _ paths: [[Int]?], names: [String?]) throws(_CodecError)
+    -> FieldValue
+  {
     if paths.count == 1 { return try value(r, paths[0], names: names) }
     var values: [FieldValue] = []
     values.reserveCapacity(paths.count)
@@ -85,7 +87,8 @@ extension _LogState {
     }
     var catalog = indexes
     try catalog.add(
-      key: key, unique: unique, entries: try entries(for: key, mapping: try currentMapping()), typeName: "\(Element.self)")
+      key: key, unique: unique, entries: try entries(for: key, mapping: try currentMapping()),
+      typeName: "\(Element.self)")
     try writeIndexDefinitions(catalog.descriptions)
     indexes = catalog
   }
@@ -107,7 +110,8 @@ extension _LogState {
     let sequence = index.sequence + 1
     let payload = _LogFormat.indexDefinitionsPayload(definitions)
     withExtendedLifetime(payload) {
-      _ = _LogFormat.appendFrame(.indexes, sequence: sequence, payload: payload.bytes, saltState: saltState, to: out)
+      _ = _LogFormat.appendFrame(
+        .indexes, sequence: sequence, payload: payload.bytes, saltState: saltState, to: out)
     }
     try writeOut()
     index.sequence = sequence
@@ -128,8 +132,11 @@ extension _LogState {
     var text = _TextIndex(keys: keys)
     let paths = keys.map { keyIDs($0) }
     for slot in 0..<index.locations.count where index.live[slot] {
-      text.update(slot: slot, old: nil, new: try storedIndexValues(slot: slot, mapping: mapping, paths: paths.map { [$0] }))
+      text.update(
+        slot: slot, old: nil,
+        new: try storedIndexValues(slot: slot, mapping: mapping, paths: paths.map { [$0] }))
     }
+    text.trim()
     return text
   }
 
@@ -138,14 +145,17 @@ extension _LogState {
   /// (`written` at the record's id; nil for a delete).
   mutating func updateTextIndex(slot: Int?, paths: [[Int]?], mapping: _Mapping?, written: _ByteReader?) {
     let newSlot = slot ?? index.locations.count
-    let old = slot.map { (try? storedIndexValues(slot: $0, mapping: mapping, paths: paths.map { [$0] })) ?? [] }
+    let old = slot.map {
+      (try? storedIndexValues(slot: $0, mapping: mapping, paths: paths.map { [$0] })) ?? []
+    }
     var new: [FieldValue]? = nil
     if var r = written {
       let names = index.keys.names
-      new = (try? { () throws(_CodecError) -> [FieldValue] in
-        try _BinaryValue.skip(&r)
-        return try paths.map { p throws(_CodecError) in try Self.value(r, p, names: names) }
-      }()) ?? []
+      new =
+        (try? { () throws(_CodecError) -> [FieldValue] in
+          try _BinaryValue.skip(&r)
+          return try paths.map { p throws(_CodecError) in try Self.value(r, p, names: names) }
+        }()) ?? []
     }
     textIndex?.update(slot: newSlot, old: old, new: new)
   }

@@ -772,6 +772,7 @@ struct _MemoryState<Element: Record>: Sendable {
     }
     textIndex = _TextIndex(keys: keys)
     for s in 0..<records.count where live[s] { _updateText(slot: s, old: nil, new: true) }
+    textIndex!.trim()
   }
 
   mutating func replace(slot: Int, with record: Element, row: _EncodedRow?) {
