@@ -72,12 +72,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// A relation's subquery on another table of this file, when SQL compares exactly what
   /// both sides read: this table's rows and every table the subquery reads are plain, the
   /// keys are JSON paths that read through no array, and the tables' summaries say the
-  /// keys compared have only held nil, numbers and text (a key an aggregate reduces may hold
-  /// any kind: `rs_agg` computes the engine's operator on its JSON). The other tables are checked in
-  /// this reader's transaction, whose snapshot the statement reads: stores in one file have
-  /// their own connections, and a write one of them committed is in the snapshot of every
-  /// reader that begins after it (WAL), so a subquery sees the related rows as any read
-  /// of that store begun then would. Writes are unchanged: a graph's write still commits
+  /// keys compared have only held nil, numbers and text (a key an aggregate reduces may
+  /// hold any kind: `rs_agg` computes the engine's operator on its JSON). The other tables
+  /// are checked in this reader's transaction, whose snapshot the statement reads: stores
+  /// in one file have their own connections, and a write one of them committed is in the
+  /// snapshot of every reader that begins after it (WAL), so a subquery sees the related
+  /// rows as any read of that store begun then would. Writes are unchanged: a graph's write still commits
   /// store by store under the graph's write lock, and a statement begun between two of its
   /// commits sees the first and not the second, as a semi-join's two reads could; one
   /// snapshot for both tables only narrows what a read can see apart.
