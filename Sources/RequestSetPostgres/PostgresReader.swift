@@ -125,7 +125,8 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
   /// A relation's subquery on another table of this database, when PostgreSQL compares
   /// exactly what both sides read (see `PostgresStore._subqueryProblem`: plain rows, keys
   /// that never held arrays or objects nor read through one, no integers and doubles
-  /// beyond 2^53 compared, no full-text search in a related query). The related tables
+  /// beyond 2^53 compared, no full-text search in a related query; a key an aggregate
+  /// reduces holds only numbers within 2^53). The related tables
   /// are checked in this reader's transaction, whose snapshot the statement reads: it sees
   /// every write committed before the reader began, through any store, as a semi-join's
   /// read of the related store begun then would. Their versions are kept: when the reader's

@@ -15,7 +15,9 @@ extension PostgresStore {
   ///   beyond 2^53 (jsonb compares a double by its shortest decimal, not its value; see
   ///   ``_PGTranslation/inexactNumbers(_:table:)``): one scan per key and table version;
   /// - no related query holds a full-text search (its exactness is the related store's
-  ///   reader's to decide, in its own snapshot).
+  ///   reader's to decide, in its own snapshot);
+  /// - a key an aggregate reduces (`@sum.cost`) holds only numbers, within 2^53 (see
+  ///   `_aggregateProblem`).
   func _subqueryProblem(_ s: StoreSubquery, on c: _PGConnection) throws -> (
     problem: String?, versions: [String: UInt64]
   ) {
@@ -84,20 +86,64 @@ extension PostgresStore {
         )
       }
     }
+    if let aggregate = s.aggregate {
+      let table = s.location.table
+      if let problem = try _aggregateProblem(aggregate, table, summaries[table]!, version: versions[table]!, on: c) {
+        return (problem, [:])
+      }
+      if let count = s.count, case .none(let reason) = _PGTranslation.support(for: count) {
+        return ("the test of \(aggregate) runs in process: \(reason)", [:])
+      }
+    }
     versions[_table] = nil
     return (nil, versions)
   }
 
-  /// Whether `table`'s rows hold, at `key`, integers and doubles beyond 2^53 in magnitude:
-  /// one scan, remembered for the table's version this transaction sees.
-  private func _bigNumbers(_ table: String, _ key: String, version: UInt64, on c: _PGConnection) throws
-    -> _PGBigNumbers
-  {
-    if let known = _bigNumberKeys.answer([table, key], version: version) { return known }
+  /// Why PostgreSQL cannot compute `aggregate` over `table`'s rows as the engine does, or
+  /// nil: the key has held only numbers (nil aside), read through no array, none beyond
+  /// 2^53 in magnitude (converted to `float8` exactly; kept by jsonb as their values), and
+  /// for `@sum` no integer beyond 2^31, so a group's integers overflow Int64 in no order
+  /// (the engine then adds doubles) short of 2^32 records in one group.
+  private func _aggregateProblem(
+    _ aggregate: StoreSubquery.Aggregate, _ table: String, _ kinds: StoreFieldKinds, version: UInt64,
+    on c: _PGConnection
+  ) throws -> String? {
+    let key = aggregate.key
+    let names = FieldValue.fieldNames(inKey: key)
+    if names.contains(where: { $0.utf8.contains(0) }) {
+      return "the key holds U+0000, which PostgreSQL text cannot hold"
+    }
+    for kind in [StoreFieldKinds.Kind.bool, .string, .array, .object] where kinds.holds(kind, at: key) {
+      return "the key \(key) of \(table) has held values other than numbers, which \(aggregate.collectionOperator) "
+        + "compares or adds otherwise in PostgreSQL"
+    }
+    for end in 1..<max(1, names.count)
+    where kinds.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
+      return "the key \(key) of \(table) reads through an array in some record, which SQL paths do not map over"
+    }
+    guard kinds.holds(.number, at: key) else { return nil }
+    let big = try _bigNumbers(table, key, version: version, on: c)
+    if big.integers || big.doubles {
+      return "the key \(key) of \(table) holds numbers beyond 2^53, which float8 does not keep exactly"
+    }
+    if aggregate.function == .sum,
+      try _bigNumbers(table, key, version: version, on: c, beyond: 2_147_483_648).integers
+    {
+      return "the key \(key) of \(table) holds integers beyond 2^31, whose sum may overflow Int64 in the engine"
+    }
+    return nil
+  }
+
+  /// Whether `table`'s rows hold, at `key`, integers and doubles beyond `bound` (2^53) in
+  /// magnitude: one scan, remembered for the table's version this transaction sees.
+  private func _bigNumbers(
+    _ table: String, _ key: String, version: UInt64, on c: _PGConnection, beyond bound: Int = 9_007_199_254_740_992
+  ) throws -> _PGBigNumbers {
+    if let known = _bigNumberKeys.answer([table, key, String(bound)], version: version) { return known }
     let quoted = try SQLJSON.quoteIdentifier(table)
     var translation = _PGTranslation()
     let x = translation.field(FieldValue.fieldNames(inKey: key))
-    let magnitude = "jsonb_typeof(\(x)) = 'number' AND abs((\(x) #>> '{}')::numeric) > 9007199254740992"
+    let magnitude = "jsonb_typeof(\(x)) = 'number' AND abs((\(x) #>> '{}')::numeric) > \(bound)"
     let point = "position('.' IN \(x) #>> '{}')"
     let row = try c.execute(
       """
@@ -105,7 +151,7 @@ extension PostgresStore {
       EXISTS (SELECT 1 FROM \(quoted) WHERE \(magnitude) AND \(point) > 0)
       """, translation.parameters)
     let found = _PGBigNumbers(integers: row.string(0, 0) != "f", doubles: row.string(0, 1) != "f")
-    _bigNumberKeys.remember([table, key], version: version, found)
+    _bigNumberKeys.remember([table, key, String(bound)], version: version, found)
     return found
   }
 }

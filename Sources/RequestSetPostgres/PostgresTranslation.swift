@@ -215,7 +215,8 @@ struct _PGTranslation {
   /// never a number, text never equals a number, NFC text by bytes; nil (JSON null or an
   /// absent key) is left out on both sides, so it equals nothing and no NULL reaches
   /// `NOT`. With a count, the other table's rows are grouped by `y` and each group's size
-  /// is tested as a jsonb number. Unqualified, `body` inside names the other table's row.
+  /// (or, with an aggregate, ``aggregate(_:)`` of the group) is tested as a jsonb number.
+  /// Unqualified, `body` inside names the other table's row.
   mutating func subquery(_ s: StoreSubquery) -> String {
     // The reader supports only tables it found in `requestset_tables`, whose names quote.
     guard let table = try? SQLJSON.quoteIdentifier(s.location.table) else { return "FALSE" }
@@ -224,9 +225,33 @@ struct _PGTranslation {
     var inner = "SELECT \(y) FROM \(table) WHERE \(y) IS NOT NULL"
     if let filter = s.query.filter { inner += " AND " + self.filter(filter) }
     if let count = s.count {
-      inner += " GROUP BY 1 HAVING " + (s.countPasses ? "" : "NOT ") + test("to_jsonb(count(*))", count)
+      let size = s.aggregate.map { aggregate($0) } ?? "to_jsonb(count(*))"
+      inner += " GROUP BY 1 HAVING " + (s.countPasses ? "" : "NOT ") + test(size, count)
     }
     return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) <> 'null' AND \(x) IN (\(inner)))"
+  }
+
+  /// A group's `@sum`, `@avg`, `@min` or `@max` of a key as jsonb, computed as the engine
+  /// computes it over the values the reader lets through (numbers up to 2^53 in magnitude,
+  /// nil; see `PostgresStore._subqueryProblem`): nil skipped; `@min`/`@max` the number
+  /// itself (nil for none); `@sum` of integers their exact sum (0 for none), otherwise the
+  /// `float8`s added in store order (`seq`), as Swift adds the doubles; `@avg` that float8
+  /// sum over the count (0 for none). A float8 becomes jsonb through its shortest decimal,
+  /// which is its value.
+  mutating func aggregate(_ a: StoreSubquery.Aggregate) -> String {
+    let x = field(FieldValue.fieldNames(inKey: a.key))
+    let n = "(CASE WHEN jsonb_typeof(\(x)) = 'number' THEN \(x) #>> '{}' END)"
+    let doubles = "sum(\(n)::float8 ORDER BY seq)"
+    switch a.function {
+    case .min, .max: return "to_jsonb(\(a.function == .min ? "min" : "max")(\(n)::numeric))"
+    case .sum:
+      return """
+        (CASE WHEN count(\(n)) = 0 THEN '0'::jsonb WHEN bool_and(position('.' IN \(n)) = 0) \
+        THEN to_jsonb(sum(\(n)::numeric)) ELSE to_jsonb(\(doubles)) END)
+        """
+    case .average:
+      return "(CASE WHEN count(\(n)) = 0 THEN '0'::jsonb ELSE to_jsonb(\(doubles) / count(\(n))) END)"
+    }
   }
 
   /// One condition, `@count` and quantifiers included.

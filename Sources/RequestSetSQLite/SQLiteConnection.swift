@@ -354,6 +354,39 @@ final class _FilterBox {
   }
 }
 
+/// One group's values for `rs_agg`, kept in SQLite's aggregate context as a retained
+/// pointer from the first step until the final call releases it.
+final class _AggregateValues {
+  var aggregate: StoreSubquery.Aggregate?
+  var values: [(seq: Int64, value: FieldValue)] = []
+
+  static let functions: [String: StoreAggregate] = [
+    "@sum": .sum, "@avg": .average, "@min": .min, "@max": .max,
+  ]
+
+  /// The group's state, made on the first step when `create`; nil when SQLite has no
+  /// memory for the slot (or, without `create`, when no step ran).
+  static func state(_ context: OpaquePointer, create: Bool) -> _AggregateValues? {
+    let size = Int32(MemoryLayout<UnsafeMutableRawPointer?>.size)
+    guard let slot = sqlite3_aggregate_context(context, create ? size : 0) else { return nil }
+    let pointer = slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    if let raw = pointer.pointee { return Unmanaged<_AggregateValues>.fromOpaque(raw).takeUnretainedValue() }
+    guard create else { return nil }
+    let made = _AggregateValues()
+    pointer.pointee = Unmanaged.passRetained(made).toOpaque()
+    return made
+  }
+
+  /// The group's state, released from its slot (the final call's).
+  static func take(_ context: OpaquePointer) -> _AggregateValues? {
+    guard let slot = sqlite3_aggregate_context(context, 0) else { return nil }
+    let pointer = slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    guard let raw = pointer.pointee else { return nil }
+    pointer.pointee = nil
+    return Unmanaged<_AggregateValues>.fromOpaque(raw).takeRetainedValue()
+  }
+}
+
 /// The type tag of `rs_filter`'s pointer argument (see `_conditionPointerType`).
 /// nonisolated(unsafe): written once at load, only ever read.
 nonisolated(unsafe) let _filterPointerType: UnsafeMutablePointer<CChar> = strdup("requestset_filter")!
@@ -414,6 +447,39 @@ private func _registerFunctions(_ db: OpaquePointer) {
       let value = box.wholeBody ? (decoded[path: box.condition.key] ?? .null) : decoded
       sqlite3_result_int(context, box.condition.matches(value) ? 1 : 0)
     }, nil, nil, nil)
+  // rs_agg(operator, seq, json): the engine's `@sum`, `@avg`, `@min` or `@max`
+  // (`StoreSubquery.Aggregate`) over a group's values, each a row's JSON at the key, taken
+  // in `seq` (store) order as the engine reads them; the result as JSON text, for `rs_cond`.
+  sqlite3_create_function_v2(
+    db, "rs_agg", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, nil,
+    { context, count, args in
+      guard let context, let args, count == 3 else { return }
+      guard let state = _AggregateValues.state(context, create: true) else {
+        sqlite3_result_error_nomem(context)
+        return
+      }
+      if state.aggregate == nil {
+        let name = sqlite3_value_text(args[0]).map { String(cString: $0) } ?? ""
+        guard let function = _AggregateValues.functions[name] else {
+          sqlite3_result_error(context, "rs_agg needs @sum, @avg, @min or @max", -1)
+          return
+        }
+        state.aggregate = StoreSubquery.Aggregate(function: function, key: "")
+      }
+      guard let value = _decodedArgument(args[2], context, function: "rs_agg") else { return }
+      state.values.append((sqlite3_value_int64(args[1]), value))
+    },
+    { context in
+      guard let context else { return }
+      // Final runs once per group, on an error too: the state is released here.
+      guard let state = _AggregateValues.take(context), let aggregate = state.aggregate else {
+        sqlite3_result_null(context)
+        return
+      }
+      state.values.sort { $0.seq < $1.seq }
+      let json = SQLJSON.encode(aggregate.reduce(state.values.map(\.value))).text
+      sqlite3_result_text(context, json, Int32(json.utf8.count), _sqliteTransient)
+    }, nil)
   // rs_filter(filter, body): the engine's test of a whole filter on the row's decoded body,
   // for a filter SQLite refuses to run as translated (one of its limits).
   sqlite3_create_function_v2(

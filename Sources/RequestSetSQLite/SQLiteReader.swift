@@ -70,11 +70,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// A relation's subquery on another table of this file, when SQL compares exactly what
   /// both sides read: this table's rows and every table the subquery reads are plain, the
   /// keys are JSON paths that read through no array, and the tables' summaries say the
-  /// keys compared have only held nil, numbers and text. The other tables are checked in
-  /// this reader's transaction, whose snapshot the statement reads: stores in one file have
-  /// their own connections, and a write one of them committed is in the snapshot of every
-  /// reader that begins after it (WAL), so a subquery sees the related rows as any read
-  /// of that store begun then would. Writes are unchanged: a graph's write still commits
+  /// keys compared have only held nil, numbers and text (a key an aggregate reduces may
+  /// hold any kind: `rs_agg` computes the engine's operator on its JSON). The other tables
+  /// are checked in this reader's transaction, whose snapshot the statement reads: stores
+  /// in one file have their own connections, and a write one of them committed is in the
+  /// snapshot of every reader that begins after it (WAL), so a subquery sees the related
+  /// rows as any read of that store begun then would. Writes are unchanged: a graph's write still commits
   /// store by store under the graph's write lock, and a statement begun between two of its
   /// commits sees the first and not the second, as a semi-join's two reads could; one
   /// snapshot for both tables only narrows what a read can see apart.
@@ -101,6 +102,28 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       if summary.holds(.bool, at: key) || summary.holds(.array, at: key) || summary.holds(.object, at: key) {
         return .none(
           reason: "the key \(key) of \(table) has held Booleans, arrays or objects, which SQL's IN compares otherwise")
+      }
+    }
+    // An aggregate reads its key's JSON as the record holds it (`rs_agg`), so any kind is
+    // exact, but a path through an array maps over elements in the engine, not in SQL.
+    if let aggregate = subquery.aggregate {
+      let names = FieldValue.fieldNames(inKey: aggregate.key)
+      guard _SQLiteTranslation.pathLiteral(names) != nil else {
+        return .none(reason: "the key \(aggregate.key) holds a quote or U+0000")
+      }
+      let table = subquery.location.table
+      let read = try? withConnection { c in
+        try SQLiteStore<Element>._storedKinds(c, table: table).map { try SQLFieldKinds().kinds(fromText: $0) }
+      }
+      guard let summary = read ?? nil else {
+        return .none(reason: "the table \(table) keeps no summary of its keys")
+      }
+      for end in 1..<max(1, names.count)
+      where summary.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
+        return .none(
+          reason:
+            "the key \(aggregate.key) of \(table) reads through an array in some record, which SQL paths do not map over"
+        )
       }
     }
     let tests = quoted.map { "EXISTS(SELECT 1 FROM \($0) WHERE NOT plain)" }.joined(separator: " OR ")

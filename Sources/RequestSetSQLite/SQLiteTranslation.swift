@@ -125,7 +125,10 @@ struct _SQLiteTranslation {
   /// index on the key serves the statement. SQLite's `IN` is the engine's over the values
   /// the reader lets through (nil, numbers and NFC text: nil equals nothing, 3 equals
   /// 3.0, text never equals a number; see `support(for: StoreSubquery)`). With a count,
-  /// the other table's rows are grouped by value and `rs_cond` tests each group's size.
+  /// the other table's rows are grouped by value and `rs_cond` tests each group's size,
+  /// or, with an aggregate, what `rs_agg` gives: the engine's `@sum`, `@avg`, `@min` or
+  /// `@max` of the group's values of the key, each read as its JSON (`body -> path`), in
+  /// store order (`seq`), so doubles add up in the order they do in process.
   /// The reader's transaction covers both tables (one file, one snapshot), so the
   /// subquery reads the other table as it was when the statement's reader began.
   private mutating func subquery(_ s: StoreSubquery) -> String {
@@ -145,8 +148,14 @@ struct _SQLiteTranslation {
       inner += " WHERE " + expression
     }
     if let count = s.count {
+      var size = "count(*)"
+      if let aggregate = s.aggregate {
+        // The reader supports only keys a path spells (`support(for: StoreSubquery)`).
+        guard let path = Self.pathLiteral(FieldValue.fieldNames(inKey: aggregate.key)) else { return "0" }
+        size = "rs_agg('\(aggregate.collectionOperator)', seq, body -> \(path))"
+      }
       bindings.append(.condition(count, wholeBody: false))
-      inner += " GROUP BY 1 HAVING \(s.countPasses ? "" : "NOT ")rs_cond(?, count(*))"
+      inner += " GROUP BY 1 HAVING \(s.countPasses ? "" : "NOT ")rs_cond(?, \(size))"
     }
     return "json_extract(body, \(key)) IN (\(inner))"
   }

@@ -341,5 +341,37 @@ private func sqliteRelationRows(animals animalCount: Int, owners ownerCount: Int
       "(for reference) the same count, owners in another SQLite file: semi-join, 2 statements", countTwoFiles,
       "the same direct SQL", countPeer, limit: nil, target: "—"))
 
+  // Issue 36: a to-many `@sum` compared with a value, in the statement (a grouped subquery
+  // whose groups `rs_agg` reduces with the engine's operator), beside the same count in one
+  // SQL statement; and, for reference, the visits in another file (each animal's sum read
+  // in one query, then `id IN {…}`: what one file ran before). The bound is no sum of cents,
+  // so no sum sits on it whatever order the doubles add in.
+  progress("  issue 36: to-many @sum count on SQLite…")
+  let sumFormat = "visits.@sum.cost > 1000.005"
+  let sumSQL =
+    "SELECT count(*) FROM animals WHERE id IN (SELECT animalID FROM visits GROUP BY animalID HAVING sum(cost) > 1000.005)"
+  let sumExpected = try grdb.read { try Int.fetchOne($0, sql: sumSQL) ?? -1 }
+  let otherVisits = try SQLiteStore<BVisit>(path: otherPath, table: "visits")
+  defer { otherVisits.close() }
+  try otherVisits.insert(contentsOf: visits)
+  try otherVisits.createIndex("animalID")
+  let visitsApart = try RecordGraph(ownerStore, animalStore, otherVisits).records(BAnimal.self)
+  let counts = [("one file", set.filter(sumFormat).count), ("two files", visitsApart.filter(sumFormat).count)]
+  for (label, counted) in counts where counted != sumExpected {
+    throw RelationBenchFailure(
+      "RequestSet (\(label)) counts \(counted) animals for \(sumFormat), the SQL \(sumExpected)")
+  }
+  let sumOurs = median(runs: 5) { keep(set.filter(sumFormat).count) }
+  let sumApart = median(runs: 5) { keep(visitsApart.filter(sumFormat).count) }
+  let sumPeer = try median(runs: 5) { keep(try grdb.read { try Int.fetchOne($0, sql: sumSQL) }) }
+  rows.append(
+    issue13Row(
+      "`filter(\"\(sumFormat)\").count`, SQLiteStore (index on animalID), one file → \(grouped(sumExpected))", sumOurs,
+      "direct SQL through GRDB: `\(sumSQL)`, plain tables, index on animalID", sumPeer, limit: nil, target: "—"))
+  rows.append(
+    issue13Row(
+      "(for reference) the same count, visits in another SQLite file: each animal's sum read, then bound", sumApart,
+      "the same direct SQL", sumPeer, limit: nil, target: "—"))
+
   return (rows, set.filter("owner.city", value: "Oslo").explain())
 }

@@ -191,4 +191,5 @@ print(inOsloOneFile.explain())
 // …
 print(inOsloOneFile.map(\.name))   // → ["Rex"]
 print(oneFile.records(Pet.self).filter("visits.@count == 0").map(\.name))   // → ["Rex", "Kit"]
+print(oneFile.records(Pet.self).filter("visits.@sum.cost == 0").map(\.name))   // → ["Rex", "Kit"]
 try FileManager.default.removeItem(at: zooFolder)

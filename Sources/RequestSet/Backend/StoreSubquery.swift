@@ -29,8 +29,9 @@ public struct StoreLocation: Sendable, Hashable {
 ///
 /// The record's ``key`` must hold one of the values of ``column`` in the related store's
 /// records that ``query`` selects (with ``count``, of the groups of those records by
-/// ``column`` whose number of records satisfies it). Values compare as the engine's `IN`
-/// does: numbers by value, strings exactly, nil never.
+/// ``column`` whose number of records satisfies it, or, with ``aggregate`` too, whose
+/// collection operator of a key does). Values compare as the engine's `IN` does: numbers
+/// by value, strings exactly, nil never.
 ///
 /// The engine hands one only to a store whose reader supports it
 /// (``StoreQueryReader/support(for:)-(StoreSubquery)``); any other store gets the ids
@@ -58,6 +59,69 @@ public struct StoreSubquery: Sendable, CustomStringConvertible {
   /// those whose group's size does not (a parent with no children is in no group, so
   /// "count is 0" is written as "not among the values whose count fails `== 0`").
   public var countPasses: Bool
+  /// With ``count``: when set, ``count`` tests each group's collection operator of a key
+  /// (`@sum` of `cost`) instead of its size, the value the engine's `@sum`, `@avg`, `@min`
+  /// or `@max` gives for the group's values of that key in store order (nil skipped; a
+  /// value it cannot compute is nil). A store that cannot compute it so declines the
+  /// subquery.
+  public var aggregate: Aggregate?
+
+  /// A collection operator over one key of a group's records (``StoreSubquery/aggregate``).
+  ///
+  /// ```swift
+  /// StoreSubquery.Aggregate(function: .sum, key: "cost").description   // "@sum.cost"
+  /// ```
+  public struct Aggregate: Sendable, Hashable, CustomStringConvertible {
+    /// The operator: `.sum` is `@sum`, `.average` `@avg`, `.min` `@min`, `.max` `@max`.
+    public var function: StoreAggregate
+    /// The key of the related records it reduces.
+    public var key: String
+
+    /// An aggregate of `key`.
+    ///
+    /// ```swift
+    /// StoreSubquery.Aggregate(function: .max, key: "cost")
+    /// ```
+    public init(function: StoreAggregate, key: String) {
+      self.function = function
+      self.key = key
+    }
+
+    /// The operator as a key path writes it: `@sum`, `@avg`, `@min` or `@max`.
+    public var collectionOperator: String {
+      switch function {
+      case .sum: return "@sum"
+      case .average: return "@avg"
+      case .min: return "@min"
+      case .max: return "@max"
+      }
+    }
+
+    /// What the engine's operator gives for `values` (one group's values of ``key``, in
+    /// store order, nil for a record without it): nil skipped; `@sum` an integer while the
+    /// integers fit, else the doubles added in order; `@avg` 0 for none; `@min`/`@max`
+    /// nil for none; nil for values it cannot compute (text summed, kinds mixed).
+    ///
+    /// ```swift
+    /// StoreSubquery.Aggregate(function: .sum, key: "cost").reduce([.int(2), .null, .int(3)])   // .int(5)
+    /// ```
+    /// - Parameter values: The group's values.
+    /// - Returns: The operator's value.
+    /// - Complexity: O(*n*).
+    public func reduce(_ values: [FieldValue]) -> FieldValue {
+      let f: _Function
+      switch function {
+      case .sum: f = .sumOperator
+      case .average: f = .avgOperator
+      case .min: f = .minOperator
+      case .max: f = .maxOperator
+      }
+      return (try? _ExpressionValues.apply(f, [.array(values)])) ?? .null
+    }
+
+    /// `@sum.cost`.
+    public var description: String { collectionOperator + "." + key }
+  }
 
   /// A subquery; the engine builds these, a test of a store may too.
   ///
@@ -67,7 +131,7 @@ public struct StoreSubquery: Sendable, CustomStringConvertible {
   /// ```
   public init(
     key: String, location: StoreLocation, column: String, query: StoreQuery, count: StoreCondition? = nil,
-    countPasses: Bool = true
+    countPasses: Bool = true, aggregate: Aggregate? = nil
   ) {
     self.key = key
     self.location = location
@@ -75,6 +139,7 @@ public struct StoreSubquery: Sendable, CustomStringConvertible {
     self.query = query
     self.count = count
     self.countPasses = countPasses
+    self.aggregate = aggregate
   }
 
   /// `ownerId IN (SELECT id FROM owners WHERE …)`, in the engine's notation.
@@ -83,7 +148,7 @@ public struct StoreSubquery: Sendable, CustomStringConvertible {
     if let filter = query.filter { text += " WHERE " + filter.description }
     if let count {
       text +=
-        " GROUP BY \(column) HAVING \(countPasses ? "" : "NOT ")count "
+        " GROUP BY \(column) HAVING \(countPasses ? "" : "NOT ")\(aggregate?.description ?? "count") "
         + count.description.trimmingLeadingSpace
     }
     return text + ")"

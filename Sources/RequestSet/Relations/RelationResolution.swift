@@ -308,7 +308,9 @@ struct _RelationResolver<Element: Sendable>: Sendable {
 
   /// `visits.@sum.cost <op> value` (any collection operator): the value for each parent
   /// from one query, then `id IN {…}`, or its negation when a record with no related
-  /// record matches.
+  /// record matches; in one database, a to-many's `@sum`, `@avg`, `@min` or `@max` of a
+  /// key is a grouped subquery instead (see ``_count``: a parent with no children is in
+  /// no group).
   private func _aggregate(_ c: _FieldCondition, _ relation: _RelationInfo, _ rest: String, notes: inout [String]) throws
     -> _FilterNode<Element>
   {
@@ -316,15 +318,31 @@ struct _RelationResolver<Element: Sendable>: Sendable {
     test.key = ""
     test.quantifier = nil
     test.countsElements = false
-    var nested: [String] = []
-    let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
-    _append(
-      "\(_where(relation)): 1 query on \(try _storeName(relation)) for \(relation.name).\(rest) of each record",
-      nested: nested, to: &notes)
-    if !test.matches(fallback) {
-      return try Self._in("id", values.lazy.filter { test.matches($0.value) }.map(\.key))
+    let graph = self.graph
+    let name = _where(relation)
+    let store = try _storeName(relation)
+    let fallback = try _RelationColumns.fallback(relation, rest)
+    let zero = test.matches(fallback)
+    let read: @Sendable (inout [String]) throws -> _FilterNode<Element> = { [test] notes in
+      var nested: [String] = []
+      let (values, _) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
+      notes.append("\(name): 1 query on \(store) for \(relation.name).\(rest) of each record")
+      notes += nested.map { "  " + $0 }
+      return try Self._in("id", values.lazy.filter { test.matches($0.value) != zero }.map(\.key))
     }
-    return !(try Self._in("id", values.lazy.filter { !test.matches($0.value) }.map(\.key)))
+    if case .toMany(let key) = relation.kind,
+      let aggregate = try _RelationColumns.storeAggregate(rest, of: relation, graph: graph)
+    {
+      let target = try graph.targetEntry(relation)
+      if let node = try _subquery(
+        relation, target, key: "id", column: key, where: nil, count: (test, !zero), aggregate: aggregate,
+        negated: zero, materialize: read)
+      {
+        return node
+      }
+    }
+    let node = try read(&notes)
+    return zero ? !node : node
   }
 
   /// The store a relation's query runs on: the join type's for a through relation.
@@ -394,11 +412,12 @@ struct _RelationResolver<Element: Sendable>: Sendable {
   /// store runs the filter exactly (see the top of this file); nil otherwise. The
   /// subquery is read as ids by `materialize` (the semi-join, un-negated) wherever it
   /// runs in process. With `count`, the subquery keeps the column's values whose number
-  /// of records passes the test (or fails it, when the flag is false).
+  /// of records (or, with `aggregate`, whose records' collection operator of a key) passes
+  /// the test (or fails it, when the flag is false).
   private func _subquery(
     _ relation: _RelationInfo, _ target: any _GraphEntry, key: String, column: String, where filter: _FieldPredicate?,
-    count: (test: _FieldCondition, passes: Bool)? = nil, negated: Bool,
-    materialize: @escaping @Sendable (inout [String]) throws -> _FilterNode<Element>
+    count: (test: _FieldCondition, passes: Bool)? = nil, aggregate: StoreSubquery.Aggregate? = nil,
+    negated: Bool, materialize: @escaping @Sendable (inout [String]) throws -> _FilterNode<Element>
   ) throws -> _FilterNode<Element>? {
     guard let own = graph.entry(Element.self)?.location, let location = target.location,
       own.database == location.database,
@@ -406,7 +425,7 @@ struct _RelationResolver<Element: Sendable>: Sendable {
     else { return nil }
     let subquery = StoreSubquery(
       key: key, location: location, column: column, query: query, count: count.map { StoreCondition($0.test) },
-      countPasses: count?.passes ?? true)
+      countPasses: count?.passes ?? true, aggregate: aggregate)
     let lines =
       ["\(_where(relation)): in the statement, as a subquery on \(location.table): \(negated ? "NOT " : "")\(subquery)"]
       + nested.map { "  " + $0 }
@@ -556,6 +575,35 @@ enum _RelationColumns {
       let f = _Function.collectionOperator(String(op))
     else { return nil }
     return (try? _ExpressionValues.apply(f, [.array([])])) ?? .null
+  }
+
+  /// What `rest` reads for a record with no related record: ``values(_:_:graph:notes:)``'s
+  /// fallback, without a query.
+  static func fallback(_ relation: _RelationInfo, _ rest: String) throws -> FieldValue {
+    if relation.isToOne { return emptyAnswer(rest) ?? .null }
+    guard let op = try aggregate(rest, of: relation).op else { return .array([]) }
+    return (try? _ExpressionValues.apply(op, [.array([])])) ?? .null
+  }
+
+  /// A to-many key's `@sum`, `@avg`, `@min` or `@max` of a stored key of the related
+  /// records (`@sum.cost`), as a store computes it in a subquery; nil for `@count`, for no
+  /// operator, and for a key that walks a further relation (read by its own query).
+  static func storeAggregate(_ rest: String, of relation: _RelationInfo, graph: RecordGraph) throws
+    -> StoreSubquery.Aggregate?
+  {
+    let (path, op) = try aggregate(rest, of: relation)
+    guard let op, let first = path.first, graph.relation(first, of: relation.target) == nil else {
+      return nil
+    }
+    let function: StoreAggregate
+    switch op {
+    case .sumOperator: function = .sum
+    case .avgOperator: function = .average
+    case .minOperator: function = .min
+    case .maxOperator: function = .max
+    default: return nil
+    }
+    return StoreSubquery.Aggregate(function: function, key: path.joined(separator: "."))
   }
 
   /// For a to-one, each target's value of `rest`, by target id; for a to-many, each

@@ -128,7 +128,11 @@ import Testing
     let how = ClinicStores.sharesDatabase(graph) ? "in the statement, as a subquery on" : "semi-join"
     #expect(text.contains("relation Pet.owner (to-one → Person): \(how)"), "\(text)")
     #expect(text.contains("relation Pet.visits (to-many → Visit): \(how)"), "\(text)")
-    #expect(text.contains("for visits.@sum.cost of each record"))
+    // There `@sum` is a grouped subquery too; elsewhere one query for each pet's sum.
+    let sum =
+      ClinicStores.sharesDatabase(graph)
+      ? "GROUP BY petID HAVING @sum.cost > 1" : "for visits.@sum.cost of each record"
+    #expect(text.contains(sum), "\(text)")
     #expect(text.contains("materialized"))
   }
 }

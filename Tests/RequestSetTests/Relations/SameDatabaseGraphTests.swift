@@ -72,6 +72,75 @@ import Testing
     }
   }
 
+  /// A to-many's `@sum`, `@avg`, `@min` or `@max` is a grouped subquery computed in
+  /// PostgreSQL as the engine computes it: one statement, no related query.
+  @Test func eachAggregateThroughAToManyIsOneStatementInOneDatabase() throws {
+    let prefix = Self.prefix("agg")
+    let graph = try Self.graph(prefix)
+    let pets = graph.records(Pet.self)
+    for (format, holds) in SameFileGraphTests.aggregates {
+      let expected = Self.data.pets.filter(holds).map(\.id)
+      let tally = _PlanCounter.Tally()
+      let (ids, statements) = try Self.statements(prefix) {
+        try _PlanCounter.$tally.withValue(tally) { try pets.filter(format).sortBy("id").fetch().map(\.id) }
+      }
+      #expect(ids == expected, "\(format)")
+      #expect(statements.count == 1, "\(format): \(statements)")
+      #expect(statements.first?.contains("GROUP BY 1 HAVING") == true, "\(format): \(statements)")
+      #expect(tally.relationQueries == 0, "\(format): no query on a related store")
+      #expect(try pets.filter(format).fetchCount() == expected.count, "count of \(format)")
+    }
+    let explained = pets.filter("visits.@sum.cost > 150").explain()
+    #expect(
+      explained.contains(
+        "relation Pet.visits (to-many → Visit): in the statement, as a subquery on \(prefix)visits: "
+          + "id IN (SELECT petID FROM \(prefix)visits GROUP BY petID HAVING @sum.cost > 150)"), "\(explained)")
+    #expect(explained.contains("sum((CASE WHEN jsonb_typeof("), "\(explained)")
+  }
+
+  /// Doubles add up in store order as Swift adds them (0.1 + 0.2 + 0.3 is
+  /// 0.6000000000000001, where numeric's sum is 0.6); what PostgreSQL would compute
+  /// otherwise (integers beyond 2^53, text) is read by the semi-join, with the same answers.
+  @Test func aggregatesAnswerAsTheEngine() throws {
+    let prefix = Self.prefix("aggedge")
+    let url = try PostgresServer.url()
+    let people = try PostgresStore<Person>(url: url, table: prefix + "people")
+    let petsStore = try PostgresStore<Pet>(url: url, table: prefix + "pets")
+    let visits = try PostgresStore<Visit>(url: url, table: prefix + "visits")
+    let graph = try RecordGraph(people, petsStore, visits, PostgresStore<Vet>(url: url, table: prefix + "vets"))
+    for (id, name) in [(1, "Ann"), (2, "Bo"), (3, "Cy")] {
+      try people.insert(Person(id: id, name: name, city: "Oslo", age: nil))
+    }
+    try petsStore.insert(Pet(id: 1, name: "Rex", species: "Dog", age: Int.max, ownerID: 1))
+    try petsStore.insert(Pet(id: 2, name: "Kit", species: "Cat", age: 1, ownerID: 1))
+    try petsStore.insert(Pet(id: 3, name: "Zed", species: "Cat", age: 5, ownerID: 2))
+    try petsStore.insert(Pet(id: 4, name: "Tom", species: "Dog", age: 6, ownerID: 2))
+    for (id, pet, cost) in [(1, 3, 0.1), (2, 3, 0.2), (3, 3, 0.3), (4, 4, 0.6)] {
+      try visits.insert(Visit(id: id, petID: pet, vetID: nil, cost: cost, day: 1))
+    }
+    let sum = [0.1, 0.2, 0.3].reduce(0, +)
+    let pets = graph.records(Pet.self)
+    let inStatement: [(RequestSet<Pet>, [Int])] = [
+      (pets.filter("visits.@sum.cost == %@", sum), [3]),
+      (pets.filter("visits.@sum.cost == 0.6"), [4]),
+      (pets.filter("visits.@avg.cost == %@", sum / 3), [3]),
+      (pets.filter("visits.@max.cost == 0.3"), [3]),
+    ]
+    for (set, ids) in inStatement {
+      let tally = _PlanCounter.Tally()
+      let found = try _PlanCounter.$tally.withValue(tally) { try set.sortBy("id").fetch().map(\.id) }
+      #expect(found == ids, "\(set.explain())")
+      #expect(tally.relationQueries == 0, "\(set.explain())")
+    }
+    let owners = graph.records(Person.self)
+    for (format, ids) in [("pets.@sum.age > 100", [1]), ("pets.@max.name == 'Zed'", [2])] {
+      let tally = _PlanCounter.Tally()
+      let found = try _PlanCounter.$tally.withValue(tally) { try owners.filter(format).sortBy("id").fetch().map(\.id) }
+      #expect(found == ids, "\(format)")
+      #expect(tally.relationQueries > 0, "\(format) is read by the semi-join")
+    }
+  }
+
   @Test func storesInTwoDatabasesReadTheIdsFirstAndAnswerTheSame() throws {
     let database = PostgresServer.freshTable("db")
     try PostgresServer.execute("CREATE DATABASE \"\(database)\"")

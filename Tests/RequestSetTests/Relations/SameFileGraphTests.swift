@@ -32,6 +32,26 @@ import Testing
     ]
   }()
 
+  /// `@sum`, `@avg`, `@min` and `@max` through a to-many, with their answers in plain
+  /// Swift: a pet with no visits sums and averages 0 and has no minimum or maximum.
+  static let aggregates: [(format: String, holds: @Sendable (Pet) -> Bool)] = {
+    let d = data
+    return [
+      ("visits.@sum.cost > 150", { d.visits($0).reduce(0) { $0 + $1.cost } > 150 }),
+      ("visits.@sum.cost == 0", { d.visits($0).reduce(0) { $0 + $1.cost } == 0 }),
+      (
+        "visits.@avg.cost < 40",
+        { p in
+          let costs = d.visits(p).map(\.cost)
+          return (costs.isEmpty ? 0 : costs.reduce(0, +) / Double(costs.count)) < 40
+        }
+      ),
+      ("visits.@max.cost >= 90", { d.visits($0).map(\.cost).max().map { $0 >= 90 } ?? false }),
+      ("visits.@min.day <= 3", { d.visits($0).map(\.day).min().map { $0 <= 3 } ?? false }),
+      ("visits.@max.cost == nil", { d.visits($0).isEmpty }),
+    ]
+  }()
+
   /// The four clinic stores, in one file or (with `twoFiles`) pets and visits in one file
   /// and people and vets in another; table names start with `prefix`.
   static func graph(_ prefix: String, twoFiles: Bool = false) throws -> RecordGraph {
@@ -79,6 +99,85 @@ import Testing
       let (count, counted) = try Self.statements("one_") { try pets.filter(format).fetchCount() }
       #expect(count == expected.count, "count of \(format)")
       #expect(counted.count == 1, "count of \(format): \(counted)")
+    }
+  }
+
+  /// A to-many's `@sum`, `@avg`, `@min` or `@max` is a grouped subquery whose groups
+  /// `rs_agg` reduces with the engine's own operator: one statement, no related query.
+  @Test func eachAggregateThroughAToManyIsOneStatementInOneFile() async throws {
+    let graph = try Self.graph("agg_")
+    let pets = graph.records(Pet.self)
+    for (format, holds) in Self.aggregates {
+      let expected = Self.data.pets.filter(holds).map(\.id)
+      let tally = _PlanCounter.Tally()
+      let (ids, statements) = try Self.statements("agg_") {
+        try _PlanCounter.$tally.withValue(tally) { try pets.filter(format).sortBy("id").fetch().map(\.id) }
+      }
+      #expect(ids == expected, "\(format)")
+      #expect(statements.count == 1, "\(format): \(statements)")
+      #expect(statements.first?.contains("GROUP BY 1 HAVING") == true, "\(format)")
+      #expect(statements.first?.contains("rs_agg('@") == true, "\(format)")
+      #expect(tally.relationQueries == 0, "\(format): no query on a related store")
+      #expect(try pets.filter(format).fetchCount() == expected.count, "count of \(format)")
+      #expect(
+        try await pets.filter(format).sortBy("id").async.fetch().map(\.id) == expected, "async \(format)")
+    }
+    let lines = pets.filter("visits.@sum.cost > 150").explain().split(separator: "\n").map(String.init)
+    #expect(
+      lines.contains(
+        "relation Pet.visits (to-many → Visit): in the statement, as a subquery on agg_visits: "
+          + "id IN (SELECT petID FROM agg_visits GROUP BY petID HAVING @sum.cost > 150)"), "\(lines)")
+    #expect(
+      lines.contains {
+        $0.contains(
+          "statement: SELECT body FROM \"agg_pets\" WHERE json_extract(body, '$.\"id\"') IN (SELECT "
+            + "json_extract(body, '$.\"petID\"') FROM \"agg_visits\" GROUP BY 1 HAVING "
+            + "rs_cond(?, rs_agg('@sum', seq, body -> '$.\"cost\"')))")
+      }, "\(lines)")
+    // A parent with no children matches `@avg < 40` (it averages 0): not among the groups that fail.
+    #expect(
+      pets.filter("visits.@avg.cost < 40").explain().contains(
+        "NOT id IN (SELECT petID FROM agg_visits GROUP BY petID HAVING NOT @avg.cost < 40)"))
+  }
+
+  /// The engine's operators where SQL's differ: integers whose sum overflows add up as
+  /// doubles (SQL's `sum` throws), an empty group averages 0 (SQL's `avg` is NULL), text
+  /// has a maximum but no sum (SQL's `sum` reads it as 0).
+  @Test func aggregatesAnswerAsTheEngineWhereSQLDiffers() throws {
+    let path = TemporaryLogDirectory.freshPath("edge.sqlite")
+    let people = try SQLiteStore<Person>(path: path, table: "edge_people")
+    let petsStore = try SQLiteStore<Pet>(path: path, table: "edge_pets")
+    let graph = try RecordGraph(
+      people, petsStore, SQLiteStore<Visit>(path: path, table: "edge_visits"),
+      SQLiteStore<Vet>(path: path, table: "edge_vets"))
+    for (id, name) in [(1, "Ann"), (2, "Bo"), (3, "Cy")] {
+      try people.insert(Person(id: id, name: name, city: "Oslo", age: nil))
+    }
+    try petsStore.insert(Pet(id: 1, name: "Rex", species: "Dog", age: Int.max, ownerID: 1))
+    try petsStore.insert(Pet(id: 2, name: "Kit", species: "Cat", age: 1, ownerID: 1))
+    try petsStore.insert(Pet(id: 3, name: "Zed", species: "Cat", age: 5, ownerID: 2))
+    try petsStore.insert(Pet(id: 4, name: "Tom", species: "Dog", age: 6, ownerID: 2))
+    let memory = try RecordGraph(
+      MemoryStore<Person>(), MemoryStore<Pet>(), MemoryStore<Visit>(), MemoryStore<Vet>())
+    try memory.insert(contentsOf: try graph.records(Person.self).fetch())
+    try memory.insert(contentsOf: try graph.records(Pet.self).fetch())
+    let owners = graph.records(Person.self)
+    let cases: [(format: String, ids: [Int])] = [
+      ("pets.@sum.age > 100", [1]),
+      ("pets.@sum.age == 11", [2]),
+      ("pets.@avg.age < 1", [3]),
+      ("pets.@max.name == 'Zed'", [2]),
+      ("pets.@sum.name == nil", [1, 2]),
+    ]
+    for (format, ids) in cases {
+      let (found, statements) = try Self.statements("edge_") {
+        try owners.filter(format).sortBy("id").fetch().map(\.id)
+      }
+      #expect(found == ids, "\(format)")
+      #expect(statements.count == 1 && statements[0].contains("rs_agg("), "\(format): \(statements)")
+      #expect(
+        try memory.records(Person.self).filter(format).sortBy("id").fetch().map(\.id) == ids,
+        "in memory: \(format)")
     }
   }
 
