@@ -62,12 +62,20 @@ final class _PGConnection: @unchecked Sendable {
     // A reader's cursor is read to the end unless the engine stops early, which a LIMIT
     // (read without a cursor) covers: plan cursors for all their rows, as the statement
     // itself would be planned, not for the first 10% (the default).
+    // Through a transaction pooler the session is not ours between transactions: each
+    // `BEGIN` sets them for its transaction instead (see `execute`).
+    if options.pooler == .none { try _settings(local: false) }
+  }
+
+  /// Sets the store's `cursor_tuple_fraction` and `statement_timeout` for the session, or
+  /// (`local`) for the open transaction only.
+  private func _settings(local: Bool) throws {
     if let timeout = options.statementTimeout {
       try execute(
-        "SELECT set_config('cursor_tuple_fraction', '1', false), set_config('statement_timeout', $1, false)",
+        "SELECT set_config('cursor_tuple_fraction', '1', \(local)), set_config('statement_timeout', $1, \(local))",
         [String(timeout._milliseconds)])
     } else {
-      try execute("SET cursor_tuple_fraction = 1")
+      try execute("SELECT set_config('cursor_tuple_fraction', '1', \(local))")
     }
   }
 
@@ -171,7 +179,10 @@ final class _PGConnection: @unchecked Sendable {
     let status = PQresultStatus(result)
     switch status {
     case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE:
-      return _PGResult(result)
+      let answer = _PGResult(result)
+      // A failure leaves the transaction failed, which its holder rolls back as any other.
+      if verb == "BEGIN" && options.pooler == .transaction { try _settings(local: true) }
+      return answer
     default:
       defer { PQclear(result) }
       throw error(result, sql)
