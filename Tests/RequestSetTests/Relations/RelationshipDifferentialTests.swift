@@ -49,6 +49,21 @@ import Testing
     try Self.check(graph, "one database, indexed")
   }
 
+  /// A tenth of the clinic, through PgBouncer in transaction mode (`pooler: .transaction`)
+  /// and directly on the same server, with a third of the queries: the same answers both
+  /// ways, the reference's. (`oneKindForEveryType(.postgres)` runs the whole clinic
+  /// directly; the pooler changes where each transaction runs, not what a query sends,
+  /// so a tenth keeps the added CPU small.)
+  @Test(arguments: StoreKind.throughPgBouncer + (PgBouncerServer.testsRun ? [.postgres] : []))
+  func throughPgBouncerAsDirectly(kind: StoreKind) throws {
+    let graph = try ClinicStores.graph(kind)
+    try Self.smallData.insert(into: graph)
+    try Self.check(graph, "\(kind), small", data: Self.smallData, filters: 10, sorts: 4, prefetches: 2)
+  }
+
+  /// The clinic ``throughPgBouncerAsDirectly(kind:)`` reads.
+  static let smallData = ClinicData.generate(people: 200, pets: 1_000, visits: 2_000, vets: 10, seed: 0xC1_1C)
+
   /// Pets in a LogStore, people in a MemoryStore, visits in SQLite, vets in an indexed
   /// MemoryStore: each relation runs as a query on another kind of store.
   @Test func mixedGraph() throws {
@@ -88,8 +103,12 @@ import Testing
 
   // MARK: The checks
 
-  static func check(_ graph: RecordGraph, _ label: String) throws {
-    let d = data
+  /// Runs the seeded filter, sort and prefetch queries on `graph`, which holds `d`,
+  /// against answers computed over `d`.
+  static func check(
+    _ graph: RecordGraph, _ label: String, data d: ClinicData = data, filters filterQueries: Int = filterQueries,
+    sorts sortQueries: Int = sortQueries, prefetches prefetchQueries: Int = prefetchQueries
+  ) throws {
     let pets = graph.records(Pet.self)
     var rng = SeededRandom(seed: 0xF11)
     for i in 0..<filterQueries {
