@@ -93,9 +93,10 @@ struct PgBouncerTests {
     #expect(try RequestSet(store).fetchCount() == 0)
   }
 
-  /// Two stores opening one table with a migration at once: the advisory lock that makes
-  /// them take turns is a transaction's (`pg_advisory_xact_lock`), so it holds through the
-  /// pooler, and the migration runs once.
+  /// Two stores opening one table with a migration at once: the locks that make them take
+  /// turns are a transaction's (`pg_advisory_xact_lock` when opening, the table's row
+  /// `FOR UPDATE` for the migration), so they hold through the pooler, and the migration
+  /// runs once.
   @Test func aMigrationRunsOnceThroughThePooler() async throws {
     let table = PostgresServer.freshTable()
     let first = try Self.pooled(table)
@@ -113,6 +114,8 @@ struct PgBouncerTests {
       return try await group.reduce(into: []) { $0.append($1) }
     }
     defer { for store in stores { store.close() } }
+    #expect(
+      try PostgresServer.scalar("SELECT count(*) FROM requestset_migrations WHERE tbl = '\(table)'") == "1")
     for store in stores {
       let extras = try RequestSet(store).values("extra")
       #expect(extras.count == Animal.zoo.count)
