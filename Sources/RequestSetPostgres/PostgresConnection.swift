@@ -103,10 +103,15 @@ final class _PGConnection: @unchecked Sendable {
         .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
     }
     func failed(_ detail: String) -> RequestSetError {
-      RequestSetError(
-        .connectionFailed,
-        "Could not connect to PostgreSQL at \(connection.redacted): \(detail) "
-          + "Check that the server runs and the connection string's host, port, user and settings are right.")
+      // PgBouncer refuses a startup parameter it does not track (`options`, which libpq
+      // sends for `?options=-c…`), and names it.
+      let fix =
+        detail.contains("unsupported startup parameter")
+        ? "A pooler such as PgBouncer refuses session settings in the connection string: remove the setting "
+          + "(set it for the role instead: ALTER ROLE … SET …), or list the parameter in PgBouncer's "
+          + "ignore_startup_parameters, which drops it."
+        : "Check that the server runs and the connection string's host, port, user and settings are right."
+      return RequestSetError(.connectionFailed, "Could not connect to PostgreSQL at \(connection.redacted): \(detail) " + fix)
     }
     let timeout = connection.connectTimeout(default: options.connectTimeout)
     let deadline = timeout.map { ContinuousClock.now + $0 }

@@ -190,6 +190,22 @@ struct PgBouncerTests {
     #expect(
       zero?.message
         == "PostgresConnectionOptions.commitDetection's poll interval is 0.0 seconds; it must be positive.")
+    // A session setting in the connection string (libpq's `options`) is refused by
+    // PgBouncer; the error says what to do instead.
+    let startup = #expect(throws: RequestSetError.self) {
+      try PostgresStore<Animal>(
+        url: PgBouncerServer.url() + "?options=-csearch_path%3Dpublic", table: PostgresServer.freshTable(),
+        options: .init(pooler: .transaction))
+    }
+    #expect(startup?.code == .connectionFailed)
+    #expect(
+      startup?.message.contains("unsupported startup parameter: options") == true,
+      "\(String(describing: startup))")
+    #expect(
+      startup?.message.hasSuffix(
+        "A pooler such as PgBouncer refuses session settings in the connection string: remove the setting "
+          + "(set it for the role instead: ALTER ROLE … SET …), or list the parameter in PgBouncer's "
+          + "ignore_startup_parameters, which drops it.") == true)
     // Automatic detection polls through the pooler and listens directly.
     #expect(
       PostgresConnectionOptions(pooler: .transaction)._commitDetection == .poll(every: .milliseconds(250)))
