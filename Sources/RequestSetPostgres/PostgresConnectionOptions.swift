@@ -180,9 +180,9 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// Through a transaction pooler nothing a session keeps between transactions can be
   /// relied on, so the store keeps nothing there: its `statement_timeout` (and
   /// `cursor_tuple_fraction`) are set with `set_config(…, true)` inside each transaction
-  /// instead of once for the session (a statement outside a transaction, such as the
-  /// commits stream's version check, then has only the store's own deadline of
-  /// ``statementTimeout`` plus one second, not the server's), and the
+  /// instead of once for the session (a statement outside a transaction, such as an
+  /// index change or the commits stream's version check, then has only the store's own
+  /// deadline of ``statementTimeout`` plus one second, not the server's), and the
   /// ``PostgresStore/commits(polling:)`` stream, and so every live set, polls the table's
   /// commit counter (see ``commitDetection``) instead of `LISTEN`ing, since a
   /// notification goes to whichever client holds the listening session at the time. The
