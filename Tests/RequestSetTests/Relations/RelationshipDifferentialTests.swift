@@ -54,7 +54,9 @@ import Testing
   /// ways, the reference's. (`oneKindForEveryType(.postgres)` runs the whole clinic
   /// directly; the pooler changes where each transaction runs, not what a query sends,
   /// so a tenth keeps the added CPU small.)
-  @Test(arguments: StoreKind.throughPgBouncer + (PgBouncerServer.testsRun ? [.postgres] : []))
+  @Test(
+    .enabled(if: PgBouncerServer.testsRun, "pgbouncer is not installed (.ci/run installs it: apt-get install pgbouncer)"),
+    arguments: StoreKind.throughPgBouncer + (PgBouncerServer.testsRun ? [.postgres] : []))
   func throughPgBouncerAsDirectly(kind: StoreKind) throws {
     let graph = try ClinicStores.graph(kind)
     try Self.smallData.insert(into: graph)
