@@ -166,9 +166,12 @@ final class PgBouncerServer: Sendable {
     return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
   }
 
-  /// Ends the PgBouncer process (SIGTERM: it closes its connections and exits at once).
+  /// Ends the PgBouncer process with SIGKILL: it keeps nothing to flush (the server ends
+  /// the sessions it held), and SIGTERM and SIGINT did not reach it here: it inherits a
+  /// signal mask that blocks them (from the thread, or the `runuser`, that started it) and
+  /// never resets it.
   private func terminate() {
-    if let pid { kill(pid, SIGTERM) }
+    if let pid { kill(pid, SIGKILL) }
   }
 
   /// Stops PgBouncer and removes its folder. Stopping twice does nothing.
@@ -184,7 +187,7 @@ final class PgBouncerServer: Sendable {
     let pidFile = directory + "/pgbouncer.pid"
     let script =
       "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; "
-      + "if [ -f '\(pidFile)' ]; then kill -TERM $(cat '\(pidFile)') 2>/dev/null; fi; rm -rf '\(directory)'"
+      + "if [ -f '\(pidFile)' ]; then kill -KILL $(cat '\(pidFile)') 2>/dev/null; fi; rm -rf '\(directory)'"
     _ = PostgresServer.spawn("/bin/sh", ["-c", script], output: "/dev/null", detached: true)
   }
 }
