@@ -22,8 +22,18 @@ import RequestSet
 /// `connect_timeout`, `keepalives`, `keepalives_idle`, `keepalives_interval`,
 /// `keepalives_count`, `tcp_user_timeout`. Keepalives and the TCP user timeout apply to
 /// TCP connections only (not to a Unix-domain socket). Later versions may add settings
-/// here (poolers, failover); each gets a default, so code that sets some of them keeps
+/// here (failover, say); each gets a default, so code that sets some of them keeps
 /// compiling.
+///
+/// Behind a pooler in transaction mode, such as PgBouncer's `pool_mode = transaction`,
+/// say so (``pooler``): the store then keeps nothing in a server session between
+/// transactions, and live sets poll for commits (``commitDetection``):
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(
+///   url: "postgresql://app@pgbouncer.example.com:6432/zoo",
+///   options: PostgresConnectionOptions(pooler: .transaction))
+/// ```
 ///
 /// Reads can go to hot standbys of the primary (``replicas``), with this store's own
 /// writes always visible to its later reads (see ``replicaWait``):
