@@ -59,9 +59,6 @@ final class _PGConnection: @unchecked Sendable {
     // Statements are sent without blocking, so a server that stops reading cannot hold a
     // call past its deadline (see `_run`).
     _ = PQsetnonblocking(handle, 1)
-    // A reader's cursor is read to the end unless the engine stops early, which a LIMIT
-    // (read without a cursor) covers: plan cursors for all their rows, as the statement
-    // itself would be planned, not for the first 10% (the default).
     // Through a transaction pooler the session is not ours between transactions: each
     // `BEGIN` sets them for its transaction instead (see `execute`).
     if options.pooler == .none { try _settings(local: false) }
@@ -69,6 +66,10 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Sets the store's `cursor_tuple_fraction` and `statement_timeout` for the session, or
   /// (`local`) for the open transaction only.
+  ///
+  /// A reader's cursor is read to the end unless the engine stops early, which a LIMIT
+  /// (read without a cursor) covers: so cursors are planned for all their rows, as the
+  /// statement itself would be, not for the first 10% (the default).
   private func _settings(local: Bool) throws {
     if let timeout = options.statementTimeout {
       try execute(

@@ -190,14 +190,15 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// Through a transaction pooler nothing a session keeps between transactions can be
   /// relied on, so the store keeps nothing there: its `statement_timeout` (and
   /// `cursor_tuple_fraction`) are set with `set_config(…, true)` inside each transaction
-  /// instead of once for the session (a statement outside a transaction, such as an
-  /// index change or the commits stream's version check, then has only the store's own
-  /// deadline of ``statementTimeout`` plus one second, not the server's), and the
+  /// (one more statement per transaction) instead of once for the session (a statement
+  /// outside a transaction, such as an index change or the commits stream's version
+  /// check, then has only the store's own deadline of ``statementTimeout`` plus one
+  /// second, not the server's), and the
   /// ``PostgresStore/commits(polling:)`` stream, and so every live set, polls the table's
   /// commit counter (see ``commitDetection``) instead of `LISTEN`ing, since a
   /// notification goes to whichever client holds the listening session at the time. The
   /// rest already works through one: statements are unnamed (`PQsendQueryParams`),
-  /// cursors and advisory locks (`pg_advisory_xact_lock`) live inside one transaction,
+  /// cursors and locks (`pg_advisory_xact_lock`, rows `FOR UPDATE`) live inside one transaction,
   /// and a cancel request goes through the pooler to the session running the statement.
   ///
   /// ```swift
