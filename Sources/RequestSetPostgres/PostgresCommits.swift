@@ -13,13 +13,17 @@ extension PostgresStore {
   /// Every commit to the store's table from now on, this process's and other processes'
   /// and machines' alike, in order, each with its inserts, saves and deletes.
   ///
-  /// Each write transaction records its changes in `requestset_changes` and sends
-  /// `NOTIFY requestset`; the stream holds a connection of its own that `LISTEN`s, and
-  /// reads the new commits when notified, and when it connects (again). An idle stream
-  /// sends the server nothing but a check of the table's version every second (or every
-  /// `interval`, if longer), should a notification be lost: thousands of idle listeners
-  /// cost the server little. A commit whose changes were too large to record, or were
-  /// pruned, comes without its changes. The stream ends when the store is closed.
+  /// Each write transaction records its changes in `requestset_changes`, bumps the
+  /// table's version (its commit counter) and sends `NOTIFY requestset`; the stream holds
+  /// a connection of its own that `LISTEN`s, and reads the new commits when notified, and
+  /// when it connects (again). An idle stream sends the server nothing but a check of the
+  /// table's version every second (or every `interval`, if longer), should a notification
+  /// be lost: thousands of idle listeners cost the server little. Through a transaction
+  /// pooler, where `LISTEN` does not work, the stream does not listen but reads the
+  /// version at the interval ``PostgresConnectionOptions/commitDetection`` gives (250 ms
+  /// by default), and the new commits when it moved. A commit whose changes were too
+  /// large to record, or were pruned, comes without its changes. The stream ends when the
+  /// store is closed.
   ///
   /// The stream listens on the primary, even when the store reads from replicas (a
   /// standby cannot `LISTEN`); the store's reads after a commit the stream delivered wait
@@ -30,22 +34,30 @@ extension PostgresStore {
   /// for await commit in store.commits() { print(commit.version, commit.changes?.count ?? 0) }
   /// ```
   /// - Parameter interval: How often the stream wakes to see whether it was notified or
-  ///   the store was closed; the version check of an idle stream runs every second, or
-  ///   every `interval` if that is longer.
+  ///   the store was closed; the version check of an idle stream runs every second (or
+  ///   every poll interval of ``PostgresConnectionOptions/commitDetection``), or every
+  ///   `interval` if that is longer.
   /// - Returns: The stream of commits.
   public func commits(polling interval: Duration = .milliseconds(50)) -> AsyncStream<StoreCommit<Element>> {
-    AsyncStream { continuation in
+    // Polling (through a transaction pooler) reads the commit counter without LISTEN.
+    var listens = true
+    var check = max(interval, .seconds(1))
+    if case .poll(let every) = _pool.options._commitDetection {
+      listens = false
+      check = max(interval, every)
+    }
+    // With no notification, a version check this often (a lost notification costs at
+    // most this much delay; an idle stream costs the server one statement a second).
+    let (listening, checkEvery) = (listens, check)
+    return AsyncStream { continuation in
       // LISTEN before reading the start version: a commit between the two is then seen.
       let listener = try? _pool.open()
-      _ = try? listener?.execute("LISTEN requestset")
+      if listening { _ = try? listener?.execute("LISTEN requestset") }
       let start = (try? listener.map { try _version($0) } ?? _pool.with { try _version($0) }) ?? 0
       let stop = _StopFlag()
       let milliseconds = max(
         1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
       let box = _ConnectionBox(listener)
-      // With no notification, a version check this often (a lost notification costs at
-      // most this much delay; an idle stream costs the server one statement a second).
-      let check = max(interval, .seconds(1))
       Thread.detachNewThread { [self] in
         var last = start
         var listener = box.connection
@@ -53,7 +65,9 @@ extension PostgresStore {
         var notified = true
         var checked = ContinuousClock.now
         while !stop.isSet && !_pool.isClosed {
-          if let c = listener, !c.isBroken {
+          if !listening, listener.map({ !$0.isBroken }) ?? false {
+            usleep(UInt32(milliseconds * 1000))
+          } else if let c = listener, !c.isBroken {
             var waiting = pollfd(fd: PQsocket(c.handle), events: Int16(POLLIN), revents: 0)
             _ = poll(&waiting, 1, Int32(milliseconds))
             _ = PQconsumeInput(c.handle)
@@ -64,14 +78,14 @@ extension PostgresStore {
           } else {
             usleep(UInt32(milliseconds * 1000))
             listener = try? _pool.open()
-            _ = try? listener?.execute("LISTEN requestset")
+            if listening { _ = try? listener?.execute("LISTEN requestset") }
             // Notifications sent while no connection listened are lost: read what came.
             notified = listener != nil
           }
           if stop.isSet || _pool.isClosed { break }
           guard let c = listener else { continue }
           if !notified {
-            guard ContinuousClock.now - checked >= check else { continue }
+            guard ContinuousClock.now - checked >= checkEvery else { continue }
             checked = ContinuousClock.now
             // One statement outside a transaction; the commits are read only if it moved.
             guard let current = try? _version(c) else {

@@ -59,15 +59,24 @@ final class _PGConnection: @unchecked Sendable {
     // Statements are sent without blocking, so a server that stops reading cannot hold a
     // call past its deadline (see `_run`).
     _ = PQsetnonblocking(handle, 1)
-    // A reader's cursor is read to the end unless the engine stops early, which a LIMIT
-    // (read without a cursor) covers: plan cursors for all their rows, as the statement
-    // itself would be planned, not for the first 10% (the default).
+    // Through a transaction pooler the session is not ours between transactions: each
+    // `BEGIN` sets them for its transaction instead (see `execute`).
+    if options.pooler == .none { try _settings(local: false) }
+  }
+
+  /// Sets the store's `cursor_tuple_fraction` and `statement_timeout` for the session, or
+  /// (`local`) for the open transaction only.
+  ///
+  /// A reader's cursor is read to the end unless the engine stops early, which a LIMIT
+  /// (read without a cursor) covers: so cursors are planned for all their rows, as the
+  /// statement itself would be, not for the first 10% (the default).
+  private func _settings(local: Bool) throws {
     if let timeout = options.statementTimeout {
       try execute(
-        "SELECT set_config('cursor_tuple_fraction', '1', false), set_config('statement_timeout', $1, false)",
+        "SELECT set_config('cursor_tuple_fraction', '1', \(local)), set_config('statement_timeout', $1, \(local))",
         [String(timeout._milliseconds)])
     } else {
-      try execute("SET cursor_tuple_fraction = 1")
+      try execute("SELECT set_config('cursor_tuple_fraction', '1', \(local))")
     }
   }
 
@@ -95,10 +104,15 @@ final class _PGConnection: @unchecked Sendable {
         .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
     }
     func failed(_ detail: String) -> RequestSetError {
-      RequestSetError(
-        .connectionFailed,
-        "Could not connect to PostgreSQL at \(connection.redacted): \(detail) "
-          + "Check that the server runs and the connection string's host, port, user and settings are right.")
+      // PgBouncer refuses a startup parameter it does not track (`options`, which libpq
+      // sends for `?options=-c…`), and names it.
+      let fix =
+        detail.contains("unsupported startup parameter")
+        ? "A pooler such as PgBouncer refuses session settings in the connection string: remove the setting "
+          + "(set it for the role instead: ALTER ROLE … SET …), or list the parameter in PgBouncer's "
+          + "ignore_startup_parameters, which drops it."
+        : "Check that the server runs and the connection string's host, port, user and settings are right."
+      return RequestSetError(.connectionFailed, "Could not connect to PostgreSQL at \(connection.redacted): \(detail) " + fix)
     }
     let timeout = connection.connectTimeout(default: options.connectTimeout)
     let deadline = timeout.map { ContinuousClock.now + $0 }
@@ -171,7 +185,10 @@ final class _PGConnection: @unchecked Sendable {
     let status = PQresultStatus(result)
     switch status {
     case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE:
-      return _PGResult(result)
+      let answer = _PGResult(result)
+      // A failure leaves the transaction failed, which its holder rolls back as any other.
+      if verb == "BEGIN" && options.pooler == .transaction { try _settings(local: true) }
+      return answer
     default:
       defer { PQclear(result) }
       throw error(result, sql)

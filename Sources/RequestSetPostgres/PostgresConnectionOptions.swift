@@ -22,8 +22,18 @@ import RequestSet
 /// `connect_timeout`, `keepalives`, `keepalives_idle`, `keepalives_interval`,
 /// `keepalives_count`, `tcp_user_timeout`. Keepalives and the TCP user timeout apply to
 /// TCP connections only (not to a Unix-domain socket). Later versions may add settings
-/// here (poolers, failover); each gets a default, so code that sets some of them keeps
+/// here (failover, say); each gets a default, so code that sets some of them keeps
 /// compiling.
+///
+/// Behind a pooler in transaction mode, such as PgBouncer's `pool_mode = transaction`,
+/// say so (``pooler``): the store then keeps nothing in a server session between
+/// transactions, and live sets poll for commits (``commitDetection``):
+///
+/// ```swift
+/// let store = try PostgresStore<Animal>(
+///   url: "postgresql://app@pgbouncer.example.com:6432/zoo",
+///   options: PostgresConnectionOptions(pooler: .transaction))
+/// ```
 ///
 /// Reads can go to hot standbys of the primary (``replicas``), with this store's own
 /// writes always visible to its later reads (see ``replicaWait``):
@@ -172,6 +182,97 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// let options = PostgresConnectionOptions(replicas: [standby], replicaRetry: .seconds(30))
   /// ```
   public var replicaRetry: Duration
+  /// What sits between the store and the server: ``Pooler/none`` (default: each of the
+  /// store's connections is one server session) or ``Pooler/transaction``, a pooler that
+  /// hands a server session to a client for one transaction at a time (PgBouncer's
+  /// `pool_mode = transaction`, as many hosted PostgreSQL services run it).
+  ///
+  /// Through a transaction pooler nothing a session keeps between transactions can be
+  /// relied on, so the store keeps nothing there: its `statement_timeout` (and
+  /// `cursor_tuple_fraction`) are set with `set_config(…, true)` inside each transaction
+  /// (one more statement per transaction) instead of once for the session (a statement
+  /// outside a transaction, such as an index change or the commits stream's version
+  /// check, then has only the store's own deadline of ``statementTimeout`` plus one
+  /// second, not the server's), and the
+  /// ``PostgresStore/commits(polling:)`` stream, and so every live set, polls the table's
+  /// commit counter (see ``commitDetection``) instead of `LISTEN`ing, since a
+  /// notification goes to whichever client holds the listening session at the time. The
+  /// rest already works through one: statements are unnamed (`PQsendQueryParams`),
+  /// cursors and locks (`pg_advisory_xact_lock`, rows `FOR UPDATE`) live inside one transaction,
+  /// and a cancel request goes through the pooler to the session running the statement.
+  ///
+  /// ```swift
+  /// let store = try PostgresStore<Animal>(
+  ///   url: "postgresql://app@pgbouncer.example.com:6432/zoo",
+  ///   options: PostgresConnectionOptions(pooler: .transaction))
+  /// // Live sets learn of commits by reading the table's version every 250 ms.
+  /// ```
+  ///
+  /// A store told ``Pooler/none`` that runs through a transaction pooler anyway reads and
+  /// writes correctly, but its live sets learn of commits only from the once-a-second
+  /// check of the counter, and the session settings it makes when it connects land on
+  /// whichever server session the pooler lent it, for other clients, not surely for its
+  /// own statements: say ``Pooler/transaction``.
+  public var pooler: Pooler
+
+  /// How the ``PostgresStore/commits(polling:)`` stream (and so every live set) learns
+  /// that a commit happened: ``CommitDetection/automatic`` (default) listens directly and
+  /// polls every 250 ms through a transaction pooler (``pooler``).
+  ///
+  /// Every write transaction bumps the table's version in `requestset_tables` (the commit
+  /// counter) and records its changes in `requestset_changes`, in the same transaction as
+  /// the write, and sends `NOTIFY requestset`. A listening stream reads the new commits
+  /// when notified (and checks the counter once a second, should a notification be lost);
+  /// a polling one reads the counter every interval, one indexed single-row `SELECT` on
+  /// its own connection, and the commits when it moved.
+  ///
+  /// ```swift
+  /// let options = PostgresConnectionOptions(pooler: .transaction, commitDetection: .poll(every: .milliseconds(100)))
+  /// ```
+  ///
+  /// Opening a store throws `.invalidOptions` for ``CommitDetection/listen`` through a
+  /// transaction pooler, and for a poll interval that is not positive.
+  public var commitDetection: CommitDetection
+
+  /// What sits between a ``PostgresStore`` and the server (see
+  /// ``PostgresConnectionOptions/pooler``).
+  ///
+  /// ```swift
+  /// PostgresConnectionOptions.Pooler.transaction
+  /// ```
+  public enum Pooler: Sendable, Hashable {
+    /// Nothing, or a pooler in session mode: each connection is one server session.
+    case none
+    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`): a server
+    /// session for one transaction at a time.
+    case transaction
+  }
+
+  /// How a ``PostgresStore``'s commits stream learns of commits (see
+  /// ``PostgresConnectionOptions/commitDetection``).
+  ///
+  /// ```swift
+  /// PostgresConnectionOptions.CommitDetection.poll(every: .milliseconds(250))
+  /// ```
+  public enum CommitDetection: Sendable, Hashable {
+    /// `listen` directly, `poll(every: .milliseconds(250))` through a transaction pooler.
+    case automatic
+    /// `LISTEN requestset` on a connection of its own, with a check of the commit counter
+    /// once a second should a notification be lost. Not through a transaction pooler.
+    case listen
+    /// Reads the commit counter every `every` (no `LISTEN`): a commit reaches live sets
+    /// up to `every` later, and each stream costs the server one small `SELECT` per
+    /// interval.
+    case poll(every: Duration)
+  }
+
+  /// The commit detection the options choose: ``commitDetection``, with
+  /// ``CommitDetection/automatic`` resolved for ``pooler``.
+  var _commitDetection: CommitDetection {
+    guard commitDetection == .automatic else { return commitDetection }
+    return pooler == .transaction ? .poll(every: .milliseconds(250)) : .listen
+  }
+
   /// The isolation level of a ``PostgresStore``'s write transactions.
   ///
   /// ```swift
@@ -228,8 +329,11 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     connectTimeout: Duration? = .seconds(30), statementTimeout: Duration? = .seconds(300),
     keepalives: Keepalives? = Keepalives(), tcpUserTimeout: Duration? = .seconds(60),
     isolation: Isolation = .readCommitted, conflictRetries: Int = 4, replicas: [String] = [],
-    replicaWait: Duration = .seconds(1), replicaRetry: Duration = .seconds(10)
+    replicaWait: Duration = .seconds(1), replicaRetry: Duration = .seconds(10), pooler: Pooler = .none,
+    commitDetection: CommitDetection = .automatic
   ) {
+    self.pooler = pooler
+    self.commitDetection = commitDetection
     self.replicas = replicas
     self.replicaWait = replicaWait
     self.replicaRetry = replicaRetry
@@ -255,6 +359,16 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     try positive(tcpUserTimeout, "tcpUserTimeout")
     try positive(replicaWait, "replicaWait", nilAllowed: false)
     try positive(replicaRetry, "replicaRetry", nilAllowed: false)
+    if case .poll(let every) = commitDetection {
+      try positive(every, "commitDetection's poll interval", nilAllowed: false)
+    }
+    if pooler == .transaction && commitDetection == .listen {
+      throw RequestSetError(
+        .invalidOptions,
+        "PostgresConnectionOptions.commitDetection is .listen, which does not work through a transaction pooler "
+          + "(pooler: .transaction): a notification goes to whichever client holds the listening session. "
+          + "Use .automatic or .poll(every:), or connect to the server directly.")
+    }
     guard (0...100).contains(conflictRetries) else {
       throw RequestSetError(
         .invalidOptions,

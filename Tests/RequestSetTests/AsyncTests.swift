@@ -19,7 +19,7 @@ import Testing
 @Suite struct AsyncTests {
   static let herd = Animal.random(count: 240, seed: 24)
 
-  @Test(arguments: StoreKind.allCases)
+  @Test(arguments: StoreKind.allCases + StoreKind.throughPgBouncer)
   func readsAnswerAsTheSynchronousReads(kind: StoreKind) async throws {
     let all = try kind.makeSet(Self.herd)
     let queries: [RequestSet<Animal>] = [
@@ -71,7 +71,7 @@ import Testing
     #expect(window?.code == .invalidWindow)
   }
 
-  @Test(arguments: StoreKind.writable)
+  @Test(arguments: StoreKind.writable + StoreKind.throughPgBouncer)
   func writesChangeTheStoreAsTheSynchronousWrites(kind: StoreKind) async throws {
     let store = try kind.makeStore()
     defer { store.close() }

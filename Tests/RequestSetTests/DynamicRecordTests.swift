@@ -72,6 +72,8 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
     try typed.insert(contentsOf: animals)
     typed.close()
     return RequestSet(try PostgresStore<DynamicRecord>(url: PostgresServer.url(), table: table))
+  case .pgbouncer:
+    preconditionFailure("The dynamic record suites do not run through PgBouncer (see StoreKind.throughPgBouncer).")
   }
 }
 

@@ -256,7 +256,7 @@ private func timedAsync<T>(_ body: () async throws -> T) async rethrows -> (ms: 
 
 /// Runs `body` in a task and blocks this (main) thread until it ends: the async
 /// measurements time themselves inside the task.
-private func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
   let done = DispatchSemaphore(value: 0)
   let box = ResultBox<T>()
   Task.detached {
@@ -271,7 +271,7 @@ private func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws ->
   return try box.get()
 }
 
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
+final class ResultBox<T: Sendable>: @unchecked Sendable {
   // @unchecked: `result` is only touched under `lock`.
   private let lock = NSLock()
   private var result: Result<T, any Error>?

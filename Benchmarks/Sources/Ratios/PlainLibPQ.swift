@@ -111,13 +111,13 @@ final class PrivatePostgres {
     try? FileManager.default.removeItem(atPath: root)
     try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     let data = root + "/data"
-    if getuid() == 0 { try run(["/bin/chown", "postgres:postgres", root]) }
+    if getuid() == 0 { try runCommand(["/bin/chown", "postgres:postgres", root]) }
     let port = try freeLoopbackPort()
-    try run(
+    try runCommand(
       asPostgres([
         bin + "/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
       ]))
-    try run(
+    try runCommand(
       asPostgres([
         bin + "/pg_ctl", "-D", data, "-l", root + "/server.log", "-w", "-o",
         "-p \(port) -k \(root) -c listen_addresses=127.0.0.1", "start",
@@ -131,20 +131,20 @@ final class PrivatePostgres {
   /// named by `REQUESTSET_POSTGRES_URL`.
   func stop() {
     guard let dataDirectory, let bin else { return }
-    try? run(asPostgres([bin + "/pg_ctl", "-D", dataDirectory, "-m", "fast", "-w", "stop"]))
+    try? runCommand(asPostgres([bin + "/pg_ctl", "-D", dataDirectory, "-m", "fast", "-w", "stop"]))
     try? FileManager.default.removeItem(atPath: (dataDirectory as NSString).deletingLastPathComponent)
   }
 }
 
 /// `command`, run as the `postgres` user when this process is root (`initdb` refuses root).
-private func asPostgres(_ command: [String]) -> [String] {
+func asPostgres(_ command: [String]) -> [String] {
   getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command
 }
 
 /// Runs a command to its end, its output to a file; throws with that output when it fails.
 /// posix_spawn and waitpid rather than Foundation's Process, whose exit monitoring hangs
 /// once `pg_ctl start` has left a server running (the tests' PostgresServer does the same).
-private func run(_ command: [String]) throws {
+func runCommand(_ command: [String]) throws {
   let outputPath = FileManager.default.temporaryDirectory.path + "/requestset-ratios-cmd-\(getpid()).out"
   defer { unlink(outputPath) }
   var actions = posix_spawn_file_actions_t()
@@ -169,7 +169,7 @@ private func run(_ command: [String]) throws {
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick for port 0).
-private func freeLoopbackPort() throws -> Int {
+func freeLoopbackPort() throws -> Int {
   let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
   guard fd >= 0 else { throw PostgresFailure(description: "socket() failed") }
   defer { close(fd) }

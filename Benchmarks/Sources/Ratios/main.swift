@@ -14,7 +14,8 @@ import RequestSet
 // of "One prepared query", see PreparedRatios.swift; migrate times issue 25's migrations,
 // see MigrationRatios.swift; upsert times issue 38's upsert beside GRDB's, see
 // UpsertRatios.swift; fts times issue 38's full-text search beside FTS5 through GRDB, see
-// TextSearchRatios.swift; issue23 times relationships, see RelationRatios.swift, and
+// TextSearchRatios.swift; bouncer times issue 37's 1,000 tasks through PgBouncer beside
+// direct connections, see BouncerRatios.swift; issue23 times relationships, see RelationRatios.swift, and
 // issue36pg its owner.city count through PostgresStores, see RelationPostgres.swift; scale
 // runs up to 10,000,000 records; smallq loops the small queries for profiling, see
 // SmallQueryLoop.swift; issue13 measures the SQL stores against GRDB and plain libpq on a
@@ -37,7 +38,7 @@ if let i = arguments.firstIndex(of: "--csv"), i + 1 < arguments.count {
 let n = arguments.first.flatMap(Int.init) ?? 1_000_000
 let sections = Set(arguments.filter { Int($0) == nil }.map { $0 == "records" ? "issue11" : $0 })
 func wanted(_ section: String) -> Bool {
-  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23", "issue35", "issue36pg", "upsert", "composite", "compositeloop", "fts"].contains(section) : sections.contains(section)
+  sections.isEmpty ? !["scale", "smallq", "issue13", "migrate", "issue22", "issue23", "issue35", "issue36pg", "upsert", "composite", "compositeloop", "fts", "bouncer"].contains(section) : sections.contains(section)
 }
 
 let needsAnimals = ["core", "format", "log", "issue11", "issue13", "migrate", "issue22"].contains(where: wanted)
@@ -61,4 +62,5 @@ if wanted("upsert") { try upsertTables() }
 if wanted("composite") { try compositeTables(n) }
 if wanted("compositeloop") { try compositeQueryLoop(n) }
 if wanted("fts") { try textSearchTables() }
+if wanted("bouncer") { try bouncerTables() }
 if wanted("smallq") { try smallQueryLoops(makeAnimals(n)) }

@@ -25,7 +25,7 @@ import Testing
     return graph
   }
 
-  @Test(arguments: StoreKind.writable)
+  @Test(arguments: StoreKind.writable + StoreKind.throughPgBouncer)
   func aLiveSetFilteredThroughARelationFollowsTheRelatedStore(kind: StoreKind) async throws {
     let graph = try Self.clinic(kind)
     let reader = StateReader(graph.records(Pet.self).filter("owner.city", value: "Oslo").sortBy("id"))

@@ -49,6 +49,23 @@ import Testing
     try Self.check(graph, "one database, indexed")
   }
 
+  /// A tenth of the clinic, through PgBouncer in transaction mode (`pooler: .transaction`)
+  /// and directly on the same server, with a third of the queries: the same answers both
+  /// ways, the reference's. (`oneKindForEveryType(.postgres)` runs the whole clinic
+  /// directly; the pooler changes where each transaction runs, not what a query sends,
+  /// so a tenth keeps the added CPU small.)
+  @Test(
+    .enabled(if: PgBouncerServer.testsRun, "pgbouncer is not installed (.ci/run installs it: apt-get install pgbouncer)"),
+    arguments: StoreKind.throughPgBouncer + (PgBouncerServer.testsRun ? [.postgres] : []))
+  func throughPgBouncerAsDirectly(kind: StoreKind) throws {
+    let graph = try ClinicStores.graph(kind)
+    try Self.smallData.insert(into: graph)
+    try Self.check(graph, "\(kind), small", data: Self.smallData, filters: 10, sorts: 4, prefetches: 2)
+  }
+
+  /// The clinic ``throughPgBouncerAsDirectly(kind:)`` reads.
+  static let smallData = ClinicData.generate(people: 200, pets: 1_000, visits: 2_000, vets: 10, seed: 0xC1_1C)
+
   /// Pets in a LogStore, people in a MemoryStore, visits in SQLite, vets in an indexed
   /// MemoryStore: each relation runs as a query on another kind of store.
   @Test func mixedGraph() throws {
@@ -100,15 +117,20 @@ import Testing
 
   // MARK: The checks
 
-  /// The filter queries every graph answers, from one seeded generator.
-  static func filterCases() -> [PetQuery] {
+  /// The filter queries a check asks of a graph holding `d`, from one seeded generator.
+  static func filterCases(_ d: ClinicData, count: Int) -> [PetQuery] {
     var rng = SeededRandom(seed: 0xF11)
-    return (0..<filterQueries).map { _ in PetQuery.random(using: &rng, data) }
+    return (0..<count).map { _ in PetQuery.random(using: &rng, d) }
   }
 
-  /// The reference answer of each of ``filterCases()``, in plain Swift: computed once and
-  /// shared by every graph, as the queries are the same on each.
-  static let filterAnswers: [[Int]] = filterCases().map { query in data.pets.filter(query.holds).map(\.id) }
+  /// The reference answer of each of ``filterCases(_:count:)``, in plain Swift.
+  static func filterAnswers(_ d: ClinicData, count: Int) -> [[Int]] {
+    filterCases(d, count: count).map { query in d.pets.filter(query.holds).map(\.id) }
+  }
+
+  /// The answers for the full clinic, computed once and shared by every graph that holds
+  /// it, as the queries are the same on each.
+  static let defaultFilterAnswers = filterAnswers(data, count: filterQueries)
 
   /// A sort query: the key, an optional filter and a window.
   struct SortCase {
@@ -118,34 +140,46 @@ import Testing
     var limit: Int
   }
 
-  /// The sort queries every graph answers, from one seeded generator.
-  static func sortCases() -> [SortCase] {
+  /// The sort queries a check asks of a graph holding `d`, from one seeded generator.
+  static func sortCases(_ d: ClinicData, count: Int) -> [SortCase] {
     var rng = SeededRandom(seed: 0x5027)
-    return (0..<sortQueries).map { _ in
+    return (0..<count).map { _ in
       let sort = PetSort.random(using: &rng)
-      let filter: PetQuery? = Bool.random(using: &rng) ? PetQuery.random(using: &rng, data, depth: 1) : nil
+      let filter: PetQuery? = Bool.random(using: &rng) ? PetQuery.random(using: &rng, d, depth: 1) : nil
       return SortCase(
         sort: sort, filter: filter, offset: Int.random(in: 0...40, using: &rng), limit: Int.random(in: 1...120, using: &rng))
     }
   }
 
-  /// The reference answer of each of ``sortCases()``: the pets the filter keeps, ordered by
-  /// the key's value (computed once per pet) then by id, windowed.
-  static let sortAnswers: [[Int]] = sortCases().map { c in
-    let d = data
-    var kept = d.pets
-    if let filter = c.filter { kept = kept.filter(filter.holds) }
-    let keyed = kept.map { (value: c.sort.value($0, d), id: $0.id) }.sorted { a, b in
-      if a.value != b.value { return c.sort.descending ? a.value > b.value : a.value < b.value }
-      return a.id < b.id
+  /// The reference answer of each of ``sortCases(_:count:)``: the pets the filter keeps,
+  /// ordered by the key's value (computed once per pet) then by id, windowed.
+  static func sortAnswers(_ d: ClinicData, count: Int) -> [[Int]] {
+    sortCases(d, count: count).map { c in
+      var kept = d.pets
+      if let filter = c.filter { kept = kept.filter(filter.holds) }
+      let keyed = kept.map { (value: c.sort.value($0, d), id: $0.id) }.sorted { a, b in
+        if a.value != b.value { return c.sort.descending ? a.value > b.value : a.value < b.value }
+        return a.id < b.id
+      }
+      return Array(keyed.dropFirst(c.offset).prefix(c.limit)).map(\.id)
     }
-    return Array(keyed.dropFirst(c.offset).prefix(c.limit)).map(\.id)
   }
 
-  static func check(_ graph: RecordGraph, _ label: String) throws {
-    let d = data
+  /// ``sortAnswers(_:count:)`` for the full clinic, computed once.
+  static let defaultSortAnswers = sortAnswers(data, count: sortQueries)
+
+  /// Runs the seeded filter, sort and prefetch queries on `graph`, which holds `custom`
+  /// (the full clinic, ``data``, when nil), against answers computed over it.
+  static func check(
+    _ graph: RecordGraph, _ label: String, data custom: ClinicData? = nil, filters filterQueries: Int = filterQueries,
+    sorts sortQueries: Int = sortQueries, prefetches prefetchQueries: Int = prefetchQueries
+  ) throws {
+    let d = custom ?? data
+    let standard = custom == nil && filterQueries == Self.filterQueries && sortQueries == Self.sortQueries
+    let filterAnswers = standard ? defaultFilterAnswers : filterAnswers(d, count: filterQueries)
+    let sortAnswers = standard ? defaultSortAnswers : sortAnswers(d, count: sortQueries)
     let pets = graph.records(Pet.self)
-    for (i, query) in filterCases().enumerated() {
+    for (i, query) in filterCases(d, count: filterQueries).enumerated() {
       let form = PetQuery.Form.allCases[i % PetQuery.Form.allCases.count]
       let (set, used) = query.apply(to: pets, preferring: form)
       let expected = filterAnswers[i]
@@ -159,7 +193,7 @@ import Testing
       }
     }
 
-    for (i, c) in sortCases().enumerated() {
+    for (i, c) in sortCases(d, count: sortQueries).enumerated() {
       let (sort, filter, offset, limit) = (c.sort, c.filter, c.offset, c.limit)
       let typed = i % 2 == 0
       var set = pets

@@ -341,7 +341,7 @@ final class PostgresServer: Sendable {
   }
 
   /// A loopback port nobody listens on now (the kernel's pick for an ephemeral bind).
-  private static func freePort() -> Int {
+  static func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return Int.random(in: 20000...40000) }
     defer { close(fd) }
@@ -360,7 +360,7 @@ final class PostgresServer: Sendable {
   }
 
   /// Runs a program to its end, with its output (standard output and error together).
-  private static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws -> (
+  static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws -> (
     status: Int32, output: String
   ) {
     let output = NSTemporaryDirectory() + "requestset-pg-\(UUID().uuidString).out"
@@ -383,7 +383,7 @@ final class PostgresServer: Sendable {
   /// input from /dev/null; `detached` puts it in a session of its own. posix_spawn rather
   /// than Foundation's Process, whose exit monitoring does not work from every thread a
   /// test runs on.
-  private static func spawn(_ path: String, _ arguments: [String], output: String, detached: Bool) -> pid_t? {
+  static func spawn(_ path: String, _ arguments: [String], output: String, detached: Bool) -> pid_t? {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }

@@ -27,6 +27,11 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// table per store. Left out of `allCases`, with the reason printed, when no server
   /// can start outside CI.
   case postgres
+  /// `PostgresStore` through PgBouncer in transaction mode (`PgBouncerServer`) in front of
+  /// the same server, opened with `pooler: .transaction`. Never in `allCases`: only the
+  /// suites that compare answers through a pooler with direct ones take it
+  /// (``throughPgBouncer``), so the full run stays as fast.
+  case pgbouncer
 
   /// The kinds every shared suite runs on: the in-process stores, the pushdown seam and
   /// the SQL stores (`.postgres` only when its server runs, or must: `CI=true`).
@@ -38,6 +43,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// Every kind, the SQL stores included (the same list as ``allCases``, kept as the name
   /// the SQL suites use).
   static var withSQL: [StoreKind] { allCases }
+
+  /// `[.pgbouncer]` when PgBouncer is installed and PostgreSQL's tests run, else none: the
+  /// kinds the relationship differential, live and async suites add to their arguments.
+  static var throughPgBouncer: [StoreKind] { PgBouncerServer.testsRun ? [.pgbouncer] : [] }
 
   /// ``withSQL`` without the read-only array.
   static var writableWithSQL: [StoreKind] { withSQL.filter { $0 != .array } }
@@ -52,7 +61,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .log, .indexedLog: return "LogStore<Animal>"
     case .sqlite, .indexedSQLite: return "SQLiteStore<Animal>"
     case .pushdownMemory: return "PushdownMemoryStore<Animal>"
-    case .postgres: return "PostgresStore<Animal>"
+    case .postgres, .pgbouncer: return "PostgresStore<Animal>"
     }
   }
 
@@ -70,7 +79,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
   /// store ran and what ran in process, and evaluation runs through the store's reader.
   /// Each pushdown kind adds itself here; the shared suites check the exact explain text
   /// of `.pushdownMemory` and the shape ("pushed to …") of the others.
-  var pushesDown: Bool { [.pushdownMemory, .sqlite, .indexedSQLite, .postgres].contains(self) }
+  var pushesDown: Bool { [.pushdownMemory, .sqlite, .indexedSQLite, .postgres, .pgbouncer].contains(self) }
 
   /// The kinds that report an unknown key or a value of the wrong kind: every one (the
   /// engine checks a pushed query against the SQL stores' summary of keys and kinds).
@@ -108,6 +117,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case .pushdownMemory: return PushdownMemoryStore<R>()
     case .postgres:
       return try PostgresStore<R>(url: PostgresServer.url(), table: PostgresServer.freshTable())
+    case .pgbouncer:
+      return try PostgresStore<R>(
+        url: PgBouncerServer.url(), table: PostgresServer.freshTable(),
+        options: PostgresConnectionOptions(pooler: .transaction))
     case .array: preconditionFailure("An array-backed RequestSet has no store; use makeSet(_:).")
     }
   }

@@ -30,7 +30,7 @@ extension TestScale {
     switch kind {
     case .sqlite: return index % 3 == 0
     case .indexedSQLite, .pushdownMemory: return index % 3 == 1
-    case .postgres: return index % 3 == 2
+    case .postgres, .pgbouncer: return index % 3 == 2
     case .memory, .array, .log, .indexedMemory, .indexedLog: return true
     }
   }
