@@ -313,19 +313,47 @@ final class _PGConnection: @unchecked Sendable {
     return try StoreThreads.whenCancelled(send) { try body(send) }
   }
 
-  /// Runs before each statement is sent, given its text: tests hold a statement back here
-  /// to make a cancel reach the server first. Nil outside tests.
+  /// Run before each statement is sent, given its text: tests hold a statement back here
+  /// to make a cancel reach the server first, or count the statements a query sends.
+  /// Empty outside tests.
   ///
-  /// The closure lives in a class, not in the `Mutex` itself: a function value stored in a
-  /// generic container is kept in its generic form, and each `withLock` (an `inout`
-  /// access) converted it out and back, wrapping it in two more reabstraction thunks every
-  /// time. Read once per statement, the chain grew with every statement sent while a test
-  /// held the hook, until calling it overflowed the stack (a SIGSEGV in loaded full runs).
-  static let _beforeSend = Mutex<_SendHook?>(nil)
+  /// A list, each test adding its own hook and removing it (``_watchStatements(_:during:)``):
+  /// with one slot, two suites that each set it while running at once replaced or cleared
+  /// each other's hook (a held-back statement was sent at once and ran its whole
+  /// `pg_sleep(600)`). Each closure lives in a class, not in the `Mutex` itself: a function
+  /// value stored in a generic container is kept in its generic form, and each `withLock`
+  /// (an `inout` access) converted it out and back, wrapping it in two more reabstraction
+  /// thunks every time; read once per statement, the chain grew until calling it
+  /// overflowed the stack (a SIGSEGV in loaded full runs).
+  static let _beforeSend = Mutex<[_SendHook]>([])
 
-  /// Calls ``_beforeSend``'s hook, if any, with `sql`.
+  /// Calls each of ``_beforeSend``'s hooks with `sql`.
   static func _willSend(_ sql: String) {
-    if let hook = _beforeSend.withLock({ $0 }) { hook.body(sql) }
+    for hook in _beforeSend.withLock({ $0 }) { hook.body(sql) }
+  }
+
+  /// Runs `body` with `hook` called before each statement any connection sends meanwhile
+  /// (beside other tests' hooks), and removes it after.
+  ///
+  /// ```swift
+  /// try _PGConnection._watchStatements({ sql in seen.add(sql) }) { try set.fetch() }
+  /// ```
+  static func _watchStatements<T>(_ hook: @escaping @Sendable (String) -> Void, during body: () throws -> T) rethrows -> T {
+    let added = _SendHook(hook)
+    _beforeSend.withLock { $0.append(added) }
+    defer { _beforeSend.withLock { $0.removeAll { $0 === added } } }
+    return try body()
+  }
+
+  /// ``_watchStatements(_:during:)`` for async work.
+  static func _watchStatements<T>(
+    _ hook: @escaping @Sendable (String) -> Void, isolation: isolated (any Actor)? = #isolation,
+    during body: () async throws -> T
+  ) async rethrows -> T {
+    let added = _SendHook(hook)
+    _beforeSend.withLock { $0.append(added) }
+    defer { _beforeSend.withLock { $0.removeAll { $0 === added } } }
+    return try await body()
   }
 
   /// The statements a cancelled async call stops.

@@ -83,12 +83,29 @@ final class _SQLiteConnection: @unchecked Sendable {
     _SQLiteStatement(try _prepare(sql), self, owned: true)
   }
 
-  /// Called with each statement's SQL before it is prepared, when set: tests count the
-  /// statements a query runs (a relation through stores in one file runs one).
-  static let _willPrepare = Mutex<_SQLiteHook?>(nil)
+  /// Called with each statement's SQL before it is prepared: tests count the statements a
+  /// query runs (a relation through stores in one file runs one). Empty outside tests.
+  ///
+  /// A list, each test adding its own hook and removing it (``_watchStatements(_:during:)``),
+  /// so that two suites watching at once never replace or clear each other's hook (as
+  /// PostgreSQL's one-slot hook once did, see `_PGConnection._beforeSend`).
+  static let _willPrepare = Mutex<[_SQLiteHook]>([])
 
   private static func _noteStatement(_ sql: String) {
-    if let hook = _willPrepare.withLock({ $0 }) { hook.body(sql) }
+    for hook in _willPrepare.withLock({ $0 }) { hook.body(sql) }
+  }
+
+  /// Runs `body` with `hook` called with each statement any connection prepares meanwhile
+  /// (beside other tests' hooks), and removes it after.
+  ///
+  /// ```swift
+  /// try _SQLiteConnection._watchStatements({ sql in seen.add(sql) }) { try set.fetch() }
+  /// ```
+  static func _watchStatements<T>(_ hook: @escaping @Sendable (String) -> Void, during body: () throws -> T) rethrows -> T {
+    let added = _SQLiteHook(hook)
+    _willPrepare.withLock { $0.append(added) }
+    defer { _willPrepare.withLock { $0.removeAll { $0 === added } } }
+    return try body()
   }
 
   private func _prepare(_ sql: String) throws -> OpaquePointer {

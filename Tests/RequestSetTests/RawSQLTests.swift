@@ -221,7 +221,9 @@ import _RequestSetSQL
     #expect(throws: CancellationError.self, "\(kind)") { try result.get() }
   }
 
-  /// The tests that set the process-wide statement hook, one at a time.
+  /// The tests that hook the statements every connection of the process sends, one at a
+  /// time (other suites may add hooks of their own meanwhile: `_watchStatements` keeps
+  /// each).
   @Suite(.serialized) struct StatementHook {
     /// A cancel that reaches PostgreSQL before the statement does (a cancel request travels
     /// on a connection of its own, and the server ignores one for a session between
@@ -236,25 +238,44 @@ import _RequestSetSQL
         options: PostgresConnectionOptions(statementTimeout: nil))
       defer { store.close() }
       let held = SharedCounter()
-      _PGConnection._beforeSend.withLock {
-        $0 = _SendHook { sql in
-          guard sql.contains("/* held back */") else { return }
-          held.add()
-          while !StoreThreads.isCancelled { usleep(1_000) }
-          usleep(200_000)
-        }
+      var heldBack = false
+      let result = try await _PGConnection._watchStatements({ sql in
+        guard sql.contains("/* held back */") else { return }
+        held.add()
+        while !StoreThreads.isCancelled { usleep(1_000) }
+        usleep(200_000)
+      }) { () async throws in
+        let rows = store.rows(sql: "SELECT 1 AS n FROM pg_sleep(600) /* held back */")
+        let task = Task { try await rows.async.fetch() }
+        heldBack = try await eventually { held.value > 0 }
+        task.cancel()
+        return await task.result
       }
-      defer { _PGConnection._beforeSend.withLock { $0 = nil } }
-      let rows = store.rows(sql: "SELECT 1 AS n FROM pg_sleep(600) /* held back */")
-      let task = Task { try await rows.async.fetch() }
-      #expect(try await eventually { held.value > 0 }, "the statement is held back")
-      task.cancel()
-      let result = await task.result
+      #expect(heldBack, "the statement is held back")
       #expect(throws: CancellationError.self) { try result.get() }
     }
 
     /// PostgreSQL's parameters are counted where they are parameters, not in strings,
     /// quoted names, comments or dollar-quoted text.
+
+    /// Hooks added while another is in place each see every statement, and removing one
+    /// leaves the other: with one slot, a suite counting its statements replaced, then
+    /// cleared, the hook that held back another test's statement, which then ran its whole
+    /// `pg_sleep(600)` past that test's time limit.
+    @Test func watchersAddedAtOnceKeepEachOther() {
+      let probe = "/* two watchers probe */"
+      let outer = SharedCounter(), inner = SharedCounter()
+      _PGConnection._watchStatements({ if $0 == probe { outer.add() } }) {
+        _PGConnection._willSend(probe)
+        _PGConnection._watchStatements({ if $0 == probe { inner.add() } }) {
+          _PGConnection._willSend(probe)
+        }
+        _PGConnection._willSend(probe)
+      }
+      _PGConnection._willSend(probe)
+      #expect(outer.value == 3)
+      #expect(inner.value == 1)
+    }
 
     /// The hook is called at the same stack depth however often it was read: it used to
     /// gain two reabstraction thunks at each read (one per statement sent), and a test
@@ -262,15 +283,13 @@ import _RequestSetSQL
     @Test func readingTheHookDoesNotDeepenIt() {
       let probe = "/* hook depth probe */"
       let depths = Mutex<[Int]>([])
-      _PGConnection._beforeSend.withLock {
-        $0 = _SendHook { sql in
-          guard sql == probe else { return }
-          let depth = Thread.callStackReturnAddresses.count
-          depths.withLock { $0.append(depth) }
-        }
+      _PGConnection._watchStatements({ sql in
+        guard sql == probe else { return }
+        let depth = Thread.callStackReturnAddresses.count
+        depths.withLock { $0.append(depth) }
+      }) {
+        for _ in 0..<2_000 { _PGConnection._willSend(probe) }
       }
-      defer { _PGConnection._beforeSend.withLock { $0 = nil } }
-      for _ in 0..<2_000 { _PGConnection._willSend(probe) }
       let seen = depths.withLock { $0 }
       #expect(seen.count == 2_000)
       #expect(seen.first == seen.last, "the call went \((seen.last ?? 0) - (seen.first ?? 0)) frames deeper")

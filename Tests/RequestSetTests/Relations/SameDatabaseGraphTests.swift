@@ -38,17 +38,13 @@ import Testing
   ) {
     let seen = Mutex<[String]>([])
     let reads = ["SELECT body FROM \"\(prefix)", "SELECT count(*) FROM \"\(prefix)"]
-    _PGConnection._beforeSend.withLock {
-      $0 = _SendHook { sql in
-        let read =
-          sql.hasPrefix("DECLARE ")
-          ? String(sql[(sql.range(of: " FOR ")?.upperBound ?? sql.endIndex)...]) : sql
-        let counted = verb.map { sql.hasPrefix($0 + " \"\(prefix)") } ?? reads.contains { read.hasPrefix($0) }
-        if counted { seen.withLock { $0.append(read) } }
-      }
-    }
-    defer { _PGConnection._beforeSend.withLock { $0 = nil } }
-    let result = try body()
+    let result = try _PGConnection._watchStatements({ sql in
+      let read =
+        sql.hasPrefix("DECLARE ")
+        ? String(sql[(sql.range(of: " FOR ")?.upperBound ?? sql.endIndex)...]) : sql
+      let counted = verb.map { sql.hasPrefix($0 + " \"\(prefix)") } ?? reads.contains { read.hasPrefix($0) }
+      if counted { seen.withLock { $0.append(read) } }
+    }, during: body)
     return (result, seen.withLock { $0 })
   }
 

@@ -70,16 +70,12 @@ import Testing
   /// `body` runs (not the reader's checks of keys and kinds).
   static func statements<T>(_ prefix: String, _ body: () throws -> T) rethrows -> (T, [String]) {
     let seen = Mutex<[String]>([])
-    _SQLiteConnection._willPrepare.withLock {
-      $0 = _SQLiteHook { sql in
-        guard
-          sql.hasPrefix("SELECT body FROM \"\(prefix)") || sql.hasPrefix("SELECT count(*) FROM \"\(prefix)")
-        else { return }
-        seen.withLock { $0.append(sql) }
-      }
-    }
-    defer { _SQLiteConnection._willPrepare.withLock { $0 = nil } }
-    let result = try body()
+    let result = try _SQLiteConnection._watchStatements({ sql in
+      guard
+        sql.hasPrefix("SELECT body FROM \"\(prefix)") || sql.hasPrefix("SELECT count(*) FROM \"\(prefix)")
+      else { return }
+      seen.withLock { $0.append(sql) }
+    }, during: body)
     return (result, seen.withLock { $0 })
   }
 
@@ -335,11 +331,11 @@ import Testing
     let d = Self.data
     let oslo = Set(d.pets.filter { d.owner($0)?.city == "Oslo" }.map(\.id))
     let seen = Mutex<[String]>([])
-    _SQLiteConnection._willPrepare.withLock {
-      $0 = _SQLiteHook { sql in if sql.hasPrefix("UPDATE \"update_") { seen.withLock { $0.append(sql) } } }
+    let changed = try _SQLiteConnection._watchStatements({ sql in
+      if sql.hasPrefix("UPDATE \"update_") { seen.withLock { $0.append(sql) } }
+    }) {
+      try graph.records(Pet.self).filter("owner.city == 'Oslo'").update("age", value: 99)
     }
-    defer { _SQLiteConnection._willPrepare.withLock { $0 = nil } }
-    let changed = try graph.records(Pet.self).filter("owner.city == 'Oslo'").update("age", value: 99)
     #expect(changed == oslo.count)
     let updates = seen.withLock { $0 }
     #expect(updates.count == 1 && updates[0].contains("IN (SELECT json_extract(body"), "\(updates)")

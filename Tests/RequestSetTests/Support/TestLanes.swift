@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import RequestSet
+
 /// Threads of the test process's own for the long synchronous suites, so that they do
 /// not hold the few threads Swift's concurrency runs every other test on.
 ///
@@ -14,80 +16,23 @@ import Testing
 /// its tests here instead: the operating system shares the cores between these threads
 /// and the executor's, so the async tests keep moving.
 ///
-/// A lane starts a thread when a job arrives and none is idle, up to ``cap`` (8: enough
-/// that a test blocked on a child process or on work it queued itself leaves others
-/// running, few enough that the long suites do not crowd out the rest); idle threads wait
-/// for the next job. Tasks a test starts inherit the preference and run here too.
+/// The lanes are a ``StoreThreads`` of 8: enough that a test blocked on a child process or
+/// on work it queued itself leaves others running, few enough that the long suites do not
+/// crowd out the rest. Tasks a test starts inherit the preference and run here too.
 ///
 /// ```swift
 /// @Suite(.offThePool) struct LongDifferentialTests { … }
 /// ```
 final class TestLanes: TaskExecutor {
-  static let shared = TestLanes(cap: 8)
+  static let shared = TestLanes()
 
-  /// The most threads at once.
-  let cap: Int
-
-  private struct State {
-    var jobs: [UnownedJob] = []
-    var head = 0
-    var live = 0
-    var idle = 0
-  }
-  private let state = Mutex(State())
-  private let wakeups = DispatchSemaphore(value: 0)
-
-  init(cap: Int) { self.cap = cap }
+  /// The threads: the library's own pool of threads for blocking work, which starts one
+  /// when a job arrives and none is idle, up to its count, and lets idle ones end.
+  private let threads = StoreThreads(name: "test lane", count: 8)
 
   func enqueue(_ job: consuming ExecutorJob) {
-    let unowned = UnownedJob(job)
-    enum Action { case wake, start, none }
-    let action = state.withLock { s -> Action in
-      s.jobs.append(unowned)
-      if s.idle > 0 {
-        s.idle -= 1
-        return .wake
-      }
-      if s.live < cap {
-        s.live += 1
-        return .start
-      }
-      return .none
-    }
-    switch action {
-    case .wake: wakeups.signal()
-    case .start:
-      let thread = Thread { [self] in
-        Thread.current.name = "test lane"  // set from the thread itself, or Linux keeps the parent's
-        work()
-      }
-      thread.stackSize = 8 << 20
-      thread.start()
-    case .none: break
-    }
-  }
-
-  private func work() {
-    while true {
-      let job = state.withLock { s -> UnownedJob? in
-        guard s.head < s.jobs.count else {
-          s.idle += 1
-          return nil
-        }
-        let job = s.jobs[s.head]
-        s.head += 1
-        if s.head > 1_024 && s.head * 2 > s.jobs.count {
-          s.jobs.removeFirst(s.head)
-          s.head = 0
-        }
-        return job
-      }
-      if let job {
-        job.runSynchronously(on: asUnownedTaskExecutor())
-      } else {
-        wakeups.wait()
-      }
-    }
+    let job = UnownedJob(job)
+    threads.enqueue { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
   }
 }
 
