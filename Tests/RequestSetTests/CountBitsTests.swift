@@ -71,7 +71,7 @@ import Testing
 /// one specialized loop per condition (see `_fillWords`), each later operand of an AND
 /// testing only what the earlier ones kept. It must answer as the array does: with deleted
 /// records, with record counts that are no multiple of 64, and for every operator.
-@Suite(.offThePool) struct WordFillTests {
+@Suite struct WordFillTests {
   @Test(arguments: StoreKind.allCases)
   func countsOfKeyPathComparisonsFilledWordByWordMatchTheArray(kind: StoreKind) throws {
     var rng = SeededRandom(seed: 0xF111)

@@ -184,7 +184,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite(.offThePool) struct IndexDifferentialTests {
+@Suite struct IndexDifferentialTests {
   /// Random index-friendly queries (equality, IN, ranges, prefixes, OR, AND with
   /// unindexed parts, sorts on indexed and unindexed keys with windows, both directions)
   /// on indexed stores, against the same query over a plain array, which always scans.
@@ -269,7 +269,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite(.offThePool) struct IndexMaintenanceTests {
+@Suite struct IndexMaintenanceTests {
   /// Random inserts, saves, deletes and batches, with MemoryStore's slot compaction and
   /// LogStore's compact() and reopen; after every step, indexed queries agree with the
   /// model array.
@@ -447,7 +447,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite(.offThePool) struct LogIndexRecoveryTests {
+@Suite struct LogIndexRecoveryTests {
   /// Definitions written by createIndex and dropIndex come back on reopen, through a
   /// compaction too, and the rebuilt entries serve queries.
   @Test func definitionsOutliveTheStore() throws {

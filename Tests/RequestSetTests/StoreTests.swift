@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RequestSet
 
-@Suite(.offThePool) struct StoreTests {
+@Suite struct StoreTests {
   func ids(_ store: any RecordStore<Animal>) throws -> [Int] { try RequestSet(store).fetch().map(\.id) }
 
   @Test(arguments: StoreKind.writable)

@@ -15,21 +15,10 @@ import Testing
 /// `REQUESTSET_SOAK=1`. `REQUESTSET_MIGRATION_KILLS` and `REQUESTSET_MIGRATION_RECORDS` set
 /// any numbers: the 1,000,000 records × 200 kills runs with a release build of the
 /// worker (`REQUESTSET_CRASH_WORKER`), as CONTRIBUTING.md shows.
-///
-/// The kills run in four slices at once, each on logs of its own with a seed of its own:
-/// one after another, the 200 kills of the soak form (each a debug child migrating 50,000
-/// records, then a check, and for a log left v1 the migration finished in this process)
-/// were the last test of CI's run by ten minutes.
-@Suite(.offThePool) struct MigrationCrashTests {
-  /// How many slices the kills are shared between.
-  static let slices = 4
-
-  @Test(arguments: 0..<slices)
-  func aMigrationKilledAtAnyPointLeavesTheLogEntirelyV1OrEntirelyV2(slice: Int) throws {
+@Suite(.serialized) struct MigrationCrashTests {
+  @Test func aMigrationKilledAtAnyPointLeavesTheLogEntirelyV1OrEntirelyV2() throws {
     let env = ProcessInfo.processInfo.environment
-    let allKills = Int(env["REQUESTSET_MIGRATION_KILLS"] ?? "") ?? TestScale.pick(quick: 20, soak: 200)
-    // This slice's share: the first `allKills % slices` slices take one more.
-    let kills = allKills / Self.slices + (slice < allKills % Self.slices ? 1 : 0)
+    let kills = Int(env["REQUESTSET_MIGRATION_KILLS"] ?? "") ?? TestScale.pick(quick: 20, soak: 200)
     let n = Int(env["REQUESTSET_MIGRATION_RECORDS"] ?? "") ?? TestScale.pick(quick: 20_000, soak: 50_000)
     let fm = FileManager.default
     let original = TemporaryLogDirectory.freshPath("v1.rslog")
@@ -63,7 +52,7 @@ import Testing
     let originalBytes = try Data(contentsOf: URL(fileURLWithPath: original))
     try check(timed, records, expectMigrated: true, full: true)
 
-    var rng = SeededRandom(seed: 2026 &+ UInt64(slice))
+    var rng = SeededRandom(seed: 2026)
     var outcomes = (v1: 0, v2: 0)
     let micros = max(1, Int(span.components.seconds) * 1_000_000 + Int(span.components.attoseconds / 1_000_000_000_000))
     for k in 0..<kills {
@@ -87,7 +76,7 @@ import Testing
       }
       try? fm.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
-    print("MigrationCrashTests slice \(slice): \(n) records, \(kills) kills, whole migration \(span): \(outcomes.v1) left v1, \(outcomes.v2) v2")
+    print("MigrationCrashTests: \(n) records, \(kills) kills, whole migration \(span): \(outcomes.v1) left v1, \(outcomes.v2) v2")
   }
 
   /// A migration killed (SIGKILL) at its end, with every record rewritten into
