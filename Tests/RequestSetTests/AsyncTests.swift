@@ -60,6 +60,93 @@ import Testing
     #expect(try await all.async.run { set in set.count } == Self.herd.count)
   }
 
+  /// Lookups by id, async beside sync, on seeded random sets: present and absent ids,
+  /// windows, and shapes beside them that are not a lone lookup (a sort, a second filter, a
+  /// string key, `reversed()`). On a MemoryStore the lone lookups are answered on the
+  /// calling task (issue 35: the hop to a store thread and back cost 4× the lookup) and
+  /// the others on its threads; every store answers each member as its synchronous read.
+  @Test(arguments: StoreKind.allCases)
+  func lookupsByIDAnswerAsTheSynchronousReads(kind: StoreKind) async throws {
+    let all = try kind.makeSet(Self.herd)
+    var rng = SeededRandom(seed: 0x35_1D)
+    func outcome<T: Equatable>(_ body: () async throws -> T) async -> String {
+      do { return "\(try await body())" } catch let error as RequestSetError { return "\(error.code)" } catch
+      {
+        return "\(type(of: error))"
+      }
+    }
+    for i in 0..<120 {
+      let id = Int.random(in: -2...(Self.herd.count + 2), using: &rng)
+      var set: RequestSet<Animal>
+      switch i % 6 {
+      case 0, 1, 2: set = all.filter(\.id == id)
+      case 3: set = all.filter(\.id == id).sortBy(\.age)
+      case 4: set = all.filter("id", value: id)
+      default: set = all.filter(\.id == id).filter(\.age >= 2)
+      }
+      if Bool.random(using: &rng) { set = set.offset(Int.random(in: 0...1, using: &rng)) }
+      if Bool.random(using: &rng) { set = set.limit(Int.random(in: 0...2, using: &rng)) }
+      if i % 11 == 0 { set = set.reversed() }
+      let what = "lookup \(i) on \(kind): \(set.explain())"
+      let one = set
+      #expect(try await one.refreshed().async.fetch() == one.refreshed().fetch(), "\(what)")
+      #expect(try await one.refreshed().async.fetchCount() == one.refreshed().fetchCount(), "\(what)")
+      #expect(try await one.refreshed().async.fetchExists() == one.refreshed().fetchExists(), "\(what)")
+      #expect(try await one.refreshed().async.fetchFirst() == one.refreshed().first, "\(what)")
+      #expect(try await one.refreshed().async.fetchLast() == one.refreshed().last, "\(what)")
+      #expect(try await one.refreshed().async.ids() == one.refreshed().ids(), "\(what)")
+      #expect(try await one.refreshed().async.values(\.name) == one.refreshed().values(\.name), "\(what)")
+      #expect(try await one.refreshed().async.sum(\.age) == one.refreshed().sum(\.age), "\(what)")
+      #expect(try await one.refreshed().async.max(\.weight) == one.refreshed().max(\.weight), "\(what)")
+      #expect(try await one.refreshed().async.average(\.age) == one.refreshed().average(\.age), "\(what)")
+      let asyncGet = await outcome { try await one.refreshed().async.get() }
+      let syncGet = await outcome { try one.refreshed().get() }
+      #expect(asyncGet == syncGet, "\(what)")
+    }
+  }
+
+  /// Where a MemoryStore's async reads run: a lone lookup by id on the calling task (its
+  /// threads never start), anything else on its threads; a cancelled task's lookup throws
+  /// `CancellationError` as the threads' path does; and a lookup racing writes (whose id
+  /// map then belongs to a newer version than the set's snapshot) still answers right,
+  /// on the threads.
+  @Test func aMemoryStoreAnswersLookupsByIDOnTheCallingTask() async throws {
+    let store = MemoryStore<Animal>()
+    try store.insert(contentsOf: Self.herd)
+    let threads = try #require(store.asyncThreads)
+    let all = RequestSet(store)
+    for record in Self.herd.prefix(40) {
+      #expect(try await all.filter(\.id == record.id).async.get() == record)
+      #expect(try await all.filter(\.id == record.id).limit(1).async.fetch() == [record])
+      #expect(try await all.filter(\.id == record.id).async.fetchCount() == 1)
+    }
+    #expect(try await all.filter(\.id == -5).async.fetchExists() == false)
+    #expect(threads._liveThreads == 0, "no lookup went to the store's threads")
+    #expect(try await all.filter(\.id == 3).sortBy(\.age).async.fetchCount() == 1)
+    #expect(threads._liveThreads > 0, "a sorted set is not a lone lookup: it runs on the threads")
+
+    let cancelled = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await all.filter(\.id == 3).async.get()
+    }
+    await #expect(throws: CancellationError.self) { try await cancelled.value }
+
+    // Writers move the store on while lookups run; records inserted before stay found.
+    let writer = Task.detached {
+      for n in 0..<2_000 {
+        try store.insert(Animal(id: 10_000 + n, name: "New", species: "Yak", age: n % 9, weight: 1))
+      }
+    }
+    var found = 0
+    for i in 0..<2_000 {
+      let record = Self.herd[i % Self.herd.count]
+      if try await all.filter(\.id == record.id).async.fetchFirst() == record { found += 1 }
+    }
+    try await writer.value
+    #expect(found == 2_000)
+    #expect(try await all.filter(\.id == 11_999).async.get().name == "New")
+  }
+
   @Test(arguments: StoreKind.allCases)
   func aBadQueryThrowsItsTypedError(kind: StoreKind) async throws {
     let all = try kind.makeSet(Array(Self.herd.prefix(10)))

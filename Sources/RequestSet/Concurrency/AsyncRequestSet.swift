@@ -3,8 +3,12 @@
 ///
 /// Each call runs the request set's synchronous member of the same name on the store's
 /// threads (``RecordStore/asyncThreads``: every built-in store owns some; a set over an
-/// array uses ``StoreThreads/shared``) and resumes the caller with its result. The set is the same value: a read evaluates it as the
-/// synchronous read would, so `count` or iteration afterwards sees the same snapshot.
+/// array uses ``StoreThreads/shared``) and resumes the caller with its result. The set is
+/// the same value: a read evaluates it as the synchronous read would, so `count` or
+/// iteration afterwards sees the same snapshot. One exception to where it runs, not to
+/// what it does: on a ``MemoryStore``, a read of a lookup by id (`filter(\.id == v)`,
+/// nothing else but a window) is answered on the calling task, as one dictionary read
+/// costs less than the hop to a thread and back.
 ///
 /// ```swift
 /// let cows = animals.filter("species", value: "Cow")
@@ -47,6 +51,21 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
     return try await StoreThreads.run(on: set._source.asyncThreads, reading: reading) { try body(set) }
   }
 
+  /// A read of the set's own records (`body` reads nothing but the evaluated set): on the
+  /// store's threads as ``run(_:)`` runs it, or, when the store answers a lookup by id in
+  /// place (``StoreThreads/answersIDLookupsInPlace``, a ``MemoryStore``) and the set is
+  /// one (`filter(\.id == v)`, nothing else but a window), on the calling task: the set is
+  /// evaluated from the id map first (at most one record, no scan), then `body` is the
+  /// same synchronous member either way, with the same cancellation.
+  func _read<T: Sendable>(_ body: @escaping @Sendable (RequestSet<Element>) throws -> T) async throws -> T {
+    let set = set
+    var threads = set._source.asyncThreads
+    if threads?.answersIDLookupsInPlace == true, set._cache.evaluateFromIDMap(set._source, set._query) {
+      threads = nil
+    }
+    return try await StoreThreads.run(on: threads, reading: true) { try body(set) }
+  }
+
   /// The records, in order: ``RequestSet/fetch()`` off the calling thread.
   ///
   /// ```swift
@@ -54,7 +73,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query or an unreadable store;
   ///   `CancellationError`.
-  public func fetch() async throws -> [Element] { try await run { try $0.fetch() } }
+  public func fetch() async throws -> [Element] { try await _read { try $0.fetch() } }
 
   /// The number of records: ``RequestSet/fetchCount()`` off the calling thread.
   ///
@@ -62,7 +81,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// let adults = try await animals.filter(\.age >= 2).async.fetchCount()
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
-  public func fetchCount() async throws -> Int { try await run { try $0.fetchCount() } }
+  public func fetchCount() async throws -> Int { try await _read { try $0.fetchCount() } }
 
   /// The single record: ``RequestSet/get()`` off the calling thread.
   ///
@@ -70,7 +89,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// let micky = try await animals.filter(\.name == "Micky").async.get()
   /// ```
   /// - Throws: ``RequestSetError`` `.notFound` or `.multipleResults`; `CancellationError`.
-  public func get() async throws -> Element { try await run { try $0.get() } }
+  public func get() async throws -> Element { try await _read { try $0.get() } }
 
   /// Whether any record matches: ``RequestSet/fetchExists()`` off the calling thread.
   ///
@@ -78,7 +97,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// if try await animals.filter("species", value: "Yak").async.fetchExists() { … }
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
-  public func fetchExists() async throws -> Bool { try await run { try $0.fetchExists() } }
+  public func fetchExists() async throws -> Bool { try await _read { try $0.fetchExists() } }
 
   /// The first record, or nil: `first` off the calling thread, with the query's error
   /// thrown rather than trapping.
@@ -88,7 +107,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
   public func fetchFirst() async throws -> Element? {
-    try await run { try $0.validated().first }
+    try await _read { try $0.validated().first }
   }
 
   /// The last record, or nil: `last` off the calling thread, with the query's error
@@ -99,7 +118,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
   public func fetchLast() async throws -> Element? {
-    try await run { try $0.validated().last }
+    try await _read { try $0.validated().last }
   }
 
   /// The values at a key path, in order: `values(_:)`
@@ -110,7 +129,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
   public func values<Value: Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) async throws -> [Value] {
-    try await run { try $0.values(keyPath) }
+    try await _read { try $0.values(keyPath) }
   }
 
   /// The sum at a key path: `sum(_:)` off
@@ -123,7 +142,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   public func sum<Value: AdditiveArithmetic & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) async throws
     -> Value
   {
-    try await run { try $0.sum(keyPath) }
+    try await _read { try $0.sum(keyPath) }
   }
 
   /// The smallest value at a key path, or nil for no records.
@@ -133,7 +152,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
   public func min<Value: Comparable & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) async throws -> Value? {
-    try await run { try $0.min(keyPath) }
+    try await _read { try $0.min(keyPath) }
   }
 
   /// The largest value at a key path, or nil for no records.
@@ -143,7 +162,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
   public func max<Value: Comparable & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) async throws -> Value? {
-    try await run { try $0.max(keyPath) }
+    try await _read { try $0.max(keyPath) }
   }
 
   /// The mean of integer values at a key path, or nil for no records.
@@ -155,7 +174,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   public func average<Value: BinaryInteger & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable) async throws
     -> Double?
   {
-    try await run { try $0.average(keyPath) }
+    try await _read { try $0.average(keyPath) }
   }
 
   /// The mean of floating-point values at a key path, or nil for no records.
@@ -167,7 +186,7 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   public func average<Value: BinaryFloatingPoint & Sendable>(_ keyPath: KeyPath<Element, Value> & Sendable)
     async throws -> Double?
   {
-    try await run { try $0.average(keyPath) }
+    try await _read { try $0.average(keyPath) }
   }
 }
 
@@ -233,7 +252,7 @@ extension AsyncRequestSet where Element: Record {
   /// let ids = try await animals.filter(\.age > 3).async.ids()
   /// ```
   /// - Throws: ``RequestSetError`` for a bad query; `CancellationError`.
-  public func ids() async throws -> [Element.ID] { try await run { try $0.ids() } }
+  public func ids() async throws -> [Element.ID] { try await _read { try $0.ids() } }
 
   /// Changes every matching record with `transform` and saves them together:
   /// `update(_:)` off the calling thread.

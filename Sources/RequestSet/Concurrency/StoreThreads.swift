@@ -55,11 +55,19 @@ public final class StoreThreads: Sendable {
     self.init(name: name, count: count, idleTime: 10)
   }
 
-  init(name: String, count: Int, idleTime: Double) {
+  init(name: String, count: Int, idleTime: Double, answersIDLookupsInPlace: Bool = false) {
     self.name = name
     self.count = Swift.max(1, count)
     self.idleTime = idleTime
+    self.answersIDLookupsInPlace = answersIDLookupsInPlace
   }
+
+  /// Whether the store these threads serve answers a lookup by id from memory, in a
+  /// dictionary read, waiting on no disk or server (a ``MemoryStore``): the async API then
+  /// answers `filter(\.id == v)` on the calling task, since the hop to a thread and back
+  /// (two thread wake-ups) costs several times the lookup. Any other query still runs
+  /// here.
+  let answersIDLookupsInPlace: Bool
 
   /// Runs `body` on one of the threads and returns what it returns, without holding the
   /// calling task's thread meanwhile.

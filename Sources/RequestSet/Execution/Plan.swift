@@ -271,10 +271,8 @@ enum _Planner {
   /// This is what `plan` would choose (an exact id lookup, nothing left to test), without
   /// building the plan: a lookup by id costs a dictionary lookup, not a planning pass.
   static func idSlots<Element>(_ query: _Query<Element>, in snapshot: StoreSnapshot<Element>) -> [Int]? {
-    guard query.invalid == nil, query.stages.count == 1, let access = snapshot._indexes else { return nil }
+    guard let t = _idCondition(query), let access = snapshot._indexes else { return nil }
     let stage = query.stages[0]
-    guard stage.sort.isEmpty, !stage.reversed, stage.distinct == nil, case .typed(let t)? = stage.filter
-    else { return nil }
     let found: [Int]
     if let twin = t.field {
       guard twin.key == "id", case .compare(.equal) = twin.op, let slots = _idLookup(twin, access, snapshot)
@@ -289,6 +287,28 @@ enum _Planner {
     }
     let range = stage.window.range(in: found.count)
     return range.count == found.count ? found : Array(found[range])
+  }
+
+  /// The one condition of a query that is a typed `\.id == v` and nothing else but a
+  /// window (no sort, `distinct` or `reversed()`): the shape ``idSlots(_:in:)`` answers
+  /// from a store's id map. Nil for any other query; checked without a snapshot.
+  static func _idCondition<Element>(_ query: _Query<Element>) -> _TypedCondition<Element>? {
+    guard query.invalid == nil, query.stages.count == 1 else { return nil }
+    let stage = query.stages[0]
+    guard stage.sort.isEmpty, !stage.reversed, stage.distinct == nil, case .typed(let t)? = stage.filter
+    else { return nil }
+    return t
+  }
+
+  /// Whether a query is one that ``idSlots(_:in:)`` may answer from an id map (at most one
+  /// record), checked without a snapshot: a typed `\.id == v`, nothing else but a window.
+  static func isIDLookup<Element>(_ query: _Query<Element>) -> Bool {
+    guard let t = _idCondition(query) else { return false }
+    if let twin = t.field {
+      guard twin.key == "id", case .compare(.equal) = twin.op else { return false }
+      return true
+    }
+    return t.twin?.idEquality() != nil
   }
 
   /// The slot of one id, in a list (empty when no live record has it); nil when the store

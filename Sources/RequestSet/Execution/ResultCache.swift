@@ -149,6 +149,35 @@ final class _ResultCache<Element: Sendable>: Sendable {
     return slots
   }
 
+  /// Evaluates the set from its snapshot's id map when that alone answers it (a typed
+  /// `filter(\.id == v)`, see `_Planner.idSlots`): true when the set is evaluated, now or
+  /// by an earlier read. Nothing else runs here, no scan and no plan: false leaves the
+  /// set to be evaluated as any read evaluates it (its snapshot may be fixed already).
+  ///
+  /// The async API's in-place step (`AsyncRequestSet`): a lookup that costs a dictionary
+  /// read is answered on the calling task, where handing it to a store thread would cost
+  /// more than the lookup.
+  func evaluateFromIDMap(_ source: _Source<Element>, _ query: _Query<Element>) -> Bool {
+    guard source.pushdown == nil, query.graph == nil, !query.requiresPushdown, _Planner.isIDLookup(query) else {
+      return false
+    }
+    let kept = state.withLock { st -> Bool? in
+      if st.evaluation != nil { return true }
+      if st.matched != nil || st.matchedBits != nil { return false }
+      return nil
+    }
+    if let kept { return kept }
+    guard let snapshot = try? self.snapshot(source), let found = _Planner.idSlots(query, in: snapshot) else {
+      return false
+    }
+    state.withLock { st in
+      guard st.evaluation == nil else { return }
+      st.evaluation = _Evaluation(snapshot: snapshot, slots: found)
+      st.count = found.count
+    }
+    return true
+  }
+
   /// Evaluates through the store's reader: the one a count kept, or a new one, released
   /// once the result is built.
   private func _pushdownEvaluation(

@@ -38,8 +38,12 @@ public final class MemoryStore<Element: Record>: RecordStore, _TextIndexedStore 
   /// ```swift
   /// let cows = try await RequestSet(store).filter("species", value: "Cow").async.fetch()
   /// ```
+  ///
+  /// A lookup by id (`filter(\.id == v)`, nothing else but a window) is answered on the
+  /// calling task instead: it is one dictionary read, cheaper than the hop to a thread.
   public let asyncThreads: StoreThreads? = StoreThreads(
-    name: "MemoryStore", count: Swift.max(2, ProcessInfo.processInfo.activeProcessorCount))
+    name: "MemoryStore", count: Swift.max(2, ProcessInfo.processInfo.activeProcessorCount), idleTime: 10,
+    answersIDLookupsInPlace: true)
 
   /// Creates an empty store.
   public init() {
