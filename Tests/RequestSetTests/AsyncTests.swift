@@ -125,11 +125,16 @@ import Testing
     #expect(try await all.filter(\.id == 3).sortBy(\.age).async.fetchCount() == 1)
     #expect(threads._liveThreads > 0, "a sorted set is not a lone lookup: it runs on the threads")
 
+    // A cancelled call throws before it reads: the set is left unevaluated, as on the
+    // threads, so a later read takes its own snapshot (and sees a record inserted since).
+    let lookup = all.filter(\.id == 900)
     let cancelled = Task {
       withUnsafeCurrentTask { $0?.cancel() }
-      return try await all.filter(\.id == 3).async.get()
+      return try await lookup.async.get()
     }
     await #expect(throws: CancellationError.self) { try await cancelled.value }
+    try store.insert(Animal(id: 900, name: "Late", species: "Yak", age: 1, weight: 1))
+    #expect(try await lookup.async.get().name == "Late")
 
     // Writers move the store on while lookups run; records inserted before stay found.
     let writer = Task.detached {

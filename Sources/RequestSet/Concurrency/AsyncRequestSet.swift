@@ -60,7 +60,10 @@ public struct AsyncRequestSet<Element: Sendable>: Sendable {
   func _read<T: Sendable>(_ body: @escaping @Sendable (RequestSet<Element>) throws -> T) async throws -> T {
     let set = set
     var threads = set._source.asyncThreads
-    if threads?.answersIDLookupsInPlace == true, set._cache.evaluateFromIDMap(set._source, set._query) {
+    // A cancelled call reads nothing, here as on the threads: it throws before evaluating.
+    if threads?.answersIDLookupsInPlace == true, !Task.isCancelled,
+      set._cache.evaluateFromIDMap(set._source, set._query)
+    {
       threads = nil
     }
     return try await StoreThreads.run(on: threads, reading: true) { try body(set) }
