@@ -41,7 +41,9 @@ final class _PGConnection: @unchecked Sendable {
   /// - Throws: `RequestSetError` `.invalidFormat` for a connection string libpq cannot
   ///   parse or whose password it would misread (the message quotes only the redacted
   ///   string), `.connectionFailed` when the server cannot be reached in time.
-  init(_ connection: _ConnectionString, options: PostgresConnectionOptions = PostgresConnectionOptions()) throws {
+  init(_ connection: _ConnectionString, options: PostgresConnectionOptions = PostgresConnectionOptions())
+    throws
+  {
     self.connection = connection
     self.options = options
     if let problem = connection.problem {
@@ -101,7 +103,8 @@ final class _PGConnection: @unchecked Sendable {
     }
     guard let handle = started else {
       throw RequestSetError(
-        .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
+        .connectionFailed,
+        "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
     }
     func failed(_ detail: String) -> RequestSetError {
       // PgBouncer refuses a startup parameter it does not track (`options`, which libpq
@@ -112,7 +115,8 @@ final class _PGConnection: @unchecked Sendable {
           + "(set it for the role instead: ALTER ROLE … SET …), or list the parameter in PgBouncer's "
           + "ignore_startup_parameters, which drops it."
         : "Check that the server runs and the connection string's host, port, user and settings are right."
-      return RequestSetError(.connectionFailed, "Could not connect to PostgreSQL at \(connection.redacted): \(detail) " + fix)
+      return RequestSetError(
+        .connectionFailed, "Could not connect to PostgreSQL at \(connection.redacted): \(detail) " + fix)
     }
     let timeout = connection.connectTimeout(default: options.connectTimeout)
     let deadline = timeout.map { ContinuousClock.now + $0 }
@@ -124,7 +128,9 @@ final class _PGConnection: @unchecked Sendable {
         throw failed(message.trimmed)
       }
       if state == PGRES_POLLING_OK { return handle }
-      let ready = _wait(PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING, until: deadline)
+      let ready = _wait(
+        PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING,
+        until: deadline)
       if !ready {
         PQfinish(handle)
         let source =
@@ -169,11 +175,14 @@ final class _PGConnection: @unchecked Sendable {
   func execute(_ sql: String, _ parameters: [String?] = []) throws -> _PGResult {
     for case let p? in parameters where p.utf8.contains(0) {
       throw RequestSetError(
-        .invalidFormat, "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
+        .invalidFormat,
+        "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
     }
     let verb = Self._verb(sql)
     guard !_abandoned else { throw _connectionError("the connection was given up on after a timeout.", sql) }
-    let result: OpaquePointer? = try _cancellable(verb) { cancelAgain in try _run(sql, parameters, cancelAgain) }
+    let result: OpaquePointer? = try _cancellable(verb) { cancelAgain in
+      try _run(sql, parameters, cancelAgain)
+    }
     defer {
       if verb == "BEGIN" {
         _transaction = !inTransaction ? nil : sql.contains("READ ONLY") ? .read : .write
@@ -210,7 +219,7 @@ final class _PGConnection: @unchecked Sendable {
   private func _run(_ sql: String, _ parameters: [String?], _ cancelAgain: (@Sendable () -> Void)?) throws
     -> OpaquePointer?
   {
-    Self._willSend(sql)
+    Self._willSend(sql, to: connection)
     let sent = _withCStrings(parameters) { values in
       PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
     }
@@ -273,7 +282,9 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Waits until `socket` is ready to read (or write), or until `deadline`; false when the
   /// deadline came first. A socket error counts as ready: libpq's next call reports it.
-  static func _wait(_ socket: Int32, reading: Bool, writing: Bool, until deadline: ContinuousClock.Instant?) -> Bool {
+  static func _wait(_ socket: Int32, reading: Bool, writing: Bool, until deadline: ContinuousClock.Instant?)
+    -> Bool
+  {
     guard socket >= 0 else { return true }
     var events: Int16 = 0
     if reading { events |= Int16(POLLIN) }
@@ -299,8 +310,12 @@ final class _PGConnection: @unchecked Sendable {
   /// (`PostgresStore._transaction` checks first), so stopping a change only makes the
   /// rollback come sooner. Never `COMMIT`, `BEGIN` or a statement outside a transaction
   /// that changes something, whose outcome a cancel would leave unknown.
-  private func _cancellable<T>(_ verb: String, _ body: (_ cancelAgain: (@Sendable () -> Void)?) throws -> T) throws -> T {
-    let stoppable = _transaction == .write ? Self._changes.contains(verb) || Self._reads.contains(verb) : Self._reads.contains(verb)
+  private func _cancellable<T>(_ verb: String, _ body: (_ cancelAgain: (@Sendable () -> Void)?) throws -> T)
+    throws -> T
+  {
+    let stoppable =
+      _transaction == .write
+      ? Self._changes.contains(verb) || Self._reads.contains(verb) : Self._reads.contains(verb)
     guard stoppable, let cancel = _cancel else { return try body(nil) }
     // PQcancel may be called from any thread (libpq documents it thread-safe); it is never
     // called once `body` returned (see `StoreThreads.whenCancelled`, and `_run`, which
@@ -327,9 +342,10 @@ final class _PGConnection: @unchecked Sendable {
   /// overflowed the stack (a SIGSEGV in loaded full runs).
   static let _beforeSend = Mutex<[_SendHook]>([])
 
-  /// Calls each of ``_beforeSend``'s hooks with `sql`.
-  static func _willSend(_ sql: String) {
-    for hook in _beforeSend.withLock({ $0 }) { hook.body(sql) }
+  /// Calls each of ``_beforeSend``'s hooks with `sql`, and the connection string of the
+  /// connection sending it (nil for a probe a test sends itself).
+  static func _willSend(_ sql: String, to connection: _ConnectionString? = nil) {
+    for hook in _beforeSend.withLock({ $0 }) { hook.body(sql, connection) }
   }
 
   /// Runs `body` with `hook` called before each statement any connection sends meanwhile
@@ -338,8 +354,10 @@ final class _PGConnection: @unchecked Sendable {
   /// ```swift
   /// try _PGConnection._watchStatements({ sql in seen.add(sql) }) { try set.fetch() }
   /// ```
-  static func _watchStatements<T>(_ hook: @escaping @Sendable (String) -> Void, during body: () throws -> T) rethrows -> T {
-    let added = _SendHook(hook)
+  static func _watchStatements<T>(_ hook: @escaping @Sendable (String) -> Void, during body: () throws -> T)
+    rethrows -> T
+  {
+    let added = _SendHook { sql, _ in hook(sql) }
     _beforeSend.withLock { $0.append(added) }
     defer { _beforeSend.withLock { $0.removeAll { $0 === added } } }
     return try body()
@@ -350,7 +368,25 @@ final class _PGConnection: @unchecked Sendable {
     _ hook: @escaping @Sendable (String) -> Void, isolation: isolated (any Actor)? = #isolation,
     during body: () async throws -> T
   ) async rethrows -> T {
-    let added = _SendHook(hook)
+    try await _watchStatements(sentThrough: nil, { sql, _ in hook(sql) }, during: body)
+  }
+
+  /// ``_watchStatements(_:during:)`` for async work, seeing only the statements sent on
+  /// connections opened with the connection string `url` (every statement when nil), with
+  /// that string: how a test tells its store's statements from other suites' running at
+  /// the same time.
+  ///
+  /// ```swift
+  /// await _PGConnection._watchStatements(sentThrough: url, { sql, _ in seen.add(sql) }) { … }
+  /// ```
+  static func _watchStatements<T>(
+    sentThrough url: String?, _ hook: @escaping @Sendable (_ sql: String, _ url: String) -> Void,
+    isolation: isolated (any Actor)? = #isolation, during body: () async throws -> T
+  ) async rethrows -> T {
+    let added = _SendHook { sql, connection in
+      guard url == nil || connection?.raw == url else { return }
+      hook(sql, connection?.raw ?? "")
+    }
     _beforeSend.withLock { $0.append(added) }
     defer { _beforeSend.withLock { $0.removeAll { $0 === added } } }
     return try await body()
@@ -380,7 +416,9 @@ final class _PGConnection: @unchecked Sendable {
       return _connectionError(message, sql)
     }
     let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
-    let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map { connection.redact(String(cString: $0)) }
+    let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map {
+      connection.redact(String(cString: $0))
+    }
     switch state {
     case "23505":
       return RequestSetError(
@@ -435,7 +473,8 @@ final class _PGConnection: @unchecked Sendable {
       lost = "Nothing of the write was sent; check that the server runs and retry."
     case nil:
       lost =
-        ["SELECT", "FETCH", "DECLARE", "CLOSE", "EXPLAIN", "SHOW", "LISTEN", "SET", "BEGIN", "COMMIT"].contains(verb)
+        ["SELECT", "FETCH", "DECLARE", "CLOSE", "EXPLAIN", "SHOW", "LISTEN", "SET", "BEGIN", "COMMIT"]
+          .contains(verb)
         ? "The read did not finish and changed nothing; check that the server runs and retry."
         : "The statement may or may not have run (it is safe to run again); check that the server runs and retry."
     }
@@ -455,7 +494,8 @@ struct _PGDiagnostic: Error, Sendable, CustomStringConvertible {
 }
 
 /// Calls `body` with the strings as C strings (nil for SQL NULL), valid for the call.
-private func _withCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+private func _withCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T
+{
   // No parameters: libpq takes a null array (an empty array may have no base address).
   if strings.isEmpty { return body(nil) }
   var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
@@ -514,6 +554,7 @@ extension String {
 /// A hook `_PGConnection` calls before it sends a statement (tests only; see
 /// `_PGConnection._beforeSend`).
 final class _SendHook: Sendable {
-  let body: @Sendable (String) -> Void
-  init(_ body: @escaping @Sendable (String) -> Void) { self.body = body }
+  /// Called with the statement and the connection string of the connection sending it.
+  let body: @Sendable (String, _ConnectionString?) -> Void
+  init(_ body: @escaping @Sendable (String, _ConnectionString?) -> Void) { self.body = body }
 }
