@@ -266,4 +266,49 @@ import Testing
     }
     #expect(refused.message.contains("read-only transaction"), "\(refused)")
   }
+  /// A failover: a primary and its hot standby in one connection string with
+  /// `target_session_attrs=read-write`; the primary stops at once (`pg_ctl -m immediate`)
+  /// and the standby is promoted. The same store, not opened again, then writes to the
+  /// new primary and reads there every write the standby had replayed before the stop,
+  /// and its live set from before the failover sees a commit made after it.
+  @Test func aStandbyPromotedInThePrimarysPlaceTakesOverTheSameStore() async throws {
+    let primary = try await onOwnThread { try PostgresServer.start() }
+    defer { primary.stop() }
+    let standby = try await onOwnThread { try primary.startStandby() }
+    defer { standby.stop() }
+    let url =
+      "postgresql://\(PostgresServer.user)@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
+      + "?target_session_attrs=read-write"
+    let store = try PostgresStore<DynamicRecord>(url: url, table: "failover", connections: 2)
+    defer { store.close() }
+    let before = (0..<50).map { DynamicRecord(id: .int($0), fields: ["n": .int($0)]) }
+    for record in before { try await store.async.insert(record) }
+    let reader = StateReader(RequestSet(store).filter("n", .greaterThanOrEqual, 100))
+    #expect(try #require(await reader.next()).records.isEmpty)
+
+    // The standby has replayed every commit (asynchronous replication: a commit it has
+    // not received when the primary goes away is lost with it).
+    let flushed = try #require(
+      try _PGConnection(_ConnectionString(primary.url())).execute("SELECT pg_current_wal_flush_lsn()::text")
+        .string(0, 0))
+    let probe = try _PGConnection(_ConnectionString(standby.url()))
+    #expect(
+      try await eventually {
+        try probe.execute("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", [flushed]).string(0, 0) == "t"
+      }, "the standby never replayed the primary's commits")
+
+    try await onOwnThread { try primary.pause() }
+    try await onOwnThread { try standby.promote() }
+
+    try await store.async.insert(DynamicRecord(id: .int(100), fields: ["n": .int(100)]))
+    let rows = try store.rows(sql: "SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby")
+      .fetch()
+    #expect(rows.first?["port"] == .int(standby.port))
+    #expect(rows.first?["standby"] == .bool(false))
+    #expect(
+      try await RequestSet(store).sortBy("n").async.fetch().map(\.id) == (before.map(\.id) + [.int(100)]))
+    var state = try #require(await reader.next())
+    while state.records.isEmpty { state = try #require(await reader.next()) }
+    #expect(state.records.map(\.id) == [.int(100)])
+  }
 }
