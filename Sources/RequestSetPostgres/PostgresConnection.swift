@@ -90,22 +90,23 @@ final class _PGConnection: @unchecked Sendable {
   /// Opens a connection with libpq's asynchronous calls, waiting on its socket at most
   /// until the connect deadline; the options' libpq settings come first, so the
   /// connection string's own settings win.
+  ///
+  /// A string listing several hosts gives each the whole connect timeout, as libpq's
+  /// `connect_timeout` does: libpq's asynchronous calls move on from a host that refuses
+  /// or is not what `target_session_attrs` asks for, but wait on one that never answers
+  /// (a frozen server, a hung machine) for as long as they are polled. So when a host's
+  /// time is up and later hosts remain, the attempt starts again with only those (the
+  /// string's host, address and port lists cut after the host given up on).
   private static func _connect(_ connection: _ConnectionString, _ options: PostgresConnectionOptions) throws
     -> OpaquePointer
   {
-    // Null-terminated arrays, the connection string last (`expand_dbname` reads it as
-    // a URI or key=value settings in that place).
-    let settings = options.libpqSettings + [("dbname", connection.raw)]
-    let keywords: [String?] = settings.map(\.0) + [nil]
-    let values: [String?] = settings.map(\.1) + [nil]
-    let started = _withCStrings(keywords) { keywords in
-      _withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
-    }
-    guard let handle = started else {
-      throw RequestSetError(
-        .connectionFailed,
-        "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
-    }
+    let hosts = connection.hosts
+    let timeout = connection.connectTimeout(default: options.connectTimeout)
+    let source =
+      connection.connectTimeoutSetting != nil
+      ? "the connection string's connect_timeout" : "PostgresConnectionOptions.connectTimeout"
+    // The hosts given up on so far, as the error names them.
+    var givenUp: [String] = []
     func failed(_ detail: String) -> RequestSetError {
       // PgBouncer refuses a startup parameter it does not track (`options`, which libpq
       // sends for `?options=-c…`), and names it.
@@ -115,32 +116,65 @@ final class _PGConnection: @unchecked Sendable {
           + "(set it for the role instead: ALTER ROLE … SET …), or list the parameter in PgBouncer's "
           + "ignore_startup_parameters, which drops it."
         : "Check that the server runs and the connection string's host, port, user and settings are right."
+      let earlier = givenUp.map { "\($0): no answer within \(timeout?._spoken ?? "?") (\(source)); " }
+        .joined()
       return RequestSetError(
-        .connectionFailed, "Could not connect to PostgreSQL at \(connection.redacted): \(detail) " + fix)
+        .connectionFailed,
+        "Could not connect to PostgreSQL at \(connection.redacted): \(earlier)\(detail) " + fix)
     }
-    let timeout = connection.connectTimeout(default: options.connectTimeout)
-    let deadline = timeout.map { ContinuousClock.now + $0 }
-    var state = PGRES_POLLING_WRITING
+    // The first host the attempt lists.
+    var first = 0
     while true {
-      if PQstatus(handle) == CONNECTION_BAD || state == PGRES_POLLING_FAILED {
-        let message = connection.redact(String(cString: PQerrorMessage(handle)))
-        PQfinish(handle)
-        throw failed(message.trimmed)
+      // Null-terminated arrays, the connection string, then the hosts left when some were
+      // given up on (`expand_dbname` reads the string as a URI or key=value settings in
+      // its place; later settings win).
+      let settings =
+        options.libpqSettings + [("dbname", connection.raw)]
+        + (first == 0 ? [] : _ConnectionString._Host.settings(hosts[first...], of: connection.raw))
+      let keywords: [String?] = settings.map(\.0) + [nil]
+      let values: [String?] = settings.map(\.1) + [nil]
+      let started = _withCStrings(keywords) { keywords in
+        _withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
       }
-      if state == PGRES_POLLING_OK { return handle }
-      let ready = _wait(
-        PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING,
-        until: deadline)
-      if !ready {
-        PQfinish(handle)
-        let source =
-          connection.connectTimeoutSetting != nil
-          ? "the connection string's connect_timeout" : "PostgresConnectionOptions.connectTimeout"
-        throw failed(
-          "no connection within \(timeout?._spoken ?? "?") (\(source)); the server may be frozen, overloaded or "
-            + "unreachable. Raise \(source) if it needs longer.")
+      guard let handle = started else {
+        throw RequestSetError(
+          .connectionFailed,
+          "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
       }
-      state = PQconnectPoll(handle)
+      // The host libpq is trying, and when its time is up.
+      var current = first
+      var deadline = timeout.map { ContinuousClock.now + $0 }
+      var state = PGRES_POLLING_WRITING
+      while true {
+        if PQstatus(handle) == CONNECTION_BAD || state == PGRES_POLLING_FAILED {
+          let message = connection.redact(String(cString: PQerrorMessage(handle)))
+          PQfinish(handle)
+          throw failed(message.trimmed)
+        }
+        if state == PGRES_POLLING_OK { return handle }
+        let ready = _wait(
+          PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING,
+          until: deadline)
+        if !ready {
+          PQfinish(handle)
+          if current + 1 < hosts.count {
+            givenUp.append(hosts[current].description)
+            first = current + 1
+            break
+          }
+          throw failed(
+            "no connection within \(timeout?._spoken ?? "?") (\(source)); the server may be frozen, overloaded or "
+              + "unreachable. Raise \(source) if it needs longer.")
+        }
+        state = PQconnectPoll(handle)
+        // libpq moved on to a later host: it has the whole timeout too.
+        if hosts.count > 1, let at = _ConnectionString._Host.index(of: handle, in: hosts, from: current),
+          at != current
+        {
+          current = at
+          deadline = timeout.map { ContinuousClock.now + $0 }
+        }
+      }
     }
   }
 

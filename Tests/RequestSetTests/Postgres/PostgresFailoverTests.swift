@@ -311,4 +311,69 @@ import Testing
     while state.records.isEmpty { state = try #require(await reader.next()) }
     #expect(state.records.map(\.id) == [.int(100)])
   }
+  /// A multi-host connection string whose first host hangs (a server frozen with
+  /// SIGSTOP: the kernel accepts the connection, nothing answers): after `connectTimeout`
+  /// the store gives that host up and connects to the next, as libpq's own
+  /// `connect_timeout` does per host. When no later host answers either, opening throws
+  /// `.connectionFailed` naming each host's failure.
+  @Test func aHostThatHangsIsGivenUpAfterTheConnectTimeoutForTheNext() async throws {
+    let shared = try PostgresServer.shared.get()
+    let frozen = try await onOwnThread { try PostgresServer.start() }
+    defer { frozen.stop() }  // thaws first
+    try frozen.freeze()
+    defer { frozen.thaw() }
+    let options = PostgresConnectionOptions(connectTimeout: .seconds(2))
+    let table = PostgresServer.freshTable()
+    let url = "postgresql://\(PostgresServer.user)@127.0.0.1:\(frozen.port),127.0.0.1:\(shared.port)/postgres"
+    let store = try await onOwnThread {
+      try PostgresStore<DynamicRecord>(url: url, table: table, options: options)
+    }
+    defer { store.close() }
+    try await store.async.insert(DynamicRecord(id: .int(1), fields: ["n": .int(1)]))
+    #expect(try await RequestSet(store).async.fetchCount() == 1)
+    #expect(
+      store.location?.database
+        == "postgresql://\(PostgresServer.user)@127.0.0.1:\(shared.port)/postgres?search_path=public")
+    // The connection string's own connect_timeout is per host too.
+    let own = try await onOwnThread {
+      try PostgresStore<DynamicRecord>(url: url + "?connect_timeout=2", table: table)
+    }
+    own.close()
+
+    let refused = PostgresServer.freePort()
+    let error = await onOwnThread { () -> RequestSetError? in
+      do {
+        _ = try PostgresStore<DynamicRecord>(
+          url: "postgresql://\(PostgresServer.user)@127.0.0.1:\(frozen.port),127.0.0.1:\(refused)/postgres",
+          table: table, options: options)
+        return nil
+      } catch { return error as? RequestSetError }
+    }
+    #expect(error?.code == .connectionFailed)
+    #expect(
+      error?.message.contains("127.0.0.1:\(frozen.port): no answer within 2 s") == true,
+      "\(String(describing: error))")
+    #expect(
+      error?.message.contains("port \(refused) failed: Connection refused") == true,
+      "\(String(describing: error))")
+  }
+  /// The host lists a connection string gives libpq, as the store reads them to give a
+  /// host that hangs up for the next: names, addresses and ports by position (one port
+  /// for all), and the settings that cut them to a later host's tail.
+  @Test func hostListsAreReadAndCutByPosition() {
+    let uri = _ConnectionString("postgresql://app@db1:5433,db2,db3:5435/zoo?target_session_attrs=read-write")
+    #expect(uri.hosts.map(\.description) == ["db1:5433", "db2", "db3:5435"])
+    #expect(
+      _ConnectionString._Host.settings(uri.hosts[1...], of: uri.raw).map { "\($0)=\($1)" } == [
+        "host=db2,db3", "port=,5435",
+      ])
+    let pairs = _ConnectionString("host=a,b hostaddr=10.0.0.1,10.0.0.2 port=6432 dbname=zoo")
+    #expect(pairs.hosts.map(\.description) == ["a:6432", "b:6432"])
+    #expect(
+      _ConnectionString._Host.settings(pairs.hosts[1...], of: pairs.raw).map { "\($0)=\($1)" } == [
+        "host=b", "hostaddr=10.0.0.2", "port=6432",
+      ])
+    #expect(_ConnectionString("postgresql://app@db1/zoo").hosts.count == 1)
+    #expect(_ConnectionString("dbname=zoo").hosts.isEmpty)
+  }
 }
