@@ -322,11 +322,13 @@ import Testing
     defer { frozen.stop() }  // thaws first
     try frozen.freeze()
     defer { frozen.thaw() }
-    let options = PostgresConnectionOptions(connectTimeout: .seconds(2))
+    // Long enough for the second host to start a session on a busy machine; one
+    // connection per store, so each store waits out the frozen host once.
+    let options = PostgresConnectionOptions(connectTimeout: .seconds(8))
     let table = PostgresServer.freshTable()
     let url = "postgresql://\(PostgresServer.user)@127.0.0.1:\(frozen.port),127.0.0.1:\(shared.port)/postgres"
     let store = try await onOwnThread {
-      try PostgresStore<DynamicRecord>(url: url, table: table, options: options)
+      try PostgresStore<DynamicRecord>(url: url, table: table, connections: 1, options: options)
     }
     defer { store.close() }
     try await store.async.insert(DynamicRecord(id: .int(1), fields: ["n": .int(1)]))
@@ -336,7 +338,7 @@ import Testing
         == "postgresql://\(PostgresServer.user)@127.0.0.1:\(shared.port)/postgres?search_path=public")
     // The connection string's own connect_timeout is per host too.
     let own = try await onOwnThread {
-      try PostgresStore<DynamicRecord>(url: url + "?connect_timeout=2", table: table)
+      try PostgresStore<DynamicRecord>(url: url + "?connect_timeout=8", table: table, connections: 1)
     }
     own.close()
 
@@ -351,7 +353,7 @@ import Testing
     }
     #expect(error?.code == .connectionFailed)
     #expect(
-      error?.message.contains("127.0.0.1:\(frozen.port): no answer within 2 s") == true,
+      error?.message.contains("127.0.0.1:\(frozen.port): no answer within 8 s") == true,
       "\(String(describing: error))")
     #expect(
       error?.message.contains("port \(refused) failed: Connection refused") == true,
