@@ -72,7 +72,9 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
       }
       if part == raw {
         out += redacted
-      } else if redacted.contains(part) || (part.count == 1 && part.allSatisfy({ $0.isPunctuation || $0.isSymbol })) {
+      } else if redacted.contains(part)
+        || (part.count == 1 && part.allSatisfy({ $0.isPunctuation || $0.isSymbol }))
+      {
         out += part
       } else {
         out += "…"
@@ -138,14 +140,79 @@ struct _ConnectionString: Sendable, CustomStringConvertible {
     let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
     let ats = beforeQuery.filter { $0 == "@" }.count
     if ats > 1 {
-      return "it holds more than one @ before its query, so libpq would read part of the password as the host. "
+      return
+        "it holds more than one @ before its query, so libpq would read part of the password as the host. "
         + "Percent-encode @ in the user name, password and database name as %40"
     }
-    if ats == 1, let at = beforeQuery.firstIndex(of: "@"), let slash = beforeQuery.firstIndex(of: "/"), slash < at {
+    if ats == 1, let at = beforeQuery.firstIndex(of: "@"), let slash = beforeQuery.firstIndex(of: "/"),
+      slash < at
+    {
       return "a / comes before its @, so libpq would read the user info as the host and the database. "
         + "Percent-encode / in the user name and password as %2F"
     }
     return nil
+  }
+
+  /// The hosts the string lists (libpq's `host`, `hostaddr` and `port` lists, as in
+  /// `postgresql://app@db1:5432,db2:5432/zoo`), in the order libpq tries them; empty or
+  /// one for a string naming one host or none.
+  var hosts: [_Host] {
+    var ignored: String?
+    func list(_ keyword: String) -> [String] {
+      guard let value = Self._setting(keyword, in: raw, error: &ignored), !value.isEmpty else { return [] }
+      return value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+    }
+    let names = list("host")
+    let addresses = list("hostaddr")
+    let ports = list("port")
+    return (0..<max(names.count, addresses.count)).map { i in
+      _Host(
+        name: i < names.count ? names[i] : "", address: i < addresses.count ? addresses[i] : "",
+        port: ports.count == 1 ? ports[0] : i < ports.count ? ports[i] : "")
+    }
+  }
+
+  /// One host of a connection string's host list.
+  struct _Host: Sendable, Equatable, CustomStringConvertible {
+    /// Its entry in the `host` list (a name, an address or a socket's directory), or "".
+    var name: String
+    /// Its entry in the `hostaddr` list, or "".
+    var address: String
+    /// Its port, or "" for libpq's default.
+    var port: String
+
+    /// `host:port`, as errors name it.
+    var description: String { (name.isEmpty ? address : name) + (port.isEmpty ? "" : ":" + port) }
+
+    /// The libpq settings that restrict a connection string to `hosts` (the tail of its
+    /// host list), given after the string so that they win: each of the `host`,
+    /// `hostaddr` and `port` lists the string has, cut to those hosts.
+    static func settings(_ hosts: ArraySlice<_Host>, of raw: String) -> [(String, String)] {
+      var ignored: String?
+      var settings: [(String, String)] = []
+      if !(_ConnectionString._setting("host", in: raw, error: &ignored) ?? "").isEmpty {
+        settings.append(("host", hosts.map(\.name).joined(separator: ",")))
+      }
+      if !(_ConnectionString._setting("hostaddr", in: raw, error: &ignored) ?? "").isEmpty {
+        settings.append(("hostaddr", hosts.map(\.address).joined(separator: ",")))
+      }
+      if !(_ConnectionString._setting("port", in: raw, error: &ignored) ?? "").isEmpty {
+        settings.append(("port", hosts.map(\.port).joined(separator: ",")))
+      }
+      return settings
+    }
+
+    /// The index in `hosts`, at `start` or after it (libpq tries them in order), of the
+    /// host the connection `handle` is trying, as `PQhost` and `PQport` name it; nil
+    /// when none matches.
+    static func index(of handle: OpaquePointer, in hosts: [_Host], from start: Int) -> Int? {
+      let host = PQhost(handle).map { String(cString: $0) } ?? ""
+      let port = PQport(handle).map { String(cString: $0) } ?? ""
+      return hosts.indices.dropFirst(start).first { i in
+        (hosts[i].name.isEmpty ? hosts[i].address : hosts[i].name) == host
+          && (hosts[i].port.isEmpty || hosts[i].port == port)
+      }
+    }
   }
 
   /// How long opening a connection may take: the string's `connect_timeout` when it has

@@ -41,7 +41,9 @@ final class _PGConnection: @unchecked Sendable {
   /// - Throws: `RequestSetError` `.invalidFormat` for a connection string libpq cannot
   ///   parse or whose password it would misread (the message quotes only the redacted
   ///   string), `.connectionFailed` when the server cannot be reached in time.
-  init(_ connection: _ConnectionString, options: PostgresConnectionOptions = PostgresConnectionOptions()) throws {
+  init(_ connection: _ConnectionString, options: PostgresConnectionOptions = PostgresConnectionOptions())
+    throws
+  {
     self.connection = connection
     self.options = options
     if let problem = connection.problem {
@@ -88,21 +90,23 @@ final class _PGConnection: @unchecked Sendable {
   /// Opens a connection with libpq's asynchronous calls, waiting on its socket at most
   /// until the connect deadline; the options' libpq settings come first, so the
   /// connection string's own settings win.
+  ///
+  /// A string listing several hosts gives each the whole connect timeout, as libpq's
+  /// `connect_timeout` does: libpq's asynchronous calls move on from a host that refuses
+  /// or is not what `target_session_attrs` asks for, but wait on one that never answers
+  /// (a frozen server, a hung machine) for as long as they are polled. So when a host's
+  /// time is up and later hosts remain, the attempt starts again with only those (the
+  /// string's host, address and port lists cut after the host given up on).
   private static func _connect(_ connection: _ConnectionString, _ options: PostgresConnectionOptions) throws
     -> OpaquePointer
   {
-    // Null-terminated arrays, the connection string last (`expand_dbname` reads it as
-    // a URI or key=value settings in that place).
-    let settings = options.libpqSettings + [("dbname", connection.raw)]
-    let keywords: [String?] = settings.map(\.0) + [nil]
-    let values: [String?] = settings.map(\.1) + [nil]
-    let started = _withCStrings(keywords) { keywords in
-      _withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
-    }
-    guard let handle = started else {
-      throw RequestSetError(
-        .connectionFailed, "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
-    }
+    let hosts = connection.hosts
+    let timeout = connection.connectTimeout(default: options.connectTimeout)
+    let source =
+      connection.connectTimeoutSetting != nil
+      ? "the connection string's connect_timeout" : "PostgresConnectionOptions.connectTimeout"
+    // The hosts given up on so far, as the error names them.
+    var givenUp: [String] = []
     func failed(_ detail: String) -> RequestSetError {
       // PgBouncer refuses a startup parameter it does not track (`options`, which libpq
       // sends for `?options=-c…`), and names it.
@@ -112,29 +116,65 @@ final class _PGConnection: @unchecked Sendable {
           + "(set it for the role instead: ALTER ROLE … SET …), or list the parameter in PgBouncer's "
           + "ignore_startup_parameters, which drops it."
         : "Check that the server runs and the connection string's host, port, user and settings are right."
-      return RequestSetError(.connectionFailed, "Could not connect to PostgreSQL at \(connection.redacted): \(detail) " + fix)
+      let earlier = givenUp.map { "\($0): no answer within \(timeout?._spoken ?? "?") (\(source)); " }
+        .joined()
+      return RequestSetError(
+        .connectionFailed,
+        "Could not connect to PostgreSQL at \(connection.redacted): \(earlier)\(detail) " + fix)
     }
-    let timeout = connection.connectTimeout(default: options.connectTimeout)
-    let deadline = timeout.map { ContinuousClock.now + $0 }
-    var state = PGRES_POLLING_WRITING
+    // The first host the attempt lists.
+    var first = 0
     while true {
-      if PQstatus(handle) == CONNECTION_BAD || state == PGRES_POLLING_FAILED {
-        let message = connection.redact(String(cString: PQerrorMessage(handle)))
-        PQfinish(handle)
-        throw failed(message.trimmed)
+      // Null-terminated arrays, the connection string, then the hosts left when some were
+      // given up on (`expand_dbname` reads the string as a URI or key=value settings in
+      // its place; later settings win).
+      let settings =
+        options.libpqSettings + [("dbname", connection.raw)]
+        + (first == 0 ? [] : _ConnectionString._Host.settings(hosts[first...], of: connection.raw))
+      let keywords: [String?] = settings.map(\.0) + [nil]
+      let values: [String?] = settings.map(\.1) + [nil]
+      let started = _withCStrings(keywords) { keywords in
+        _withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
       }
-      if state == PGRES_POLLING_OK { return handle }
-      let ready = _wait(PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING, until: deadline)
-      if !ready {
-        PQfinish(handle)
-        let source =
-          connection.connectTimeoutSetting != nil
-          ? "the connection string's connect_timeout" : "PostgresConnectionOptions.connectTimeout"
-        throw failed(
-          "no connection within \(timeout?._spoken ?? "?") (\(source)); the server may be frozen, overloaded or "
-            + "unreachable. Raise \(source) if it needs longer.")
+      guard let handle = started else {
+        throw RequestSetError(
+          .connectionFailed,
+          "libpq could not allocate a connection to \(connection.redacted). Check memory and retry.")
       }
-      state = PQconnectPoll(handle)
+      // The host libpq is trying, and when its time is up.
+      var current = first
+      var deadline = timeout.map { ContinuousClock.now + $0 }
+      var state = PGRES_POLLING_WRITING
+      while true {
+        if PQstatus(handle) == CONNECTION_BAD || state == PGRES_POLLING_FAILED {
+          let message = connection.redact(String(cString: PQerrorMessage(handle)))
+          PQfinish(handle)
+          throw failed(message.trimmed)
+        }
+        if state == PGRES_POLLING_OK { return handle }
+        let ready = _wait(
+          PQsocket(handle), reading: state == PGRES_POLLING_READING, writing: state == PGRES_POLLING_WRITING,
+          until: deadline)
+        if !ready {
+          PQfinish(handle)
+          if current + 1 < hosts.count {
+            givenUp.append(hosts[current].description)
+            first = current + 1
+            break
+          }
+          throw failed(
+            "no connection within \(timeout?._spoken ?? "?") (\(source)); the server may be frozen, overloaded or "
+              + "unreachable. Raise \(source) if it needs longer.")
+        }
+        state = PQconnectPoll(handle)
+        // libpq moved on to a later host: it has the whole timeout too.
+        if hosts.count > 1, let at = _ConnectionString._Host.index(of: handle, in: hosts, from: current),
+          at != current
+        {
+          current = at
+          deadline = timeout.map { ContinuousClock.now + $0 }
+        }
+      }
     }
   }
 
@@ -169,11 +209,14 @@ final class _PGConnection: @unchecked Sendable {
   func execute(_ sql: String, _ parameters: [String?] = []) throws -> _PGResult {
     for case let p? in parameters where p.utf8.contains(0) {
       throw RequestSetError(
-        .invalidFormat, "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
+        .invalidFormat,
+        "A value bound to PostgreSQL holds U+0000, which PostgreSQL text cannot hold. Remove it.")
     }
     let verb = Self._verb(sql)
     guard !_abandoned else { throw _connectionError("the connection was given up on after a timeout.", sql) }
-    let result: OpaquePointer? = try _cancellable(verb) { cancelAgain in try _run(sql, parameters, cancelAgain) }
+    let result: OpaquePointer? = try _cancellable(verb) { cancelAgain in
+      try _run(sql, parameters, cancelAgain)
+    }
     defer {
       if verb == "BEGIN" {
         _transaction = !inTransaction ? nil : sql.contains("READ ONLY") ? .read : .write
@@ -210,7 +253,7 @@ final class _PGConnection: @unchecked Sendable {
   private func _run(_ sql: String, _ parameters: [String?], _ cancelAgain: (@Sendable () -> Void)?) throws
     -> OpaquePointer?
   {
-    Self._willSend(sql)
+    Self._willSend(sql, to: connection)
     let sent = _withCStrings(parameters) { values in
       PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
     }
@@ -273,7 +316,9 @@ final class _PGConnection: @unchecked Sendable {
 
   /// Waits until `socket` is ready to read (or write), or until `deadline`; false when the
   /// deadline came first. A socket error counts as ready: libpq's next call reports it.
-  static func _wait(_ socket: Int32, reading: Bool, writing: Bool, until deadline: ContinuousClock.Instant?) -> Bool {
+  static func _wait(_ socket: Int32, reading: Bool, writing: Bool, until deadline: ContinuousClock.Instant?)
+    -> Bool
+  {
     guard socket >= 0 else { return true }
     var events: Int16 = 0
     if reading { events |= Int16(POLLIN) }
@@ -299,8 +344,12 @@ final class _PGConnection: @unchecked Sendable {
   /// (`PostgresStore._transaction` checks first), so stopping a change only makes the
   /// rollback come sooner. Never `COMMIT`, `BEGIN` or a statement outside a transaction
   /// that changes something, whose outcome a cancel would leave unknown.
-  private func _cancellable<T>(_ verb: String, _ body: (_ cancelAgain: (@Sendable () -> Void)?) throws -> T) throws -> T {
-    let stoppable = _transaction == .write ? Self._changes.contains(verb) || Self._reads.contains(verb) : Self._reads.contains(verb)
+  private func _cancellable<T>(_ verb: String, _ body: (_ cancelAgain: (@Sendable () -> Void)?) throws -> T)
+    throws -> T
+  {
+    let stoppable =
+      _transaction == .write
+      ? Self._changes.contains(verb) || Self._reads.contains(verb) : Self._reads.contains(verb)
     guard stoppable, let cancel = _cancel else { return try body(nil) }
     // PQcancel may be called from any thread (libpq documents it thread-safe); it is never
     // called once `body` returned (see `StoreThreads.whenCancelled`, and `_run`, which
@@ -327,9 +376,10 @@ final class _PGConnection: @unchecked Sendable {
   /// overflowed the stack (a SIGSEGV in loaded full runs).
   static let _beforeSend = Mutex<[_SendHook]>([])
 
-  /// Calls each of ``_beforeSend``'s hooks with `sql`.
-  static func _willSend(_ sql: String) {
-    for hook in _beforeSend.withLock({ $0 }) { hook.body(sql) }
+  /// Calls each of ``_beforeSend``'s hooks with `sql`, and the connection string of the
+  /// connection sending it (nil for a probe a test sends itself).
+  static func _willSend(_ sql: String, to connection: _ConnectionString? = nil) {
+    for hook in _beforeSend.withLock({ $0 }) { hook.body(sql, connection) }
   }
 
   /// Runs `body` with `hook` called before each statement any connection sends meanwhile
@@ -338,8 +388,10 @@ final class _PGConnection: @unchecked Sendable {
   /// ```swift
   /// try _PGConnection._watchStatements({ sql in seen.add(sql) }) { try set.fetch() }
   /// ```
-  static func _watchStatements<T>(_ hook: @escaping @Sendable (String) -> Void, during body: () throws -> T) rethrows -> T {
-    let added = _SendHook(hook)
+  static func _watchStatements<T>(_ hook: @escaping @Sendable (String) -> Void, during body: () throws -> T)
+    rethrows -> T
+  {
+    let added = _SendHook { sql, _ in hook(sql) }
     _beforeSend.withLock { $0.append(added) }
     defer { _beforeSend.withLock { $0.removeAll { $0 === added } } }
     return try body()
@@ -350,7 +402,25 @@ final class _PGConnection: @unchecked Sendable {
     _ hook: @escaping @Sendable (String) -> Void, isolation: isolated (any Actor)? = #isolation,
     during body: () async throws -> T
   ) async rethrows -> T {
-    let added = _SendHook(hook)
+    try await _watchStatements(sentThrough: nil, { sql, _ in hook(sql) }, during: body)
+  }
+
+  /// ``_watchStatements(_:during:)`` for async work, seeing only the statements sent on
+  /// connections opened with the connection string `url` (every statement when nil), with
+  /// that string: how a test tells its store's statements from other suites' running at
+  /// the same time.
+  ///
+  /// ```swift
+  /// await _PGConnection._watchStatements(sentThrough: url, { sql, _ in seen.add(sql) }) { … }
+  /// ```
+  static func _watchStatements<T>(
+    sentThrough url: String?, _ hook: @escaping @Sendable (_ sql: String, _ url: String) -> Void,
+    isolation: isolated (any Actor)? = #isolation, during body: () async throws -> T
+  ) async rethrows -> T {
+    let added = _SendHook { sql, connection in
+      guard url == nil || connection?.raw == url else { return }
+      hook(sql, connection?.raw ?? "")
+    }
     _beforeSend.withLock { $0.append(added) }
     defer { _beforeSend.withLock { $0.removeAll { $0 === added } } }
     return try await body()
@@ -380,7 +450,9 @@ final class _PGConnection: @unchecked Sendable {
       return _connectionError(message, sql)
     }
     let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
-    let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map { connection.redact(String(cString: $0)) }
+    let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map {
+      connection.redact(String(cString: $0))
+    }
     switch state {
     case "23505":
       return RequestSetError(
@@ -435,7 +507,8 @@ final class _PGConnection: @unchecked Sendable {
       lost = "Nothing of the write was sent; check that the server runs and retry."
     case nil:
       lost =
-        ["SELECT", "FETCH", "DECLARE", "CLOSE", "EXPLAIN", "SHOW", "LISTEN", "SET", "BEGIN", "COMMIT"].contains(verb)
+        ["SELECT", "FETCH", "DECLARE", "CLOSE", "EXPLAIN", "SHOW", "LISTEN", "SET", "BEGIN", "COMMIT"]
+          .contains(verb)
         ? "The read did not finish and changed nothing; check that the server runs and retry."
         : "The statement may or may not have run (it is safe to run again); check that the server runs and retry."
     }
@@ -455,7 +528,8 @@ struct _PGDiagnostic: Error, Sendable, CustomStringConvertible {
 }
 
 /// Calls `body` with the strings as C strings (nil for SQL NULL), valid for the call.
-private func _withCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+private func _withCStrings<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T
+{
   // No parameters: libpq takes a null array (an empty array may have no base address).
   if strings.isEmpty { return body(nil) }
   var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
@@ -514,6 +588,7 @@ extension String {
 /// A hook `_PGConnection` calls before it sends a statement (tests only; see
 /// `_PGConnection._beforeSend`).
 final class _SendHook: Sendable {
-  let body: @Sendable (String) -> Void
-  init(_ body: @escaping @Sendable (String) -> Void) { self.body = body }
+  /// Called with the statement and the connection string of the connection sending it.
+  let body: @Sendable (String, _ConnectionString?) -> Void
+  init(_ body: @escaping @Sendable (String, _ConnectionString?) -> Void) { self.body = body }
 }

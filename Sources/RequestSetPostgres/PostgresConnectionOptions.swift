@@ -50,7 +50,10 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
   /// `connect_timeout` when the connection string gives one.
   ///
   /// A call that needs a new connection (the first, or the next after an outage) and
-  /// does not get one in time throws `.connectionFailed` naming this setting.
+  /// does not get one in time throws `.connectionFailed` naming this setting. A
+  /// connection string that lists several hosts (`postgresql://app@db1,db2/zoo`) gives
+  /// each host this long, as libpq's `connect_timeout` does: one that has not answered by
+  /// then is given up on, and the next tried.
   ///
   /// ```swift
   /// var options = PostgresConnectionOptions()

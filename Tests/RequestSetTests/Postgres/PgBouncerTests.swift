@@ -1,5 +1,6 @@
 import Foundation
 import RequestSet
+import Synchronization
 import Testing
 
 @testable import RequestSetPostgres
@@ -147,6 +148,56 @@ struct PgBouncerTests {
     state = try #require(await reader.next())
     while state.records.contains(where: { $0.id == 9_100 }) { state = try #require(await reader.next()) }
     #expect(state.records.count == 3)
+  }
+
+  /// A live set through the pooler never sends `LISTEN` (nor `UNLISTEN`) on any of its
+  /// store's connections, yet moves after another store's commits, through the pooler and
+  /// directly: `pooler: .transaction` makes automatic commit detection poll the table's
+  /// commit counter. The same watch on a store reached directly sees its `LISTEN`, so it
+  /// would see one sent through the pooler.
+  @Test func aLiveSetThroughThePoolerNeverListensYetMoves() async throws {
+    let table = PostgresServer.freshTable()
+    // Connection strings of this test's own (an application_name no other test uses), so
+    // the watch sees this test's watched stores only, among the suites running at once.
+    let pooledURL = try PgBouncerServer.url() + "?application_name=\(table)_pooled"
+    let directURL = try PostgresServer.url() + "?application_name=\(table)_direct"
+    let writer = try Self.pooled(table)
+    defer { writer.close() }
+    let direct = try PostgresStore<Animal>(url: PostgresServer.url(), table: table)
+    defer { direct.close() }
+    try writer.insert(contentsOf: Array(Animal.zoo.prefix(3)))
+
+    /// The statements a live set's store on `url` sends while the live set sees a commit
+    /// through the pooler and one made directly.
+    func statements(_ url: String, _ options: PostgresConnectionOptions, _ id: Int) async throws -> [String] {
+      let sent = Mutex<[String]>([])
+      try await _PGConnection._watchStatements(
+        sentThrough: url, { sql, _ in sent.withLock { $0.append(sql) } }
+      ) {
+        let watched = try PostgresStore<Animal>(url: url, table: table, options: options)
+        defer { watched.close() }
+        let reader = StateReader(RequestSet(watched).sortBy(\.id))
+        let first = try #require(await reader.next())
+        #expect(first.records.map(\.id) == Animal.zoo.prefix(3).map(\.id).sorted())
+        try await writer.async.insert(Animal(id: id, name: "Late", species: "Dog", age: 1))
+        var state = try #require(await reader.next())
+        while !state.records.contains(where: { $0.id == id }) { state = try #require(await reader.next()) }
+        try await direct.async.delete(id: id)
+        state = try #require(await reader.next())
+        while state.records.contains(where: { $0.id == id }) { state = try #require(await reader.next()) }
+        #expect(state.records.count == 3)
+      }
+      return sent.withLock { $0 }
+    }
+
+    let pooled = try await statements(pooledURL, .init(pooler: .transaction), 9_300)
+    let listens = pooled.filter { $0.uppercased().contains("LISTEN") }
+    #expect(listens == [], "sent through the pooler: \(listens)")
+    // It learned of the commits by reading the commit counter.
+    #expect(pooled.contains("SELECT version FROM requestset_tables WHERE name = $1"), "\(pooled)")
+    // The control: reached directly, the same live set listens, and the watch sees it.
+    let straight = try await statements(directURL, .init(), 9_301)
+    #expect(straight.contains("LISTEN requestset"), "\(straight)")
   }
 
   /// Async reads and writes answer as the synchronous ones, and a cancelled async read

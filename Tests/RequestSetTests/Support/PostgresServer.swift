@@ -268,6 +268,15 @@ final class PostgresServer: Sendable {
     guard result.status == 0 else { throw Unavailable(reason: "pg_ctl start failed: \(result.output)") }
   }
 
+  /// Promotes a hot standby (``startStandby()``) to a primary, as a failover does
+  /// (`pg_ctl promote`), returning once it takes writes.
+  func promote() throws {
+    guard let directory, let bin = Self.binaries() else { throw Unavailable(reason: "not a private server") }
+    let result = try Self.run(
+      bin + "/pg_ctl", ["-D", directory + "/data", "-w", "-t", "120", "promote"], asPostgres: getuid() == 0)
+    guard result.status == 0 else { throw Unavailable(reason: "pg_ctl promote failed: \(result.output)") }
+  }
+
   /// The processes ``freeze()`` stopped, which ``thaw()`` continues.
   private let frozen = Mutex<[pid_t]>([])
 
