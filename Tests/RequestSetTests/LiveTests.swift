@@ -83,11 +83,12 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 /// past any wait a loaded run has shown.
 ///
 /// More than 20 s (about 25 s on a 2-core machine): every live test runs on each of eight
-/// writable stores, the SQL ones following commits through a poller, and the suite runs
+/// writable stores (the first two also through PgBouncer, whose live sets poll a commit
+/// counter), the SQL ones following commits through a poller, and the suite runs
 /// its tests one at a time (`.serialized`). The stalled consumer's 2,100 commits (10,000
 /// with `REQUESTSET_SOAK=1`) are the longest part.
 @Suite(.serialized, .timeLimit(.minutes(60))) struct LiveTests {
-  @Test(arguments: StoreKind.writable)
+  @Test(arguments: StoreKind.writable + StoreKind.throughPgBouncer)
   func theFirstStateIsTheCurrentResultThenEachChange(kind: StoreKind) async throws {
     let store = try kind.makeStore()
     try store.insert(contentsOf: Animal.zoo)
@@ -121,7 +122,7 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
   /// Random writes against a sorted, limited set: every state the set yields equals a
   /// fresh evaluation, and no change is missed. One seed per store in the quick form,
   /// three with `REQUESTSET_SOAK=1`.
-  @Test(arguments: StoreKind.writable, TestScale.pick(quick: [0], soak: [0, 1, 2]))
+  @Test(arguments: StoreKind.writable + StoreKind.throughPgBouncer, TestScale.pick(quick: [0], soak: [0, 1, 2]))
   func everyStateEqualsAFreshEvaluation(kind: StoreKind, seed: Int) async throws {
     var rng = SeededRandom(seed: UInt64(seed) &+ 77)
     let store = try kind.makeStore()

@@ -39,6 +39,8 @@ public final class StoreThreads: Sendable {
     var head = 0
     var live = 0
     var idle = 0
+    /// How many jobs were ever queued (tests check where work ran).
+    var queued = 0
   }
   private let state = Mutex(State())
   private let wakeups = DispatchSemaphore(value: 0)
@@ -121,6 +123,7 @@ public final class StoreThreads: Sendable {
     enum Action { case wake, start, none }
     let action = state.withLock { s -> Action in
       s.jobs.append(job)
+      s.queued += 1
       if s.idle > 0 {
         s.idle -= 1
         return .wake
@@ -140,6 +143,9 @@ public final class StoreThreads: Sendable {
 
   /// Threads running now (tests check that idle ones end).
   var _liveThreads: Int { state.withLock { $0.live } }
+
+  /// How many jobs were ever queued here (tests check which calls ran here).
+  var _jobsQueued: Int { state.withLock { $0.queued } }
 
   private func _startThread() {
     let thread = Thread { [self] in self._work() }
