@@ -236,7 +236,14 @@ import Testing
   }
 
   /// A translated predicate reads fields only: no record is decoded to test it.
+  ///
+  /// Whether a key path translates depends on the records of its type the process has
+  /// stored (they confirm which Codable key it reads, see `_SchemaProbe`): this test's
+  /// source stores none, so it stores its animals first, as an app's store would, or the
+  /// count of translations depended on which suites ran before it (13 of 300 alone, 179
+  /// in one loaded full run, over 200 in most).
   @Test func translatedPredicatesReadNoRecords() throws {
+    _ = try MemoryStore(Self.animals)
     let source = CountingRecords(Self.animals)
     let snapshot = source.snapshot()
     let all = RequestSet(_source: _Source(describe: { "counting" }, snapshot: { snapshot }), _query: _Query())
@@ -254,7 +261,9 @@ import Testing
         #expect(reads == Self.animals.count)
       }
     }
-    #expect(translated > 200)
+    // Most of them, or this test would not test the translation; which exactly still
+    // depends on the witnesses earlier suites stored (at most 64 per type are kept).
+    #expect(translated > predicates.count / 2, "translated \(translated)")
   }
 
   /// Over an array, a predicate does not encode every record to reach their fields (that
