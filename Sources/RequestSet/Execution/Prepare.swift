@@ -33,6 +33,9 @@ final class _PreparedQuery<Element: Sendable>: Sendable {
 
   /// Prepares `query` over a snapshot; the access plan is made when a read needs it.
   init(_ query: _Query<Element>, snapshot: StoreSnapshot<Element>) {
+    // Records in memory were shown when the snapshot was made; a backend's, read from
+    // outside, are shown here, as a store's reader shows its first records.
+    if query.invalid == nil, !query.twinsResolved, query.hasTypedParts { snapshot._witnessFirstRecords() }
     self.query = query.resolvingTwins()
     self.snapshot = snapshot
     self.pushdown = nil

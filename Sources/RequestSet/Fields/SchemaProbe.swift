@@ -23,7 +23,8 @@ enum _SchemaProbe {
 
   /// A stored record and its encoded fields.
   struct Witness: @unchecked Sendable {
-    // @unchecked Sendable: `record` holds a value of a `Record` type, which is Sendable;
+    // @unchecked Sendable: `record` holds a value of a `Sendable` type (a `Record`, or a
+    // snapshot's `Element`: see `witness(_:fields:)`);
     // it is typed `Any` only so that one table holds witnesses of every type.
     let record: Any
     let fields: FieldValue
@@ -96,7 +97,11 @@ enum _SchemaProbe {
   /// ``witnessLimit``. A class instance is kept as a copy decoded from its fields, so a
   /// later change to the caller's object cannot make it disagree with them; a type that
   /// is not `Decodable` keeps none.
-  static func witness<T: Encodable & Sendable>(_ record: T, fields: FieldValue) {
+  ///
+  /// `T` is not required to be `Sendable` only because a snapshot's records, opened as
+  /// `Encodable`, lose the marker: every caller passes a record of a `Sendable` type (a
+  /// `Record`, or a snapshot's `Element`), which ``Witness`` relies on.
+  static func witness<T: Encodable>(_ record: T, fields: FieldValue) {
     guard let decodable = T.self as? any Decodable.Type else { return }
     func copy<D: Decodable>(_ type: D.Type) -> Any? { try? _FieldDecoder.decode(D.self, from: fields) }
     let kept: Any

@@ -148,6 +148,30 @@ public struct StoreSnapshot<Element: Sendable>: Sendable {
     return false
   }
 
+  /// Shows the first live records of a snapshot that reads them from outside memory to
+  /// the schema probe, when the process holds no record of the type yet (at most
+  /// `_SchemaProbe.witnessLimit` records read): the step 1 of preparing a query
+  /// (`Prepare.swift`) that a store's reader and an array take already, so that a typed
+  /// condition's twin is decided by the data, not by whether the process stored a record
+  /// of the type before. A record that cannot be read is skipped.
+  func _witnessFirstRecords() {
+    guard case .external = _storage, !_SchemaProbe.hasWitnesses(Element.self) else { return }
+    var shown = 0
+    for slot in 0..<_slotCount where _isLive(slot) {
+      if shown == _SchemaProbe.witnessLimit { return }
+      guard let record = try? _record(at: slot) else { continue }
+      guard let encodable = record as? any Encodable else { return }
+      Self._witness(encodable)
+      shown += 1
+    }
+  }
+
+  /// `record` is an `Element`, opened as `Encodable`: its type is `Sendable`.
+  private static func _witness<T: Encodable>(_ record: T) {
+    guard let fields = try? _FieldEncoder.encode(record) else { return }
+    _SchemaProbe.witness(record, fields: fields)
+  }
+
   /// Lets go of the memory a long walk over the records made resident (a log's mapped
   /// pages): they are read again from the file, or the page cache, when next needed.
   func _releaseResidentMemory() {
