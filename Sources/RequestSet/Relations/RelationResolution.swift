@@ -355,9 +355,11 @@ struct _RelationResolver<Element: Sendable>: Sendable {
 
   /// `visits.@count <op> value`: one query for the children's inverse keys, or, in one
   /// database, a grouped subquery (a parent with no children is in no group, so a test
-  /// that 0 passes keeps the parents whose count fails it, negated).
-  private func _count(
-    _ c: _FieldCondition, _ relation: _RelationInfo, _ target: any _GraphEntry, _ key: String, notes: inout [String]
+  /// that 0 passes keeps the parents whose count fails it, negated). With `filter`, only
+  /// the children it selects count (a SUBQUERY's, see RelationSubqueries.swift).
+  func _count(
+    _ c: _FieldCondition, _ relation: _RelationInfo, _ target: any _GraphEntry, _ key: String,
+    where filter: _FieldPredicate? = nil, notes: inout [String]
   ) throws -> _FilterNode<Element> {
     var test = c
     test.key = ""
@@ -368,13 +370,16 @@ struct _RelationResolver<Element: Sendable>: Sendable {
     let count: @Sendable (inout [String]) throws -> _FilterNode<Element> = { [test] notes in
       var counts: [FieldValue: Int] = [:]
       var nested: [String] = []
-      for parent in try target.column(key, where: nil, graph: graph, notes: &nested) { counts[parent, default: 0] += 1 }
-      notes.append("\(name): 1 query on \(target.storeName) counting \(counts.count) parents' children")
+      for parent in try target.column(key, where: filter, graph: graph, notes: &nested) {
+        counts[parent, default: 0] += 1
+      }
+      let which = filter.map { " that match \($0.description)" } ?? ""
+      notes.append("\(name): 1 query on \(target.storeName) counting \(counts.count) parents' children\(which)")
       notes += nested.map { "  " + $0 }
       return try Self._in("id", counts.lazy.filter { test.matches(.int($0.value)) != zero }.map(\.key))
     }
     if let node = try _subquery(
-      relation, target, key: "id", column: key, where: nil, count: (test, !zero), negated: zero, materialize: count)
+      relation, target, key: "id", column: key, where: filter, count: (test, !zero), negated: zero, materialize: count)
     {
       return node
     }
@@ -448,6 +453,9 @@ struct _RelationResolver<Element: Sendable>: Sendable {
     let used = tops.compactMap { relations[$0] }.sorted { $0.name < $1.name }
     guard !used.isEmpty else { return nil }
     let hops = try hops(c)
+    // `SUBQUERY(visits, $v, $v.cost > 50).@count > 2`: a count of the children a
+    // condition selects, when the condition reads only the children (RelationSubqueries.swift).
+    if let node = try countedSubquery(c, notes: &notes) { return node }
     // `visits.@sum.cost > 100`: the aggregate for each parent from one query.
     if c.quantifier == nil, case .function(let f, let args) = c.lhs, f.rawValue.hasPrefix("@"), args.count == 1,
       case .key(let key) = args[0], let constant = c.rhs.constantValue, let (relation, rest) = split(key),

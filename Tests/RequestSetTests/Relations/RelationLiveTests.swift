@@ -122,7 +122,8 @@ import Testing
     let graph = try Self.clinic(kind)
     let text = graph.records(Pet.self)
       .filter("owner.city", value: "Oslo").filter("ANY visits.cost > 20").filter("visits.@sum.cost > 1")
-      .filter("SUBQUERY(visits, $v, $v.cost > 1 AND $v.day > 0).@count > 0").explain()
+      .filter("SUBQUERY(visits, $v, $v.cost > 1 AND $v.day > 0).@count > 0")
+      .filter("SUBQUERY(visits, $v, $v.cost > age).@count > 0").explain()
     // Stores in one database (PostgreSQL's) run the semi-joins as subqueries in the pets'
     // statement.
     let how = ClinicStores.sharesDatabase(graph) ? "in the statement, as a subquery on" : "semi-join"
@@ -133,7 +134,13 @@ import Testing
       ClinicStores.sharesDatabase(graph)
       ? "GROUP BY petID HAVING @sum.cost > 1" : "for visits.@sum.cost of each record"
     #expect(text.contains(sum), "\(text)")
-    #expect(text.contains("materialized"))
+    // A SUBQUERY that reads only the visit is the count of the visits it selects; one that
+    // reads the pet's own key is computed on each pet.
+    let counted =
+      ClinicStores.sharesDatabase(graph)
+      ? "id IN (SELECT petID FROM" : "counting"
+    #expect(text.contains(counted) && text.contains("cost > 1 AND day > 0"), "\(text)")
+    #expect(text.contains("materialized") && text.contains("$v.cost > age"), "\(text)")
   }
 }
 

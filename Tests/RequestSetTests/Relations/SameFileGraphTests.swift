@@ -29,6 +29,17 @@ import Testing
       // Nested: the visits' vet is a subquery inside the visits' subquery.
       ("ANY visits.vet.clinic == 'North'", { d.visits($0).contains { d.vet($0)?.clinic == "North" } }),
       ("owner.city == 'Rome' AND species == 'Cat'", { d.owner($0)?.city == "Rome" && $0.species == "Cat" }),
+      // A SUBQUERY that reads only the child is the @count of the children it selects.
+      (
+        "SUBQUERY(visits, $v, $v.cost > 50 AND $v.day < 20).@count >= 1",
+        { d.visits($0).filter { $0.cost > 50 && $0.day < 20 }.count >= 1 }
+      ),
+      ("SUBQUERY(visits, $v, $v.cost > 80)[SIZE] == 0", { !d.visits($0).contains { $0.cost > 80 } }),
+      ("2 <= SUBQUERY(visits, $v, NOT $v.cost < 30).@count", { d.visits($0).filter { !($0.cost < 30) }.count >= 2 }),
+      (
+        "SUBQUERY(visits, $v, $v.vet.clinic == 'North' OR $v.vetID == nil).@count > 1",
+        { d.visits($0).filter { d.vet($0)?.clinic == "North" || $0.vetID == nil }.count > 1 }
+      ),
     ]
   }()
 
