@@ -226,8 +226,10 @@ private enum RealAnswer: Equatable, CustomStringConvertible {
     switch self {
     case .count(let n): return grouped(n)
     case .rows(let rows):
-      let head = rows.prefix(3).joined(separator: ", ")
-      return "\(grouped(rows.count)) rows [\(head)\(rows.count > 3 ? ", …" : "")]"
+      // The first ids when they are short, else only the count (a row of values is long).
+      let head = rows.prefix(3)
+      guard !head.isEmpty, head.allSatisfy({ $0.count <= 8 }) else { return "\(grouped(rows.count)) rows" }
+      return "\(grouped(rows.count)) rows: \(head.joined(separator: ", "))\(rows.count > 3 ? ", …" : "")"
     }
   }
 }
@@ -526,7 +528,7 @@ func relationsRealTables(_ n: Int) throws {
   let size =
     "\(grouped(data.flights.count)) flights, \(grouped(data.planes.count)) planes, "
     + "\(grouped(data.airports.count)) airports, \(grouped(data.airlines.count)) airlines"
-  progress("  \(size)")
+  progress("  \(size); load average \(loadAverage())")
 
   // The MemoryStores, with an index on each foreign key.
   progress("  relations-real: MemoryStores…")
@@ -603,8 +605,13 @@ func relationsRealTables(_ n: Int) throws {
         cells.append("error")
       }
     }
+    var answer = expected.description
+    if query.measure == "prefetch", case .rows(let rows) = expected, let shape = rows.first {
+      let n = shape.split(separator: "|").map { Int($0).map(grouped) ?? String($0) }
+      if n.count == 5 { answer = "\(n[0]) flights; \(n[1]) planes, \(n[2]) airlines, \(n[3]) airports" }
+    }
     lines.append(
-      "| \(i + 1) | \(query.label) | \(query.measure) | \(expected) | \(msText(shell)) | \(cells.joined(separator: " | ")) |"
+      "| \(i + 1) | \(query.label) | \(query.measure) | \(answer) | \(msText(shell)) | \(cells.joined(separator: " | ")) |"
     )
   }
 
@@ -630,13 +637,21 @@ func relationsRealTables(_ n: Int) throws {
   print(
     "| SQLiteStore, one file | \(ratioText(s.median)) | \(ratioText(s.worst.0)) (\(s.worst.1)) | median ≤ 1.5×, worst ≤ 10× | "
       + "\(mark(s.median <= 1.5 && s.worst.0 <= 10)) |")
-  print("\nEach time is the median of \(realRuns) runs after a warm-up; the ratio is RequestSet ÷ sqlite3.")
+  print(
+    "\nEach time is the median of \(realRuns) runs after a warm-up; the ratio is RequestSet ÷ sqlite3. "
+      + "Load average at the end: \(loadAverage()).")
   if findings.isEmpty {
     print("Every RequestSet answer equals the sqlite3 shell's.")
   } else {
     print("\n!!! \(findings.count) ANSWER MISMATCHES OR ERRORS:")
     for finding in findings { print("!!! " + finding) }
   }
+}
+
+/// The first three fields of /proc/loadavg (1, 5 and 15 minutes), or "?" where there is none.
+private func loadAverage() -> String {
+  guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }
+  return text.split(separator: " ").prefix(3).joined(separator: " ")
 }
 
 private func msText(_ ms: Double) -> String {
