@@ -230,7 +230,9 @@ enum RealAnswer: Equatable, CustomStringConvertible {
       // The first ids when they are short, else only the count (a row of values is long).
       let head = rows.prefix(3)
       guard !head.isEmpty, head.allSatisfy({ $0.count <= 8 }) else { return "\(grouped(rows.count)) rows" }
-      return "\(grouped(rows.count)) rows: \(head.joined(separator: ", "))\(rows.count > 3 ? ", …" : "")"
+      // A row's cells are joined by "|", escaped for the Markdown table.
+      let cells = head.map { $0.replacingOccurrences(of: "|", with: "\\|") }
+      return "\(grouped(rows.count)) rows: \(cells.joined(separator: ", "))\(rows.count > 3 ? ", …" : "")"
     }
   }
 }
