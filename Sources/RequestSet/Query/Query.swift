@@ -193,6 +193,11 @@ struct _TypedSort<Element>: Sendable {
   /// How to find ``fieldKey`` when the query is prepared; nil when the key path's values
   /// do not order as their encoded form.
   @usableFromInline let findFieldKey: (@Sendable () -> String?)?
+  /// When set, the key's value is a function of one stored key's encoded value, compared
+  /// with a collation: a sort through a relation reads the related value of the record's
+  /// foreign key (or id). A store whose records are not in memory then reads that field
+  /// once per record, where `compare` would decode two records at every comparison.
+  @usableFromInline var throughField: _ThroughField?
 
   @inlinable
   init(
@@ -201,6 +206,7 @@ struct _TypedSort<Element>: Sendable {
   ) {
     self.description = description
     self.order = order
+    self.throughField = nil
     self.fieldKey = nil
     self.findFieldKey = fieldKey
     self.compare = compare
@@ -213,6 +219,17 @@ struct _TypedSort<Element>: Sendable {
     resolved.fieldKey = findFieldKey()
     return resolved
   }
+}
+
+/// A sort key's value read off one stored key (see `_TypedSort.throughField`).
+@usableFromInline
+struct _ThroughField: Sendable {
+  /// The record's stored key.
+  let key: String
+  /// How the values compare.
+  let collation: RequestCollation
+  /// The sort value for the key's encoded value (nil for a record without it).
+  let value: @Sendable (FieldValue) -> FieldValue
 }
 
 /// The direction of a sort key.

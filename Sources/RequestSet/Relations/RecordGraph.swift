@@ -310,6 +310,10 @@ protocol _GraphEntry: Sendable {
   /// order; one query.
   func columns(_ keys: [String], where filter: _FieldPredicate?, graph: RecordGraph, notes: inout [String]) throws
     -> [[FieldValue]]
+  /// The number of matching records per value of `key` (a stored key), as a group query
+  /// counts them (`groupBy(key).aggregate(.count)`: a SQL store groups in its statement
+  /// and reads no record); one query.
+  func counts(by key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue: Int]
   /// Where the store keeps its records, when it may share its database with other stores
   /// (``QueryPushdownStore/location``); nil for a graph read as of a past time.
   var location: StoreLocation? { get }
@@ -391,6 +395,19 @@ struct _Entry<T: Record>: _GraphEntry {
     var columns: [[FieldValue]] = []
     for key in keys { columns.append(try set._column(key, notes: &notes)) }
     return columns
+  }
+
+  func counts(by key: String, where filter: _FieldPredicate?, graph: RecordGraph) throws -> [FieldValue: Int] {
+    let rows = try _set(filter, graph).groupBy(key).aggregate(.count).fetch()
+    var counts: [FieldValue: Int] = [:]
+    counts.reserveCapacity(rows.count)
+    for row in rows {
+      guard case .int(let n) = row["count"] ?? .null else {
+        throw RequestSetError(.invalidRelation, "A group query on \(storeName) gave no count for \(key).")
+      }
+      counts[row[key] ?? .null, default: 0] += n
+    }
+    return counts
   }
 
   var location: StoreLocation? { (store as? any QueryPushdownStore<T>)?.location }

@@ -529,6 +529,9 @@ struct _RelationResolver<Element: Sendable>: Sendable {
       "\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))", nested: nested,
       to: &notes)
     let read: @Sendable (UnsafePointer<Element>) -> FieldValue
+    // The stored key `read` encodes: a store whose records are not in memory sorts by it
+    // read once per record (see `_TypedSort.throughField`).
+    let storedKey = split.relation.isToOne ? split.relation.key : "id"
     if split.relation.isToOne {
       guard let fk = split.relation.read as? @Sendable (Element) -> FieldValue else {
         throw RequestSetError(.invalidRelation, "\(_where(split.relation)) is not declared on \(Element.self).")
@@ -540,14 +543,20 @@ struct _RelationResolver<Element: Sendable>: Sendable {
       }
       read = id
     }
-    return _TypedSort(description: name + " [through \(split.relation.name)]", order: order) { a, b in
+    var sort = _TypedSort<Element>(description: name + " [through \(split.relation.name)]", order: order) { a, b in
       FieldValue._order(values[read(a)] ?? fallback, values[read(b)] ?? fallback, collation)
     }
+    sort.throughField = _ThroughField(key: storedKey, collation: collation) { values[$0] ?? fallback }
+    return sort
   }
 }
 
 /// The values of keys through relations, keyed by the id the record holds.
 enum _RelationColumns {
+  /// The most distinct ids a set's `values` through a relation binds into the related
+  /// query (`key IN {ids}`); past it, the query reads every related record once.
+  static var fewIDs: Int { 1_000 }
+
   /// A key's path and its one collection operator: `cost.@sum` and `@sum.cost` are
   /// `(["cost"], @sum)`; nil when the key has no operator.
   static func aggregate(_ rest: String, of relation: _RelationInfo) throws -> (path: [String], op: _Function?) {
@@ -619,13 +628,26 @@ enum _RelationColumns {
   /// as they read when the related records are nested in the parent. The fallback is the
   /// value of a record with no related record.
   /// `notes` gains what the queries' own relations did, for `explain()`.
-  static func values(_ relation: _RelationInfo, _ rest: String, graph: RecordGraph, notes: inout [String]) throws
-    -> (values: [FieldValue: FieldValue], fallback: FieldValue)
-  {
+  ///
+  /// With `only`, the values of those ids alone (what the record holds: a to-one's foreign
+  /// keys, else the parents' ids): the related query selects the related records that
+  /// carry one (`key IN {ids}`, which an index on the key serves), so a few parents read
+  /// their own children, not every child of the store. Nil ids select nothing.
+  static func values(
+    _ relation: _RelationInfo, _ rest: String, graph: RecordGraph, notes: inout [String], only: Set<FieldValue>? = nil
+  ) throws -> (values: [FieldValue: FieldValue], fallback: FieldValue) {
     let target = try graph.targetEntry(relation)
+    // `key IN {only}`; nil when every related record is read.
+    func selecting(_ key: String) throws -> _FieldPredicate? {
+      guard let only else { return nil }
+      let ids = only.filter { $0 != .null }
+      guard !ids.isEmpty else { return .constant(false) }
+      return .field(try _FieldCondition(key: key, op: .in, value: .array(Array(ids))))
+    }
     switch relation.kind {
     case .toOne:
-      let columns = try target.columns(["id", rest.isEmpty ? "id" : rest], where: nil, graph: graph, notes: &notes)
+      let columns = try target.columns(
+        ["id", rest.isEmpty ? "id" : rest], where: try selecting("id"), graph: graph, notes: &notes)
       var map: [FieldValue: FieldValue] = [:]
       map.reserveCapacity(columns[0].count)
       for (id, value) in zip(columns[0], columns[1]) { map[id] = value }
@@ -634,8 +656,17 @@ enum _RelationColumns {
       return (map, emptyAnswer(rest) ?? .null)
     case .toMany(let key):
       let (path, op) = try aggregate(rest, of: relation)
+      if path.isEmpty, op == .countOperator, graph.relation(key, of: relation.target) == nil,
+        let counts = try? target.counts(by: key, where: try selecting(key), graph: graph)
+      {
+        // `visits.@count`: the children counted per parent by a group query (grouped in a
+        // SQL store's statement), not read; a foreign key whose values do not group (an
+        // array, an object) reads the column below.
+        return (counts.mapValues { .int($0) }, .int(0))
+      }
       let columns = try target.columns(
-        [key, path.isEmpty ? "id" : path.joined(separator: ".")], where: nil, graph: graph, notes: &notes)
+        [key, path.isEmpty ? "id" : path.joined(separator: ".")], where: try selecting(key), graph: graph,
+        notes: &notes)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for (parent, value) in zip(columns[0], columns[1]) { grouped[parent, default: []].append(value) }
       return reduce(grouped, op)
@@ -649,7 +680,7 @@ enum _RelationColumns {
       let valueKey = path.isEmpty ? reached : second + "." + path.joined(separator: ".")
       // `vets.@count` reads whether each visit reaches a vet once, not twice.
       let keys = valueKey == reached ? [via.key, reached] : [via.key, reached, valueKey]
-      let columns = try viaTarget.columns(keys, where: nil, graph: graph, notes: &notes)
+      let columns = try viaTarget.columns(keys, where: try selecting(via.key), graph: graph, notes: &notes)
       var grouped: [FieldValue: [FieldValue]] = [:]
       for i in columns[0].indices where columns[1][i] != .null {
         grouped[columns[0][i], default: []].append(columns[keys.count - 1][i])
@@ -683,10 +714,19 @@ extension RequestSet {
       if let (relation, rest) = resolver.split(key) {
         try resolver.checkHops(key)
         var nested: [String] = []
-        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
-        notes.append("\(relation.described): read \(key), 1 query on \(try graph.targetEntry(relation).storeName)")
+        var ownNotes: [String] = []
+        let own = try _column(relation.isToOne ? relation.key : "id", notes: &ownNotes)
+        // A few records read the related values of their own ids alone (an index on the
+        // related key serves it); many read every related record's, in one pass.
+        let ids = Set(own)
+        let few = ids.count <= _RelationColumns.fewIDs
+        let (values, fallback) = try _RelationColumns.values(
+          relation, rest, graph: graph, notes: &nested, only: few ? ids : nil)
+        notes.append(
+          "\(relation.described): read \(key), 1 query on \(try graph.targetEntry(relation).storeName)"
+            + (few ? " for \(ids.count) ids" : ""))
         notes += nested.map { "  " + $0 }
-        let own = try _column(relation.isToOne ? relation.key : "id", notes: &notes)
+        notes += ownNotes
         return own.map { values[$0] ?? fallback }
       }
     }

