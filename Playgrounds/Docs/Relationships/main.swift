@@ -158,7 +158,11 @@ print(allPets.filter("visits.@sum.cost > 20").explain())
 // …
 print(allPets.filter("SUBQUERY(visits, $v, $v.cost > 20).@count > 0").explain())
 // RequestSet<Pet> over MemoryStore<Pet>
-// relation Pet.visits (to-many → Visit): materialized, 1 query on MemoryStore<Visit>; SUBQUERY(visits, $v, $v.cost > 20).@count > 0 computed on each record
+// relation Pet.visits (to-many → Visit): 1 query on MemoryStore<Visit> counting 1 parents' children that match cost > 20
+// …
+print(allPets.filter("SUBQUERY(visits, $v, $v.cost > age * 5).@count > 0").explain())
+// RequestSet<Pet> over MemoryStore<Pet>
+// relation Pet.visits (to-many → Visit): materialized, 1 query on MemoryStore<Visit>; SUBQUERY(visits, $v, $v.cost > age * 5).@count > 0 computed on each record
 // …
 print(allPets.filter("ANY vets.name == 'Vera'").explain())
 // RequestSet<Pet> over MemoryStore<Pet>
