@@ -669,12 +669,10 @@ enum _Executor {
       switch key {
       case .typed(let t):
         if let through = t.throughField {
-          let value = through.value
-          let read = try compiler.reader(for: through.key, value: nil)
           readers.append(
             _KeyReader(
-              read: read.map { read in { value(try read($0)) } } ?? { _ in value(.null) },
-              descending: t.order != .ascending, collation: through.collation))
+              read: try _throughRead(through, compiler: &compiler), descending: t.order != .ascending,
+              collation: through.collation))
           continue
         }
         guard let read = try compiler.sortTwin(t) else { return nil }
@@ -738,6 +736,16 @@ enum _Executor {
     }
   }
 
+  /// A slot's sort value through a relation (`_TypedSort.throughField`): its stored key
+  /// read, then mapped to the related value.
+  private static func _throughRead<Element>(_ through: _ThroughField, compiler: inout _FilterCompiler<Element>) throws
+    -> (Int) throws -> FieldValue
+  {
+    let value = through.value
+    guard let read = try compiler.reader(for: through.key, value: nil) else { return { _ in value(.null) } }
+    return { value(try read($0)) }
+  }
+
   private static func _comparatorParts<Element>(
     _ keys: [_SortKey<Element>], compiler: inout _FilterCompiler<Element>
   ) throws -> ((Int, Int) throws -> Int)? {
@@ -751,9 +759,7 @@ enum _Executor {
           parts.append(t.order == .ascending ? { cmp(base + $0, base + $1) } : { cmp(base + $1, base + $0) })
         } else if let through = t.throughField {
           // A value through a relation: the record's one field read, mapped, not two records.
-          let (value, collation) = (through.value, through.collation)
-          let field = try compiler.reader(for: through.key, value: nil)
-          let read: (Int) throws -> FieldValue = field.map { f in { value(try f($0)) } } ?? { _ in value(.null) }
+          let (read, collation) = (try _throughRead(through, compiler: &compiler), through.collation)
           parts.append(
             t.order == .ascending
               ? { FieldValue._order(try read($0), try read($1), collation) }
