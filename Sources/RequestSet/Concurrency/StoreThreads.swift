@@ -39,6 +39,9 @@ public final class StoreThreads: Sendable {
     var head = 0
     var live = 0
     var idle = 0
+    /// Threads that finished a job a moment ago and look for the next one before they
+    /// sleep (``spinTime``): a job they will take needs no wake-up.
+    var spinning = 0
     /// How many jobs were ever queued (tests check where work ran).
     var queued = 0
   }
@@ -124,6 +127,9 @@ public final class StoreThreads: Sendable {
     let action = state.withLock { s -> Action in
       s.jobs.append(job)
       s.queued += 1
+      // A thread still looking for work takes it without a wake-up (the look and its end
+      // both hold the lock, so a job counted here is never missed).
+      if s.jobs.count - s.head <= s.spinning { return .none }
       if s.idle > 0 {
         s.idle -= 1
         return .wake
@@ -162,25 +168,29 @@ public final class StoreThreads: Sendable {
 
   private func _work() {
     Thread.current.threadDictionary[Self._threadKey] = name
+    var justWorked = false
     while true {
-      // Take a job, or count this thread idle, in one step: a job queued after the look
-      // finds the thread counted and wakes it.
+      // Take a job, or count this thread spinning (it has just finished one) or idle, in
+      // one step: a job queued after the look finds the thread counted and wakes it, or
+      // leaves it to the spinning thread.
       let job = state.withLock { s -> (@Sendable () -> Void)? in
-        if s.head < s.jobs.count {
-          let job = s.jobs[s.head].take()
-          s.head += 1
-          if s.head > 64 && s.head * 2 > s.jobs.count {
-            s.jobs.removeFirst(s.head)
-            s.head = 0
-          }
-          return job
-        }
-        s.idle += 1
+        if let job = Self._take(&s) { return job }
+        if justWorked { s.spinning += 1 } else { s.idle += 1 }
         return nil
       }
       if let job {
         job()
+        justWorked = true
         continue
+      }
+      if justWorked {
+        justWorked = false
+        if let job = _spin() {
+          job()
+          justWorked = true
+          continue
+        }
+        // Counted idle now, as a thread that found no job.
       }
       if wakeups.wait(timeout: .now() + idleTime) == .success { continue }
       // Timed out. A job queued meanwhile may have claimed this thread (taking one from
@@ -194,6 +204,46 @@ public final class StoreThreads: Sendable {
       if leave { return }
       wakeups.wait()
     }
+  }
+
+  /// How long a thread that has just finished a job looks for the next one before it
+  /// sleeps. An `await` of a store call is often followed at once by another (a loop of
+  /// lookups, a page after a page); waking a sleeping thread costs tens of microseconds
+  /// on a virtual machine, several times a lookup by id on SQLite. The look yields the
+  /// core on every turn, so a busy machine loses little to it.
+  static let spinTime: UInt64 = 250_000
+
+  /// Looks for a job for up to ``spinTime`` nanoseconds, as a thread counted `spinning`;
+  /// returns it, or nil with the thread counted idle again.
+  private func _spin() -> (@Sendable () -> Void)? {
+    let deadline = DispatchTime.now().uptimeNanoseconds + Self.spinTime
+    while true {
+      let over = DispatchTime.now().uptimeNanoseconds >= deadline
+      let (job, done) = state.withLock { s -> ((@Sendable () -> Void)?, Bool) in
+        if let job = Self._take(&s) {
+          s.spinning -= 1
+          return (job, true)
+        }
+        guard over else { return (nil, false) }
+        s.spinning -= 1
+        s.idle += 1
+        return (nil, true)
+      }
+      if done { return job }
+      sched_yield()
+    }
+  }
+
+  /// The next queued job, taken out of its slot, or nil when none waits.
+  private static func _take(_ s: inout State) -> (@Sendable () -> Void)? {
+    guard s.head < s.jobs.count else { return nil }
+    let job = s.jobs[s.head].take()
+    s.head += 1
+    if s.head > 64 && s.head * 2 > s.jobs.count {
+      s.jobs.removeFirst(s.head)
+      s.head = 0
+    }
+    return job
   }
 }
 
