@@ -23,6 +23,10 @@ final class _CancelToken: Sendable {
   /// ``throwIfCancelled()`` costs a loop one relaxed load until some call is cancelled.
   private static let cancelledRunning = Atomic<Int>(0)
 
+  /// Whether any call is cancelled while its work still runs (one relaxed load): when
+  /// not, no token bound anywhere is cancelled, and the task-local need not be read.
+  static var anyCancelledRunning: Bool { cancelledRunning.load(ordering: .relaxed) != 0 }
+
   /// Throws `CancellationError` when the async call running this thread's work has been
   /// cancelled: the check a loop over records makes between records (decoding a log's
   /// records, sorting, learning a log's kinds of value), so that every store's scan stops
@@ -49,8 +53,11 @@ final class _CancelToken: Sendable {
     state.withLock { s in
       guard !s.cancelled, !s.finished else { return }
       s.cancelled = true
-      flag.store(true, ordering: .relaxed)
+      // Counted before the flag is set (`StoreThreads.isCancelled` reads the count, then
+      // the flag), both before the lock is let go: whatever learns of the cancel after it
+      // (through this lock, an await) sees both.
       Self.cancelledRunning.add(1, ordering: .relaxed)
+      flag.store(true, ordering: .relaxed)
       for handler in s.handlers.values { handler() }
     }
   }
@@ -109,7 +116,7 @@ extension StoreThreads {
   ///   // …
   /// }
   /// ```
-  public static var isCancelled: Bool { _CancelToken.current?.isCancelled ?? false }
+  public static var isCancelled: Bool { _CancelToken.anyCancelledRunning && _CancelToken.current?.isCancelled == true }
 
   /// Runs `body`, calling `onCancel` (from another thread) if the async call that runs
   /// it is cancelled meanwhile: how a backend stops a
