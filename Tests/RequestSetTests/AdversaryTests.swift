@@ -2,7 +2,7 @@ import Testing
 
 /// Input a program can receive, run in a child process so that a crash fails the test
 /// instead of ending the test run. Each area adds its scenarios to `Tests/AdversaryWorker`.
-@Suite struct AdversaryTests {
+@Suite(.ownThreads) struct AdversaryTests {
   @Test func theWorkerRunsAndReportsItsScenario() throws {
     let result = try AdversaryChild.run("ping")
     #expect(result.exitedNormally, "\(result)")

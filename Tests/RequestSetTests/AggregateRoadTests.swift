@@ -6,7 +6,7 @@ import Testing
 /// generic caller that can only name the widest overload (`AdditiveArithmetic`,
 /// `Comparable`), as `.async` itself once did. Seeded random records on every store, with
 /// totals that overflow and NaNs; each outcome is a value or an error code.
-@Suite struct AggregateRoadTests {
+@Suite(.ownThreads) struct AggregateRoadTests {
   struct Gauge: Record, Equatable {
     var id: Int
     var count: Int

@@ -15,7 +15,7 @@ import Testing
 /// A finished async call keeps nothing alive: the store's threads let go of each job, and
 /// of what it captured (a request set, its evaluation, a store's read transaction), before
 /// the caller resumes. (PostgreSQL's side is `PostgresPoolTests`.)
-@Suite struct AsyncReleaseTests {
+@Suite(.ownThreads) struct AsyncReleaseTests {
   /// Says when the ``Captured`` that holds it is released.
   final class ReleaseFlag: Sendable {
     let released = Atomic<Bool>(false)

@@ -16,7 +16,7 @@ import Testing
 /// The async API (`set.async`, `store.async`): the same answers as the synchronous calls
 /// on every store, on the store's own threads, and cancellation that stops a query and
 /// writes nothing.
-@Suite struct AsyncTests {
+@Suite(.ownThreads) struct AsyncTests {
   static let herd = Animal.random(count: 240, seed: 24)
 
   @Test(arguments: StoreKind.allCases + StoreKind.throughPgBouncer)

@@ -156,7 +156,7 @@ private struct OddSort: CustomStringConvertible, Sendable {
 
 /// Seeded random filters, sorts and windows over the awkward types, typed and by string
 /// key, on every backend, against plain Swift.
-@Suite struct AwkwardDifferentialTests {
+@Suite(.ownThreads) struct AwkwardDifferentialTests {
   static let data = Oddity.random(count: 120, seed: 0x0DD1_7E5)
   /// 100 seeded queries per store (300 with `REQUESTSET_SOAK=1`).
   static let queryCount = TestScale.pick(quick: 100, soak: 200)

@@ -127,7 +127,7 @@ final class ArchiveReader: StoreQueryReader {
   }
 }
 
-@Suite struct BackendExampleTests {
+@Suite(.ownThreads) struct BackendExampleTests {
   @Test func theArticlesStoreAnswersAsAMemoryStore() throws {
     let archive = ArchiveStore()
     try archive.insert(contentsOf: Animal.zoo)
@@ -165,7 +165,7 @@ final class ArchiveReader: StoreQueryReader {
       encoding: .utf8)
     let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
     let start = try #require(source.range(of: "extension ArchiveStore: QueryPushdownStore {"))
-    let end = try #require(source.range(of: "\n@Suite struct BackendExampleTests"))
+    let end = try #require(source.range(of: "\n@Suite(.ownThreads) struct BackendExampleTests"))
     #expect(article.contains(String(source[start.lowerBound..<end.lowerBound])))
   }
 }

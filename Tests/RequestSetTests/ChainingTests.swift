@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RequestSet
 
-@Suite struct ChainingTests {
+@Suite(.ownThreads) struct ChainingTests {
   func ids(_ s: RequestSet<Animal>) throws -> [Int] { try s.fetch().map(\.id) }
 
   @Test(arguments: StoreKind.allCases)

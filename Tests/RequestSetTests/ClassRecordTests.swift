@@ -21,7 +21,7 @@ final class Gadget: Record, @unchecked Sendable {
 /// Class records: a store keeps its own copy of each, so a caller who changes an object
 /// after writing it, or an object it read, changes nothing stored, and key paths and
 /// string keys agree on every store.
-@Suite struct ClassRecordTests {
+@Suite(.ownThreads) struct ClassRecordTests {
   static func gadgets() -> [Gadget] { (0..<6).map { Gadget(id: $0, size: $0, label: "g\($0)") } }
 
   /// Before, a MemoryStore kept the caller's objects: after `size = 100` the key path saw

@@ -6,7 +6,7 @@ import Testing
 /// What a store keeps per record, packed: a log's record location and an index entry
 /// are per-record costs (see docs/BENCHMARKS.md, the 10M scale row), so their sizes are
 /// pinned here, with the values at the edges of each packing.
-@Suite struct CompactTablesTests {
+@Suite(.ownThreads) struct CompactTablesTests {
   @Test func aRecordLocationTakesTwelveBytes() {
     #expect(MemoryLayout<_RecordLocation>.stride == 12)
   }

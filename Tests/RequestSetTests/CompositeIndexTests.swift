@@ -8,7 +8,7 @@ import Testing
 /// keys equal and bound or sort by the next, checked against the array reference on every
 /// store, with writes between queries; the planner's choice in `explain()`; unique
 /// composite indexes; a log's definitions across reopening and compaction; bad keys.
-@Suite struct CompositeIndexTests {
+@Suite(.ownThreads) struct CompositeIndexTests {
   /// The composite indexes the differential creates: two keys, three keys, a Double key
   /// (NaN, -0.0), an optional key first.
   static let composites: [[String]] = [

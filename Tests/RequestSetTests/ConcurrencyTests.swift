@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RequestSet
 
-@Suite struct ConcurrencyTests {
+@Suite(.ownThreads) struct ConcurrencyTests {
   /// Writers and readers at once: every snapshot a reader sees is internally consistent
   /// (count, iteration and fetch agree), and the final state holds every write. Four
   /// writers of 60 records each (250 with `REQUESTSET_SOAK=1`).
@@ -48,7 +48,7 @@ import Testing
   }
 }
 
-@Suite struct ExplainTests {
+@Suite(.ownThreads) struct ExplainTests {
   @Test func thePlanTextIsStable() {
     let store = MemoryStore<Animal>()
     let plan = RequestSet(store)

@@ -6,7 +6,7 @@ import Testing
 /// Counting a plain filtered scan keeps its matches as one bit per record (see
 /// `_Executor.firstStageMatchBits`): no list of positions, and a later read tests no
 /// record again.
-@Suite struct CountBitsTests {
+@Suite(.ownThreads) struct CountBitsTests {
   static let animals = Animal.random(count: 700, seed: 0xB175)
 
   @Test(arguments: StoreKind.allCases)
@@ -71,7 +71,7 @@ import Testing
 /// one specialized loop per condition (see `_fillWords`), each later operand of an AND
 /// testing only what the earlier ones kept. It must answer as the array does: with deleted
 /// records, with record counts that are no multiple of 64, and for every operator.
-@Suite struct WordFillTests {
+@Suite(.ownThreads) struct WordFillTests {
   @Test(arguments: StoreKind.allCases)
   func countsOfKeyPathComparisonsFilledWordByWordMatchTheArray(kind: StoreKind) throws {
     var rng = SeededRandom(seed: 0xF111)

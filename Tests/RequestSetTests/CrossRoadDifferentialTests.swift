@@ -10,7 +10,7 @@ import Testing
 /// relations. And each read sequence on one set plans exactly as often as one read of it
 /// (``_PlanCounter``): once for the set, once for each query its relations run on a
 /// related store, whatever it begins with.
-@Suite struct CrossRoadDifferentialTests {
+@Suite(.ownThreads) struct CrossRoadDifferentialTests {
   static let data = Animal.random(count: 120, seed: 0xC205)
   /// 60 plain queries per store in the quick form, 200 with `REQUESTSET_SOAK=1`.
   static let queryCount = TestScale.pick(quick: 60, soak: 200)

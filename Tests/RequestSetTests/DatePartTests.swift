@@ -13,7 +13,7 @@ struct Moment: Record {
 
 /// Date parts (`at.@year`, `filter(\.at, .year, 1990)`) on every store, against a plain
 /// Swift reference computed with Foundation's Gregorian calendar in UTC.
-@Suite struct DatePartTests {
+@Suite(.ownThreads) struct DatePartTests {
   /// Foundation's answer for a part; from 1582-10-15 on, the proleptic Gregorian calendar
   /// RequestSet uses is Foundation's Gregorian one.
   static func reference(_ part: RequestDatePart, _ date: Date?) -> Int? {

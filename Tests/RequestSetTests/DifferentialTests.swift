@@ -4,7 +4,7 @@ import Testing
 
 /// Seeded random queries, every filter form, sorts and windows, against the array
 /// reference, on every backend.
-@Suite struct DifferentialTests {
+@Suite(.ownThreads) struct DifferentialTests {
   static let data = Animal.random(count: 160, seed: 0xD1FF)
   /// 300 seeded queries in the quick form (about 15 s over every store on two cores), 600
   /// with `REQUESTSET_SOAK=1`.

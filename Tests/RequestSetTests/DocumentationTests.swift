@@ -3,7 +3,7 @@ import Testing
 
 /// The README's quick start is the QuickStart playground, which CI builds and runs; every
 /// document's Swift blocks are its program under Playgrounds/Docs (Scripts/check-docs.sh).
-@Suite struct DocumentationTests {
+@Suite(.ownThreads) struct DocumentationTests {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 

@@ -77,7 +77,7 @@ private func dynamicSet(_ kind: StoreKind, _ animals: [Animal] = Animal.zoo) thr
   }
 }
 
-@Suite struct DynamicRecordTests {
+@Suite(.ownThreads) struct DynamicRecordTests {
   @Test func writingThroughDynamicRecordsKeepsTheLogReadableByItsType() throws {
     let path = TemporaryLogDirectory.freshPath()
     let store = try LogStore<DynamicRecord>(path: path, options: .init())

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RequestSet
 
-@Suite struct ErrorTests {
+@Suite(.ownThreads) struct ErrorTests {
   @Test(arguments: StoreKind.allCases)
   func getReturnsExactlyOneOrSaysHowMany(kind: StoreKind) throws {
     let all = try kind.makeSet(Animal.zoo)
@@ -68,7 +68,7 @@ import Testing
 }
 
 /// Messages name types and kinds with the article English uses for them.
-@Suite struct ArticleTests {
+@Suite(.ownThreads) struct ArticleTests {
   @Test func theArticleFollowsTheSound() {
     let cases = [
       ("Int", "an Int"), ("String", "a String"), ("array", "an array"), ("Animal", "an Animal"),

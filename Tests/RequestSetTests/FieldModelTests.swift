@@ -131,7 +131,7 @@ private struct MenagerieCondition: CustomStringConvertible {
 
 /// String keys over reflected, encoded and fallback fields, on every backend, against
 /// plain Swift; and what the field model decides.
-@Suite struct FieldModelTests {
+@Suite(.ownThreads) struct FieldModelTests {
   static let data = Menagerie.random(count: 150, seed: 0xF1E1D)
 
   @Test(arguments: StoreKind.allCases)

@@ -6,7 +6,7 @@ import Testing
 /// `groupBy … aggregate … having` on every store against the array reference, with seeded
 /// random data and queries, and the SQL stores forming the groups themselves where they
 /// can do it exactly (`requiringPushdown()` proves it), and declining where they cannot.
-@Suite struct GroupPushdownTests {
+@Suite(.ownThreads) struct GroupPushdownTests {
   /// Rows that are the same row for row, key for key in order, value for value, kind for
   /// kind (`1` is not `1.0`).
   func expectIdentical(

@@ -6,7 +6,7 @@ import Testing
 /// Everything that puts values in buckets (sections, their diff, groups, distinct, unique
 /// indexes, `mode:`) treats NaN, -0.0, numbers of mixed kinds and nil as `groupBy` does:
 /// every NaN is one value, at any depth; -0.0 is 0; 1 is 1.0.
-@Suite struct GroupingKeyTests {
+@Suite(.ownThreads) struct GroupingKeyTests {
   struct Reading: Record, Equatable {
     var id: Int
     var value: Double

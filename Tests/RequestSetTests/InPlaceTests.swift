@@ -3,7 +3,7 @@ import Testing
 
 /// Records read in place: closures and typed filters get the record where the snapshot
 /// keeps it, not a copy made for each call.
-@Suite struct InPlaceTests {
+@Suite(.ownThreads) struct InPlaceTests {
   /// The matcher a filter compiles to over the zoo in memory, with the slots it keeps.
   static func compiled(_ filter: RequestFilter<Animal>) throws -> (typed: Bool, kept: [Int]) {
     let snapshot = StoreSnapshot(records: Animal.zoo)

@@ -41,7 +41,7 @@ func gradedAnimals(_ n: Int = 1000) -> [Animal] {
 
 private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().map(\.id) }
 
-@Suite struct IndexPlanTests {
+@Suite(.ownThreads) struct IndexPlanTests {
   func indexedSet(_ kind: IndexedKind) throws -> RequestSet<Animal> {
     let store = try kind.makeStore()
     try store.insert(contentsOf: gradedAnimals())
@@ -184,7 +184,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite struct IndexDifferentialTests {
+@Suite(.ownThreads) struct IndexDifferentialTests {
   /// Random index-friendly queries (equality, IN, ranges, prefixes, OR, AND with
   /// unindexed parts, sorts on indexed and unindexed keys with windows, both directions)
   /// on indexed stores, against the same query over a plain array, which always scans.
@@ -269,7 +269,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite struct IndexMaintenanceTests {
+@Suite(.ownThreads) struct IndexMaintenanceTests {
   /// Random inserts, saves, deletes and batches, with MemoryStore's slot compaction and
   /// LogStore's compact() and reopen; after every step, indexed queries agree with the
   /// model array.
@@ -358,7 +358,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite struct UniqueIndexTests {
+@Suite(.ownThreads) struct UniqueIndexTests {
   @Test(arguments: IndexedKind.allCases)
   func aDuplicateValueThrowsAndWritesNothing(kind: IndexedKind) throws {
     let path = TemporaryLogDirectory.freshPath()
@@ -447,7 +447,7 @@ private func ids(_ set: RequestSet<Animal>) throws -> [Int] { try set.fetch().ma
   }
 }
 
-@Suite struct LogIndexRecoveryTests {
+@Suite(.ownThreads) struct LogIndexRecoveryTests {
   /// Definitions written by createIndex and dropIndex come back on reopen, through a
   /// compaction too, and the rebuilt entries serve queries.
   @Test func definitionsOutliveTheStore() throws {
@@ -527,7 +527,7 @@ private struct Relabeled: Record, Equatable {
   }
 }
 
-@Suite struct IDLookupTests {
+@Suite(.ownThreads) struct IDLookupTests {
   @Test(arguments: IndexedKind.allCases)
   func theIDLookupFollowsThePropertyNotTheKey(kind: IndexedKind) throws {
     let store: any RecordStore<Relabeled> =
@@ -554,7 +554,7 @@ private struct Relabeled: Record, Equatable {
   }
 }
 
-@Suite struct ExternalSortTests {
+@Suite(.ownThreads) struct ExternalSortTests {
   /// On a store that keeps records outside memory, a typed sort on a stored property reads
   /// the field, not two records per comparison: only the records returned are decoded.
   @Test func typedSortsOnAnExternalStoreReadFieldsNotRecords() throws {
@@ -588,7 +588,7 @@ private struct Swapped: Record, Equatable {
   }
 }
 
-@Suite struct SwappedKeyTests {
+@Suite(.ownThreads) struct SwappedKeyTests {
   /// A typed condition, sort, predicate or index on `a` must read `a`, although the field
   /// named "a" holds `b` and has the same kind: a store reading fields by the property's
   /// name would answer for `b`.

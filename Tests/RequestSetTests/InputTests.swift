@@ -11,7 +11,7 @@ import Testing
 /// More than 20 s (about 21 s on a 2-core machine): nine child processes each build
 /// 100,000 chained filters (the count the README promises stays flat) in a debug build,
 /// and the odd-value scenarios run in three more.
-@Suite struct InputTests {
+@Suite(.ownThreads) struct InputTests {
   // MARK: Filters built in a loop (in a child process)
 
   /// 100,000 terms built the way programs build them, each read on a thread with a 512 KiB

@@ -22,7 +22,7 @@ final class CountingStore: RecordStore {
   }
 }
 
-@Suite struct LazinessTests {
+@Suite(.ownThreads) struct LazinessTests {
   @Test func buildingAChainRunsNothing() throws {
     let store = CountingStore()
     try store.insert(contentsOf: Animal.zoo)
@@ -76,7 +76,7 @@ final class CountingStore: RecordStore {
 }
 
 /// One plan per evaluation: every read of one set shares the one run of its query.
-@Suite struct OneRunTests {
+@Suite(.ownThreads) struct OneRunTests {
   /// Reads in the order a program often makes them: the count first, then the records.
   static func readEverything(_ set: RequestSet<Animal>) throws -> [Int] {
     let n = set.count
@@ -150,7 +150,7 @@ final class CountingStore: RecordStore {
   }
 }
 
-@Suite struct ValueSemanticsTests {
+@Suite(.ownThreads) struct ValueSemanticsTests {
   @Test(arguments: StoreKind.allCases)
   func everyBuilderLeavesTheReceiverAsItWas(kind: StoreKind) throws {
     let all = try kind.makeSet(Animal.zoo)

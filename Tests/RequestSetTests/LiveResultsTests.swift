@@ -6,7 +6,7 @@ import Testing
 /// `LiveResults` through `withObservationTracking`: one notification per state, none for
 /// a commit that leaves the result as it was, the state equal to a fresh fetch after
 /// each, and a retarget mid-stream.
-@Suite struct LiveResultsTests {
+@Suite(.ownThreads) struct LiveResultsTests {
   /// Counts change notifications, re-arming after each (as SwiftUI does).
   final class Watcher: Sendable {
     let results: LiveResults<Animal>

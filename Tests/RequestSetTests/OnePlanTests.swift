@@ -7,7 +7,7 @@ import Testing
 /// whatever reads a set (`count`, iteration, subscripts, `explain()`), the engine plans
 /// it once, `explain()` describes the plan that ran, and the plan depends on the query
 /// and the data, never on what the process read before the query was built.
-@Suite struct OnePlanTests {
+@Suite(.ownThreads) struct OnePlanTests {
   /// 300 animals; the indexed kinds index species, age, name and more.
   static func populated(_ kind: StoreKind) throws -> RequestSet<Animal> {
     try kind.makeSet(Animal.random(count: 300, seed: 5))

@@ -5,7 +5,7 @@ import Testing
 /// Keyset pages (`page(size:)`, `page(after:size:)`) on every store: a walk of all pages
 /// against the plain Swift sort (keys, then id), and walks interleaved with inserts and
 /// deletes that must read every record stored for the whole walk exactly once.
-@Suite struct PageTests {
+@Suite(.ownThreads) struct PageTests {
   /// Animals with many duplicate and nil values, so that ties and nils meet every page
   /// boundary.
   static func animals(count: Int, firstID: Int = 1, _ g: inout SeededRandom) -> [Animal] {

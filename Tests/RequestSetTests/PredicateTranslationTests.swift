@@ -6,7 +6,7 @@ import Testing
 /// A `#Predicate` made of comparisons of stored properties with constants runs as field
 /// conditions; it must give exactly what `Predicate.evaluate` gives, and any predicate the
 /// translation cannot render exactly must not be translated at all.
-@Suite struct PredicateTranslationTests {
+@Suite(.ownThreads) struct PredicateTranslationTests {
   typealias Expression = any StandardPredicateExpression<Bool>
 
   /// The translated tree's text, or nil when the predicate is evaluated record by record.

@@ -4,7 +4,7 @@ import Testing
 /// `filter(\.id == v)` is answered from the store's id map without a planning pass: the
 /// answers must be exactly what a scan gives, windows, misses, deletes and later writes
 /// included.
-@Suite struct IDMapLookupTests {
+@Suite(.ownThreads) struct IDMapLookupTests {
   @Test(arguments: StoreKind.allCases)
   func anIDLookupAnswersAsAScanWould(kind: StoreKind) throws {
     let set = try kind.makeSet(Animal.zoo)

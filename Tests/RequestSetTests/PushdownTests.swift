@@ -7,7 +7,7 @@ import Testing
 /// The engine's side of the pushdown seam, over `PushdownMemoryStore`: what is pushed,
 /// rechecked and kept, early stop, one reader per evaluation, `requiringPushdown()`,
 /// `explain()`, and writes and aggregates through the store.
-@Suite struct PushdownTests {
+@Suite(.ownThreads) struct PushdownTests {
   static let data = Animal.random(count: 120, seed: 0x9D5)
 
   private func store(_ records: [Animal] = Self.data) throws -> PushdownMemoryStore<Animal> {

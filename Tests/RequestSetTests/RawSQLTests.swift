@@ -9,7 +9,7 @@ import _RequestSetSQL
 /// The raw SQL escape hatch (`records(sql:arguments:)`, `rows(sql:arguments:)`) on both
 /// SQL stores: right against a plain array, lazy, read-only, bound values only, and every
 /// bad statement a typed error that changes nothing.
-@Suite struct RawSQLTests {
+@Suite(.ownThreads) struct RawSQLTests {
   /// One SQL store, with the dialect its statements need.
   struct Target: CustomStringConvertible, Sendable {
     let description: String
@@ -224,7 +224,7 @@ import _RequestSetSQL
   /// The tests that hook the statements every connection of the process sends, one at a
   /// time (other suites may add hooks of their own meanwhile: `_watchStatements` keeps
   /// each).
-  @Suite(.serialized) struct StatementHook {
+  @Suite(.serialized, .ownThreads) struct StatementHook {
     /// A cancel that reaches PostgreSQL before the statement does (a cancel request travels
     /// on a connection of its own, and the server ignores one for a session between
     /// statements) is not lost: the store asks again while the statement runs. The

@@ -4,7 +4,7 @@ import Testing
 
 /// first(n), last(n), reversed(), exists, distinct, projections and identity lookups,
 /// each against a plain-array computation.
-@Suite struct ReadingTests {
+@Suite(.ownThreads) struct ReadingTests {
   static let data = Animal.random(count: 120, seed: 0x0EAD)
 
   @Test(arguments: StoreKind.allCases)
@@ -83,7 +83,7 @@ import Testing
   }
 }
 
-@Suite struct AggregateTests {
+@Suite(.ownThreads) struct AggregateTests {
   static let data = Animal.random(count: 150, seed: 0xA66)
 
   @Test(arguments: StoreKind.allCases)

@@ -4,7 +4,7 @@ import Testing
 
 /// `sortBy(.relevance)`: full-text matches ranked by BM25 on every store, against a
 /// reference BM25 written here from the documented definition over a plain array.
-@Suite struct RelevanceTests {
+@Suite(.ownThreads) struct RelevanceTests {
   typealias Term = TextSearchTests.Term
 
   // MARK: The reference

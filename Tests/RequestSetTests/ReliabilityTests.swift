@@ -34,7 +34,7 @@ struct MeasuredUse: CustomStringConvertible {
 /// application name, so suites running beside it disturb nothing. With `REQUESTSET_SOAK=1`
 /// it takes more than 20 s: 10,000 cycles of a store that opens files and database
 /// connections, four times over; the quick form runs 1,500 (150 on PostgreSQL).
-@Suite struct OpenCloseCycleTests {
+@Suite(.ownThreads) struct OpenCloseCycleTests {
   static var kinds: [String] { ["memory", "log", "sqlite"] + (PostgresServer.testsRun ? ["postgres"] : []) }
 
   /// 10,000 cycles, but 1,000 for PostgreSQL: each of its cycles connects twice (the
@@ -93,7 +93,7 @@ struct MeasuredUse: CustomStringConvertible {
 /// 30,000: a million took 47 s (MemoryStore) and 55 s (LogStore) run alone on a 2-core
 /// machine shared with other builds, over four minutes inside a test run, so only the soak
 /// takes more than 20 s.
-@Suite struct LiveSoakTests {
+@Suite(.ownThreads) struct LiveSoakTests {
   static var commits: Int { TestScale.pick(quick: 30_000, soak: 1_000_000) }
 
   /// How much the resident set may grow from the first tenth of the run to its end
@@ -124,7 +124,7 @@ struct MeasuredUse: CustomStringConvertible {
 /// version or `.versionUnavailable`: never other records, never another error. Reads as
 /// of now and of the current records, meanwhile, show exactly some version's records.
 ///
-@Suite struct AsOfDuringCompactionTests {
+@Suite(.ownThreads) struct AsOfDuringCompactionTests {
   /// The records of each version the `LogCrashWorker history` child writes, in store order
   /// (as `historyStep` in Tests/LogCrashWorker/main.swift makes them: commit m saves record
   /// 0 with n = m, then saves or deletes one of records 1…40).

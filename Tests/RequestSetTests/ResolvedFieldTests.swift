@@ -93,7 +93,7 @@ private struct TypedMenagerieSort: Sendable {
 
 /// Key paths and string keys meet in one resolved field (see `_ResolvedField`): a key path
 /// finds its field through reflection's key paths, on every kind of field, on every store.
-@Suite struct ResolvedFieldTests {
+@Suite(.ownThreads) struct ResolvedFieldTests {
   static let data = Menagerie.random(count: 150, seed: 0x5E501)
 
   @Test func keyPathsFindTheStoredPropertiesTheyChainThrough() {

@@ -6,7 +6,7 @@ import Testing
 /// `values(...)` rows and group rows keep their keys in the order asked, on every store,
 /// sync and async, and print the same way every time: seeded random key orders against a
 /// plain-array reference, and `RequestRow` itself read and written like a dictionary.
-@Suite struct RowOrderTests {
+@Suite(.ownThreads) struct RowOrderTests {
   static let animals = Animal.random(count: 90, seed: 0x0D3E)
   /// Scalar keys the reference reads (`Animal.ref`), top-level and nested.
   static let valueKeys = ["id", "name", "species", "age", "weight", "nickname", "owner.city", "owner.name"]

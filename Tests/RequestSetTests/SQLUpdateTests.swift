@@ -8,7 +8,7 @@ import Testing
 /// `update(matching:set:)` on the SQL stores: one UPDATE statement for top-level keys and
 /// plain values, nil (record by record through the engine) otherwise, and all or nothing
 /// when an updated record would not decode.
-@Suite struct SQLUpdateTests {
+@Suite(.ownThreads) struct SQLUpdateTests {
   static var kinds: [StoreKind] { [.sqlite] + (PostgresServer.testsRun ? [.postgres] : []) }
 
   func store(_ kind: StoreKind) throws -> any QueryPushdownStore<Animal> {

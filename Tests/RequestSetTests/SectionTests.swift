@@ -4,7 +4,7 @@ import Testing
 /// Sectioned live sets: the sections equal a fresh fetch grouped by the key, and the
 /// section and row changes, applied to the previous sections as a table view's batch
 /// update applies them, give the new ones; on every store, over random commits.
-@Suite struct SectionTests {
+@Suite(.ownThreads) struct SectionTests {
   typealias Sections = [(key: FieldValue, ids: [Int])]
 
   /// Groups records by species, in order of first appearance.

@@ -5,7 +5,7 @@ import Testing
 /// `union`, `intersection` and `subtracting` on every store, against plain Swift sets of
 /// ids: random operands (random filters, sorts and windows of their own), nested
 /// combinations, then filters, sorts and limits, counts, `exists` and aggregates.
-@Suite struct SetOperationTests {
+@Suite(.ownThreads) struct SetOperationTests {
   enum Operation: CaseIterable { case union, intersection, subtracting }
 
   /// A combination of random operands, as a RequestSet and as the reference's ids.

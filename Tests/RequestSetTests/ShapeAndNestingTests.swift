@@ -42,7 +42,7 @@ struct DeepDoc: Record, Hashable {
 
 /// Issue 27 rows 0, 1, 4 and 5: a record type that nests a tree works on every store; the
 /// distinct set read backwards is exactly that; one nesting limit for every store.
-@Suite struct ShapeAndNestingTests {
+@Suite(.ownThreads) struct ShapeAndNestingTests {
   static func catalog(_ count: Int) -> [Catalog] {
     (0..<count).map { i in
       let leaf = Category(name: "leaf \(i % 3)", children: [])
@@ -196,7 +196,7 @@ struct DeepDoc: Record, Hashable {
 /// a value 30,000 levels deep (MemoryStore's field table and the SQL stores' JSON writer
 /// followed it until the stack ran out), and a tree-shaped record type (the field shape's
 /// reflection followed the type into itself).
-@Suite struct NestingChildProcessTests {
+@Suite(.ownThreads) struct NestingChildProcessTests {
   @Test(arguments: ["memory", "log"])
   func aValueThirtyThousandLevelsDeepIsATypedErrorInAStore(store: String) throws {
     let result = try AdversaryChild.run("nesting.deep", store, "30000")

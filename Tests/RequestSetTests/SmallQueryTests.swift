@@ -8,7 +8,7 @@ import Testing
 /// fields between queries. Each must answer exactly as the general path does: on every
 /// store, with deleted and missing values, windows, sorts, writes between calls, reads of
 /// the past and live results.
-@Suite struct SmallQueryTests {
+@Suite(.ownThreads) struct SmallQueryTests {
   /// 200 records with a few deleted on the stores that take writes, and what is left.
   static func population(_ kind: StoreKind) throws -> (set: RequestSet<Animal>, records: [Animal]) {
     var records = Animal.random(count: 200, seed: 71)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RequestSet
 
-@Suite struct SortingTests {
+@Suite(.ownThreads) struct SortingTests {
   func names(_ s: RequestSet<Animal>) throws -> [String] { try s.fetch().map(\.name) }
 
   @Test(arguments: StoreKind.allCases)
@@ -130,7 +130,7 @@ import Testing
   }
 }
 
-@Suite struct WindowTests {
+@Suite(.ownThreads) struct WindowTests {
   func ids(_ s: RequestSet<Animal>) throws -> [Int] { try s.fetch().map(\.id) }
 
   @Test(arguments: StoreKind.allCases)

@@ -15,7 +15,7 @@ import CSQLite
 /// `StoreFieldKinds`, the summary of keys and kinds a pushdown store keeps, and how the
 /// SQL stores keep it: written with the records, read by each reader, shared by every
 /// connection to one database, rebuilt for a table that has none, refused when damaged.
-@Suite struct StoreFieldKindsTests {
+@Suite(.ownThreads) struct StoreFieldKindsTests {
   /// A record whose keys are not fixed by its type: another writer can add one.
   struct Bag: Record, Equatable {
     var id: Int

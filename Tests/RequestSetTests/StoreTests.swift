@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RequestSet
 
-@Suite struct StoreTests {
+@Suite(.ownThreads) struct StoreTests {
   func ids(_ store: any RecordStore<Animal>) throws -> [Int] { try RequestSet(store).fetch().map(\.id) }
 
   @Test(arguments: StoreKind.writable)
@@ -87,7 +87,7 @@ import Testing
   }
 }
 
-@Suite struct SnapshotTests {
+@Suite(.ownThreads) struct SnapshotTests {
   @Test(arguments: StoreKind.writable)
   func theFirstEvaluationFixesTheResult(kind: StoreKind) throws {
     let store = try kind.makeStore()

@@ -6,7 +6,7 @@ import Testing
 /// The in-process text index (MemoryStore's and LogStore's): kept current through any
 /// sequence of writes, it holds what an index built again from the records holds, and the
 /// stores' searches and rankings over it stay those of the reference.
-@Suite struct TextIndexTests {
+@Suite(.ownThreads) struct TextIndexTests {
   typealias Term = TextSearchTests.Term
 
   /// The values an index on title, body and labels reads of an article.

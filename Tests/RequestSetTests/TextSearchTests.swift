@@ -17,7 +17,7 @@ struct Article: Record {
 /// Full-text search (`filter(matching:in:)`, `MATCHES[fts]`, triplets) on every store,
 /// against a reference tokenizer and matcher written here from the documented rules,
 /// independently of the library's.
-@Suite struct TextSearchTests {
+@Suite(.ownThreads) struct TextSearchTests {
   // MARK: The reference
 
   /// The documented folding: case, then diacritics (combining marks U+0300–U+036F after

@@ -4,7 +4,7 @@ import Testing
 
 /// Typed conditions run on the store's fields where records would otherwise be decoded;
 /// they must give exactly what testing the decoded record gives.
-@Suite struct TypedFieldTwinTests {
+@Suite(.ownThreads) struct TypedFieldTwinTests {
   /// Key paths are confirmed on stored records; a store holding the zoo (owners and
   /// nicknames included) is enough, whatever other tests stored first.
   @Test func twinsExistOnlyWhereTheyAgree() throws {

@@ -21,7 +21,7 @@ struct Sensor: Record, Equatable {
 /// of `CodingKeys`) give the same answer on every store: each is evaluated on the record as
 /// the store holds it, and every store holds what the record's encoding keeps (a
 /// `LogStore` by decoding, the others by keeping such a type's records as they decode back).
-@Suite struct UnencodedPropertyTests {
+@Suite(.ownThreads) struct UnencodedPropertyTests {
   static let sensors = [
     Sensor(id: 1, reading: 1, cached: 9), Sensor(id: 2, reading: 2, cached: 9), Sensor(id: 3, reading: 5),
   ]

@@ -18,7 +18,7 @@ struct Subscriber: Record, Equatable {
 /// `store.upsert(records, on: …)` on every store: a differential test against a plain
 /// array, one commit for a batch, one SQL statement per batch where a unique index allows
 /// it, and typed errors that write nothing.
-@Suite struct UpsertTests {
+@Suite(.ownThreads) struct UpsertTests {
   /// A fresh store of `kind` for members, with a unique index on `email` when `indexed`.
   static func store(_ kind: StoreKind, uniqueOn keys: [String] = ["email"]) throws -> any RecordStore<
     Subscriber

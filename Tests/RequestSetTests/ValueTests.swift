@@ -33,7 +33,7 @@ extension StoreKind {
   }
 }
 
-@Suite struct ValueTests {
+@Suite(.ownThreads) struct ValueTests {
   static let twoToThe53: Int64 = 1 << 53
 
   static let ledger: [Ledger] = [
@@ -264,7 +264,7 @@ extension StoreKind {
 
 /// Record types whose decoders trap on made-up input, run in a child process
 /// (`Tests/AdversaryWorker/Scenarios+Values.swift`) so that a trap fails the test.
-@Suite struct ValidatingDecoderTests {
+@Suite(.ownThreads) struct ValidatingDecoderTests {
   @Test(arguments: ["memory", "log", "array"])
   func learningKeysNeverFeedsTheDecoderMadeUpValues(kind: String) throws {
     let result = try AdversaryChild.run("validatingDecoder", kind)
@@ -296,7 +296,7 @@ struct Shipment: Record {
   var carrier: Carrier
 }
 
-@Suite struct AwkwardFieldTests {
+@Suite(.ownThreads) struct AwkwardFieldTests {
   static let shipments = [
     Shipment(
       id: 1, name: "a", shape: .box(width: 2), link: URL(string: "https://x.example/1")!, price: 1,
@@ -351,7 +351,7 @@ struct Shipment: Record {
 
 /// Key paths are confirmed as Codable keys on stored records, even when every stored record
 /// holds one value under two keys, and renamed keys are still caught.
-@Suite struct KeyPathConfirmationTests {
+@Suite(.ownThreads) struct KeyPathConfirmationTests {
   struct Pair: Record {
     var id: Int
     var age: Int
@@ -393,7 +393,7 @@ struct Shipment: Record {
 }
 
 /// Dictionary keys with dots are reached by escaping the dot: `counts.b\.c`.
-@Suite struct DottedKeyTests {
+@Suite(.ownThreads) struct DottedKeyTests {
   struct Tally: Record {
     var id: Int
     var counts: [String: Int]

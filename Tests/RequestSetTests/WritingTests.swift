@@ -4,7 +4,7 @@ import Testing
 
 /// Writes through a query, fetch-or-insert and transactions, on every store, checked
 /// against the same edits on an array.
-@Suite struct WritingTests {
+@Suite(.ownThreads) struct WritingTests {
   func all(_ store: any RecordStore<Animal>) throws -> [Animal] { try RequestSet(store).fetch() }
 
   @Test(arguments: StoreKind.writable)

@@ -6,7 +6,7 @@ import Testing
 /// In memory they run as one fused test over the field table's columns (as a typed AND
 /// runs as one test over the records); every backend must still give the answers a plain
 /// Swift closure gives.
-@Suite struct FieldJunctionTests {
+@Suite(.ownThreads) struct FieldJunctionTests {
   static let data = Animal.random(count: 240, seed: 0xF05E)
 
   /// A format string, its arguments, and the same test written as a Swift closure.

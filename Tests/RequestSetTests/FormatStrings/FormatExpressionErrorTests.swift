@@ -4,7 +4,7 @@ import Testing
 
 /// The expression forms' errors (same standard as the rest of the grammar: what, where,
 /// how to fix), their nesting limit, variables left unbound, and what explain() shows.
-@Suite struct FormatExpressionErrorTests {
+@Suite(.ownThreads) struct FormatExpressionErrorTests {
   func parseError(_ format: String, _ arguments: [(any Sendable)?] = []) throws -> RequestSetError {
     try #require(throws: RequestSetError.self) { try RequestFilter<Animal>(format: format, arguments: arguments) }
   }

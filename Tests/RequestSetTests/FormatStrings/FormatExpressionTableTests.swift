@@ -20,7 +20,7 @@ private func doubles(_ xs: [Int]) -> [Double] { xs.map(Double.init) }
 private func since(_ d: Date) -> Double { d.timeIntervalSinceReferenceDate }
 
 /// The expression forms of the format grammar (issue 15), on every backend.
-@Suite struct FormatExpressionTableTests {
+@Suite(.ownThreads) struct FormatExpressionTableTests {
   static let rows: [ExpressionRow] = [
     // Collection operators on an array of numbers; KVC's @avg of an empty array is 0.
     ExpressionRow(format: "scores.@sum > 10") { $0.scores.reduce(0, +) > 10 },

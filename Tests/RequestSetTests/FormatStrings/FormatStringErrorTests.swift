@@ -4,7 +4,7 @@ import Testing
 
 /// Bad format strings: the exact error, with what was expected, the character offset and
 /// the text around it.
-@Suite struct FormatStringErrorTests {
+@Suite(.ownThreads) struct FormatStringErrorTests {
   /// Parses `format`, expecting it to throw, and returns the error.
   func parseError(_ format: String, _ arguments: [(any Sendable)?] = []) throws -> RequestSetError {
     try #require(throws: RequestSetError.self) { try RequestFilter<Animal>(format: format, arguments: arguments) }

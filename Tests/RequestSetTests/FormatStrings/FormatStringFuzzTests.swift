@@ -4,7 +4,7 @@ import Testing
 
 /// Seeded random input for the parser: generated, mutated and random strings that must
 /// never trap or hang, and must either parse or throw a located ``RequestSetError``.
-@Suite struct FormatStringFuzzTests {
+@Suite(.ownThreads) struct FormatStringFuzzTests {
   /// 30,000 generated and mutated strings (100,000 with `REQUESTSET_SOAK=1`).
   static let inputCount = TestScale.pick(quick: 30_000, soak: 100_000)
 
@@ -128,7 +128,7 @@ import Testing
 
 /// Random format strings written together with their meaning, checked against a plain
 /// evaluation over an array.
-@Suite struct FormatStringDifferentialTests {
+@Suite(.ownThreads) struct FormatStringDifferentialTests {
   static let data = Animal.random(count: 200, seed: 0xF0F0)
 
   /// A random predicate: its format string, its arguments, and a plain-Swift closure.

@@ -29,7 +29,7 @@ struct FormatRow: CustomStringConvertible, Sendable {
 ///
 /// The expected ids were computed by plain Swift closures over the records (no RequestSet
 /// code), then written down here.
-@Suite struct FormatStringTableTests {
+@Suite(.ownThreads) struct FormatStringTableTests {
   static let rows: [FormatRow] = table.map { FormatRow(format: $0.0, arguments: $0.1, ids: $0.2) }
 
   @Test func theTableIsLarge() {

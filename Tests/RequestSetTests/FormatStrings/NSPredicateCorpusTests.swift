@@ -7,7 +7,7 @@ import Testing
 /// the MATCHES line-anchor cases GNUstep checks), written here as predicates of constants,
 /// so each is true or false for every record. Evaluated over a store, they go through the
 /// whole engine: parsing, folding, the planner, evaluation.
-@Suite struct NSPredicateCorpusTests {
+@Suite(.ownThreads) struct NSPredicateCorpusTests {
   static let statistics = "{1, 2, 3, 4, 4, 5, 9, 11}"
 
   static let cases: [(String, Bool)] = [
@@ -92,7 +92,7 @@ import Testing
 }
 
 /// `#` escapes the reserved words SELF and SUBQUERY (and `$`) used as keys.
-@Suite struct EscapedKeyTests {
+@Suite(.ownThreads) struct EscapedKeyTests {
   struct Odd: Record {
     var id: Int
     var `self`: Int

@@ -26,7 +26,7 @@ struct Sociable: Record, Equatable {
 
 /// SUBQUERY over an array nested in the record: a bare key (and SELF) names the record,
 /// `$f.key` the element, on every store.
-@Suite struct SubqueryScopeTests {
+@Suite(.ownThreads) struct SubqueryScopeTests {
   static let rows: [(format: String, expected: [Int])] = [
     // GNUstep's assertion: Ada (36) has two friends older than herself.
     ("SUBQUERY(friends, $f, $f.age > age).@count == 2", [1]),

@@ -3,7 +3,7 @@ import Testing
 @testable import RequestSet
 
 /// KEYShadow's triplet queries and string sort keys with "desc:" prefixes.
-@Suite struct TripletTests {
+@Suite(.ownThreads) struct TripletTests {
   static var cases: [([Any], [Int])] { [
     (["name", "contains[c]", "MI", "and not", "species", "in", ["Cow", "Dog"]], [1, 7]),
     (["name", "contains[c]", "Micky", "and not", "species", "in", ["Cow", "Dog"]], [1]),

@@ -3,7 +3,7 @@ import Testing
 @testable import RequestSet
 
 /// The Query seed's typed attributes: `[\Animal.name: "Alice", \Animal.age: 3]`.
-@Suite struct TypedDictionaryTests {
+@Suite(.ownThreads) struct TypedDictionaryTests {
   @Test(arguments: StoreKind.allCases)
   func everyEntryMustMatch(kind: StoreKind) throws {
     let set = try kind.makeSet(Animal.formatZoo)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import RequestSet
 
-@Suite struct BinaryCodecTests {
+@Suite(.ownThreads) struct BinaryCodecTests {
   @Test func randomRecordsRoundTrip() throws {
     let seed = testSeed("randomRecordsRoundTrip")
     var rng = SeededRandom(seed: seed)
@@ -219,7 +219,7 @@ import Testing
   }
 }
 
-@Suite struct ChecksumAndVarintTests {
+@Suite(.ownThreads) struct ChecksumAndVarintTests {
   @Test func crc32cKnownVectors() {
     #expect(_CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
     #expect(_CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import RequestSet
 
-@Suite struct IDMapTests {
+@Suite(.ownThreads) struct IDMapTests {
   /// Ids that are equal across cases (3 as int, uint, double, decimal), and some that are not.
   static let pool: [FieldValue] = [
     .int(3), .uint(3), .double(3), .decimal(3), .double(-0.0), .int(0), .int(-1),

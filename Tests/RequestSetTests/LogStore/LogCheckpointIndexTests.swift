@@ -7,7 +7,7 @@ import Testing
 /// entries come back exactly as the writer held them, and any that do not hold (an old
 /// checkpoint version, entries that miss a slot or are out of order) make the store
 /// rebuild its indexes from the records, with the same answers.
-@Suite struct LogCheckpointIndexTests {
+@Suite(.ownThreads) struct LogCheckpointIndexTests {
   typealias T = LogCheckpointTests
 
   /// The log's header and bytes, as the store maps them.

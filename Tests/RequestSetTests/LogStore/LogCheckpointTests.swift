@@ -7,7 +7,7 @@ import Testing
 /// open reads it instead of replaying the log, and any checkpoint that does not describe
 /// exactly the log's bytes (stale, damaged, cut, of another generation) is ignored, so
 /// the store opens by replay with the same records.
-@Suite struct LogCheckpointTests {
+@Suite(.ownThreads) struct LogCheckpointTests {
   /// Checkpoints for every log, however small.
   static let always = LogStoreOptions(checkpointMinimumBytes: 0)
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Damage every byte of a small log (and random bits of a larger one): the damage must be
 /// detected and handled as the recovery mode says, never trap or hang.
-@Suite struct LogCorruptionTests {
+@Suite(.ownThreads) struct LogCorruptionTests {
   /// Every byte of a log of 20 scripted writes (40 with `REQUESTSET_SOAK=1`), in every
   /// recovery mode.
   @Test func everyByteFlipIsHandledAsTheModeSays() throws {

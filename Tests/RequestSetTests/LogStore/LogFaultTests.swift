@@ -21,7 +21,7 @@ final class Shared<Value: Sendable>: Sendable {
 /// errors on write and on fsync, failed renames during compaction, and power loss. Each
 /// must surface as a typed error, lose nothing acknowledged, and leave a log that reopens
 /// consistent.
-@Suite struct LogFaultTests {
+@Suite(.ownThreads) struct LogFaultTests {
   /// A directory whose log calls go through a test's fault handler while it lives.
   final class FaultyDirectory: Sendable {
     let dir: LogTempDir

@@ -18,7 +18,7 @@ struct NamedBeast: Record, Equatable {
 
 /// The files of a log: options and paths a program may pass, locks, side files, and the
 /// file changing underneath a store.
-@Suite struct LogFilesTests {
+@Suite(.ownThreads) struct LogFilesTests {
   // MARK: Options and paths
 
   /// Options out of range trapped (with no message in release builds); now the open

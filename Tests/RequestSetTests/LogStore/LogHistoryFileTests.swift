@@ -5,7 +5,7 @@ import Testing
 
 /// History across the file's edges: a log cut at frame boundaries, logs written before
 /// commits were stamped, retention by time, automatic compaction, and the errors.
-@Suite struct LogHistoryFileTests {
+@Suite(.ownThreads) struct LogHistoryFileTests {
   /// A log cut at any frame boundary lists exactly the commits complete before the cut,
   /// and reads each as the writes had left the store.
   @Test func aLogCutAtAFrameBoundaryKeepsTheCommitsBeforeTheCut() throws {

@@ -7,7 +7,7 @@ import Testing
 /// to a model (contents in store order, per version), and every readable version is read
 /// back through several query forms and compared with the model, after reopening, after
 /// compaction with each history option, and with the log cut at frame boundaries.
-@Suite struct LogHistoryTests {
+@Suite(.ownThreads) struct LogHistoryTests {
   /// A model of the store: contents in store order (a save keeps its place, a delete
   /// removes, an insert appends), recorded after every commit.
   struct Model {

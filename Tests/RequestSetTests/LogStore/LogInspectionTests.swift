@@ -3,7 +3,7 @@ import Testing
 
 @testable import RequestSet
 
-@Suite struct LogInspectionTests {
+@Suite(.ownThreads) struct LogInspectionTests {
   private func zooLog() throws -> String {
     let path = TemporaryLogDirectory.freshPath()
     let store = try LogStore<Animal>(path: path)

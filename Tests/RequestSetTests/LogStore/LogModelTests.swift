@@ -5,7 +5,7 @@ import Testing
 
 /// Random inserts, saves, deletes, batches, changes through `apply`, reopens and
 /// compactions against a Dictionary (contents) and a MemoryStore (store order).
-@Suite struct LogModelTests {
+@Suite(.ownThreads) struct LogModelTests {
   @Test(arguments: [LogDurability.flush, .fsync])
   func randomOperationsMatchTheModel(durability: LogDurability) throws {
     let seed = testSeed("randomOperationsMatchTheModel(\(durability))")

@@ -6,7 +6,7 @@ import Testing
 /// The first query on a just-opened log, in a process that never stored a record of the
 /// store's type: the open shows the schema probe the first records, so typed filters
 /// built after it read one field per record instead of decoding every record.
-@Suite struct LogOpenQueryTests {
+@Suite(.ownThreads) struct LogOpenQueryTests {
   /// Writes the log: the same Codable shape as `OpenedHerd`, another Swift type.
   struct WrittenHerd: Record {
     var id: Int

@@ -6,7 +6,7 @@ import Testing
 /// The read path of string-key scans over a log: record ids and integer fields are
 /// skipped inline when they are integers, any other id through the general reader, and
 /// every way gives the answers the records give.
-@Suite struct LogReadPathTests {
+@Suite(.ownThreads) struct LogReadPathTests {
   /// `skipInteger` moves past exactly one integer value, and leaves anything else.
   @Test func skipIntegerMovesPastIntegersOnly() throws {
     let cases: [(FieldValue, Bool)] = [

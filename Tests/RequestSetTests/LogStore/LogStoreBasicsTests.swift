@@ -3,7 +3,7 @@ import Testing
 
 @testable import RequestSet
 
-@Suite struct LogStoreBasicsTests {
+@Suite(.ownThreads) struct LogStoreBasicsTests {
   let micky = Beast(id: 1, name: "Micky", species: "Mouse", age: 3, owner: .init(city: "Oslo"))
   let rex = Beast(id: 2, name: "Rex", species: "Dog", age: 5)
   let daisy = Beast(id: 3, name: "Daisy", species: "Cow", age: 7, owner: .init(city: "Bergen"))

@@ -5,7 +5,7 @@ import Testing
 
 /// Cut a log at every byte offset: each reopen must give exactly the writes that were
 /// complete before the cut, and report the cut-off bytes.
-@Suite struct LogTruncationTests {
+@Suite(.ownThreads) struct LogTruncationTests {
   /// Every offset of a log of 48 scripted writes (120 with `REQUESTSET_SOAK=1`): each
   /// frame kind, a batch, a save and a delete are cut at every byte either way.
   @Test func everyTruncationReopensToTheLongestCompletePrefix() throws {

@@ -6,7 +6,7 @@ import Testing
 /// The binary encoder's reflected path (`_ReflectedWriter`): the bytes it writes are the
 /// bytes `Codable` writes, on every kind of record the differential tests use; types it
 /// cannot follow stay on `Codable`.
-@Suite struct ReflectedEncodingTests {
+@Suite(.ownThreads) struct ReflectedEncodingTests {
   // Record types private to this suite, so that no other test decides their verdict.
 
   struct Plain: Codable, Equatable {
@@ -241,7 +241,7 @@ import Testing
 /// The binary decoder still runs a type's own `init(from:)`: one that validates throws its
 /// error, one that migrates fills in what old records lack, one that counts an unkeyed
 /// container gets the count.
-@Suite struct BinaryDecoderInitTests {
+@Suite(.ownThreads) struct BinaryDecoderInitTests {
   struct V1: Codable {
     var id: Int
     var age: Int

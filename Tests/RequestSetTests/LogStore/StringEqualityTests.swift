@@ -45,7 +45,7 @@ struct Lettering: Record, Equatable {
 
 /// Equality on string fields answers as Swift's `==` on every backend, whichever way a
 /// backend compares (a LogStore compares the stored bytes where that is sure to agree).
-@Suite struct StringEqualityTests {
+@Suite(.ownThreads) struct StringEqualityTests {
   func set(_ kind: StoreKind) throws -> RequestSet<Lettering> {
     if kind == .array { return RequestSet(Lettering.all) }
     let store = try kind.makeStore(of: Lettering.self)

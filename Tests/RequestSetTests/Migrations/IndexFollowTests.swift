@@ -9,7 +9,7 @@ import Testing
 /// key of a composite index alike, and a removed key takes its indexes with it. Checked from
 /// outside, in each store's own catalog: a log's `indexes`, SQLite's `sqlite_master`,
 /// PostgreSQL's `pg_indexes`.
-@Suite struct IndexFollowTests {
+@Suite(.ownThreads) struct IndexFollowTests {
   enum Kind: String, CaseIterable, CustomStringConvertible, Sendable {
     case log, sqlite, postgres
     var description: String { rawValue }

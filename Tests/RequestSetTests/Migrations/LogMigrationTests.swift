@@ -2,7 +2,7 @@ import Foundation
 import RequestSet
 import Testing
 
-@Suite("Migrations on a LogStore")
+@Suite("Migrations on a LogStore", .ownThreads)
 struct LogMigrationTests {
   /// A v1 log of `n` records, with indexes on the keys the migrations rename.
   func v1Log(_ n: Int = 500) throws -> (path: String, records: [PetV1]) {

@@ -7,7 +7,7 @@ import Testing
 /// with the same message. On a log, migrations of top-level keys take the byte-editing
 /// path and the others the decoding one; on the SQL stores, statements and the
 /// record-by-record path.
-@Suite struct MigrationDifferentialTests {
+@Suite(.ownThreads) struct MigrationDifferentialTests {
   static let keys = ["a", "b", "c", "d", "e"]
   /// Keys no record holds before the migration: only a step can bring them in, so later
   /// steps must see what earlier ones did (`rename a→f` then `convert f`).

@@ -6,7 +6,7 @@ import Testing
 /// with `.migrationPending`, whichever road the write takes: direct, through a query
 /// pushed down to SQL, through a query read and applied in process, sync or `.async`.
 /// Nothing is written, and the records migrate intact afterwards.
-@Suite struct PendingMigrationWriteTests {
+@Suite(.ownThreads) struct PendingMigrationWriteTests {
   /// Each write through a query, named for the failure message.
   static let writes: [(name: String, run: @Sendable (RequestSet<PetV2>) async throws -> Void)] = [
     ("update(key:value:)", { _ = try $0.filter("name BEGINSWITH %@", "P").update("legs", value: 3) }),

@@ -43,7 +43,7 @@ protocol MigratingSQLStore<Element>: RecordStore {
 extension SQLiteStore: MigratingSQLStore {}
 extension PostgresStore: MigratingSQLStore {}
 
-@Suite("Migrations on the SQL stores")
+@Suite("Migrations on the SQL stores", .ownThreads)
 struct SQLMigrationTests {
   func v1(_ kind: SQLMigrationKind, _ n: Int = 300) throws -> (location: String, records: [PetV1]) {
     let location = kind.freshLocation()

@@ -14,7 +14,7 @@ import Testing
 @Suite(
   .enabled(
     if: PgBouncerServer.testsRun,
-    "pgbouncer is not installed (.ci/run installs it: apt-get install pgbouncer)"))
+    "pgbouncer is not installed (.ci/run installs it: apt-get install pgbouncer)"), .ownThreads)
 struct PgBouncerTests {
   static let herd = Animal.random(count: 300, seed: 37)
 

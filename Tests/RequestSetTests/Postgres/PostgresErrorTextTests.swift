@@ -7,7 +7,7 @@ import Testing
 /// What PostgresStore's errors say when their text comes from libpq or the server: never a
 /// password, however malformed the connection string, and words that fit what failed (a
 /// read is not a write).
-@Suite struct PostgresErrorTextTests {
+@Suite(.ownThreads) struct PostgresErrorTextTests {
   /// Spellings of the password in ``malformed``; none may show.
   static let secrets = ["secretpw", "secret%zzpw", "se%63retpw", "secret@pw", "secret/pw", "secret?pw"]
 

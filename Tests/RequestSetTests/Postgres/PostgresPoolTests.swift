@@ -12,7 +12,7 @@ import Testing
 /// Each test opens its store in a database of its own and counts that database's
 /// sessions in `pg_stat_activity` from a connection to another database
 /// (``SessionSampler``), so suites running beside it disturb nothing.
-@Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresPoolTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .ownThreads) struct PostgresPoolTests {
   static let herd = Animal.random(count: 200, seed: 35)
 
   /// A new, empty database on the test server.

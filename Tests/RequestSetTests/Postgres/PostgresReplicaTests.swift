@@ -7,7 +7,7 @@ import Testing
 /// A `PostgresStore` with read replicas (`PostgresConnectionOptions.replicas`): each test
 /// starts a hot standby of the test server (`pg_basebackup -R`) after making its own
 /// database, and stops it (removing its folder) at the end.
-@Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresReplicaTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .ownThreads) struct PostgresReplicaTests {
   /// A fresh database holding `Animal.zoo` in the table `animals`, a standby of the
   /// server that has it, and their URLs.
   static func standbyPair() throws -> (primary: String, replica: String, standby: PostgresServer) {

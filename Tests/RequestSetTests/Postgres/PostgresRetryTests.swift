@@ -8,7 +8,7 @@ import Testing
 /// Writes PostgreSQL could not serialize (SQLSTATE 40001) or broke to end a deadlock
 /// (40P01) run again, a bounded number of times, with the store at `READ COMMITTED` or
 /// `SERIALIZABLE` (`PostgresConnectionOptions.isolation`).
-@Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresRetryTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .ownThreads) struct PostgresRetryTests {
   /// A store over `Animal.zoo` in a database of its own.
   static func store(_ options: PostgresConnectionOptions) throws -> (PostgresStore<Animal>, String) {
     let database = try PostgresPoolTests.freshDatabase()

@@ -13,7 +13,7 @@ func postgresSQL(_ sql: String, _ parameters: [String?] = [], url: String? = nil
   return (0..<result.count).map { row in (0..<result.columns).map { result.string(row, $0) } }
 }
 
-@Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresStoreTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .ownThreads) struct PostgresStoreTests {
   func fresh<R: Record>(_ type: R.Type = Animal.self, table: String? = nil) throws -> PostgresStore<R> {
     try PostgresStore<R>(url: PostgresServer.url(), table: table ?? PostgresServer.freshTable())
   }

@@ -8,7 +8,7 @@ import Testing
 /// `tsquery` (see PostgresStore+TextIndex.swift), kept current on every write path and
 /// exact whatever another program writes. The random differential on every store is
 /// `TextSearchTests.randomQueriesMatchTheReference`.
-@Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresTextSearchTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .ownThreads) struct PostgresTextSearchTests {
   typealias Term = TextSearchTests.Term
 
   func fresh(table: String? = nil, migrations: Migrator = Migrator()) throws -> PostgresStore<Article> {

@@ -7,7 +7,7 @@ import Testing
 /// The reader's SQL against the in-memory engine's own test (`StoreCondition.matches`,
 /// `StoreSortKey.compare`) over awkward values: an exact answer must be the engine's
 /// answer, a superset must hold it.
-@Suite(.enabled(if: PostgresServer.testsRun)) struct PostgresTranslationTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .ownThreads) struct PostgresTranslationTests {
   /// Field values with traps: nil and absent, 2^53 + 1, kinds mixed, NFC and NFD, ß and
   /// Σ, `%_\*?`, CRLF, collections (-0.0, which jsonb cannot hold, is among the values
   /// that are not plain).

@@ -29,7 +29,7 @@ extension Shift: RelatedRecord {
 /// Date parts read through a relation (`crew.hired.@year`), in a filter, a format string, a
 /// sort and a projection, on every writable store, against Foundation's Gregorian calendar
 /// in UTC.
-@Suite struct DatePartRelationTests {
+@Suite(.ownThreads) struct DatePartRelationTests {
   static func date(_ g: inout SeededRandom) -> Date {
     Date(timeIntervalSinceReferenceDate: Double.random(in: -1.5e9...1.5e9, using: &g).rounded())
   }

@@ -8,7 +8,7 @@ import Testing
 /// Writes through a graph that race: one thread inserts visits of a pet while another
 /// deletes the pet. Whatever the interleaving, a `.cascade` delete leaves no visit pointing
 /// at the deleted pet, and a `.deny` delete never happens while a visit points at it.
-@Suite struct GraphWriteRaceTests {
+@Suite(.ownThreads) struct GraphWriteRaceTests {
   /// The stores the races run on: each kind of storage a graph writes to.
   static let kinds: [StoreKind] = [.memory, .log, .sqlite] + (PostgresServer.testsRun ? [.postgres] : [])
 

@@ -10,7 +10,7 @@ import Testing
 /// windows and filters, on every store: sets of at most `_RelationColumns.fewIDs` records
 /// read the related values of their own ids alone (`key IN {ids}`), larger sets every
 /// related record's in one pass; both roads are checked against the reference.
-@Suite struct RelatedValuesTests {
+@Suite(.ownThreads) struct RelatedValuesTests {
   static let data = ClinicData.generate(people: 120, pets: 1_500, visits: 3_000, vets: 10, seed: 0x7A_11)
   static let keys = [
     "owner.city", "visits.@count", "visits.@sum.cost", "vets.@count", "owner.pets.@count", "owner",

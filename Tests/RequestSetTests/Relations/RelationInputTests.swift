@@ -4,7 +4,7 @@ import Testing
 
 /// Keys through relations built from input: typed errors or answers, never a crash (each
 /// long path runs in a child process, where a crash is a failed test, not a failed run).
-@Suite struct RelationInputTests {
+@Suite(.ownThreads) struct RelationInputTests {
   @Test(arguments: ["memory", "log", "sqlite"])
   func aPathOfTenThousandRelationsIsATypedError(store: String) throws {
     let result = try AdversaryChild.run("relations.hops", store, "10000")

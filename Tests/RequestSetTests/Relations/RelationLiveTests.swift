@@ -3,7 +3,7 @@ import Testing
 @testable import RequestSet
 
 /// Live sets, as-of reads, `values` and `explain()` across relations.
-@Suite struct RelationLiveTests {
+@Suite(.ownThreads) struct RelationLiveTests {
   /// A small clinic on stores of `kind`: Ann (Oslo) owns Rex, Bo (Rome) owns Tom, Kit has
   /// no owner; Rex has two visits, Tom one.
   static func clinic(_ kind: StoreKind) throws -> RecordGraph {

@@ -6,7 +6,7 @@ import Testing
 /// level, once per type and level: an expression over K keys through two self-relations
 /// costs K × records, where building the nesting afresh for every parent cost 2^K
 /// queries (K = 13 on 60 records: 44–71 s and a gigabyte).
-@Suite struct RelationMaterializationTests {
+@Suite(.ownThreads) struct RelationMaterializationTests {
   struct Link: Record, RelatedRecord {
     var id: Int
     var v: Int

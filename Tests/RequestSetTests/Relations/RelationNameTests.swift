@@ -5,7 +5,7 @@ import Testing
 
 /// A relation named like a key of its own type would take string keys over (`"name"`
 /// would walk the relation, `\.name` read the field): the graph refuses it when made.
-@Suite struct RelationNameTests {
+@Suite(.ownThreads) struct RelationNameTests {
   @Test func aRelationNamedLikeAStoredKeyIsRefused() throws {
     let error = #expect(throws: RequestSetError.self) {
       try RecordGraph(MemoryStore<NameClashPet>(), MemoryStore<NameClashOwner>())

@@ -7,7 +7,7 @@ import Testing
 /// the limit of relations per key, typed keys through a many-to-many, what `explain()`
 /// shows of each step, which values collection operators skip, and what a bare key names
 /// inside a SUBQUERY.
-@Suite struct RelationRulesTests {
+@Suite(.ownThreads) struct RelationRulesTests {
   /// The small clinic, plus Odd (no visits) and Neg (one visit of negative cost, no vet).
   static func clinic(_ kind: StoreKind) throws -> RecordGraph {
     let graph = try RelationshipBehaviourTests.smallClinic(kind)

@@ -5,7 +5,7 @@ import Testing
 
 /// Pinned behaviours of relations: delete rules, foreign-key checks, graph validation,
 /// errors on misuse, one query per relation when prefetching, and `explain()`.
-@Suite struct RelationshipBehaviourTests {
+@Suite(.ownThreads) struct RelationshipBehaviourTests {
   // MARK: Fixtures
 
   /// A small clinic graph on `kind`: two people, two vets, three pets (one with no

@@ -8,7 +8,7 @@ import Testing
 /// prefetching, against answers computed in plain Swift over dictionaries, on every
 /// writable store, on SQLite stores sharing one file, on PostgreSQL stores in one database
 /// and on a graph that mixes store kinds.
-@Suite struct RelationshipDifferentialTests {
+@Suite(.ownThreads) struct RelationshipDifferentialTests {
   /// 2,000 people, 10,000 pets, 20,000 visits, 50 vets.
   static let data = ClinicData.generate(people: 2_000, pets: 10_000, visits: 20_000, vets: 50, seed: 0xC1_1C)
   /// Each query reads 10,000 pets and, per relation condition, another store; conditions

@@ -5,7 +5,7 @@ import Testing
 /// A relation's semi-join runs as `key IN {ids}` on the record's own store; in memory an
 /// `Int` or `Int?` key reads a list of integers in place. These pin that path against
 /// plain Swift, nil and mixed lists included.
-@Suite struct SemiJoinListTests {
+@Suite(.ownThreads) struct SemiJoinListTests {
   static let pets: [Pet] = (0..<700).map { i in
     Pet(id: i, name: "p\(i)", species: i % 3 == 0 ? "Cat" : "Dog", age: i % 17, ownerID: i % 5 == 0 ? nil : i % 41)
   }
@@ -39,7 +39,7 @@ import Testing
   }
 }
 
-@Suite struct RelationOutsideAGraphTests {
+@Suite(.ownThreads) struct RelationOutsideAGraphTests {
   @Test func aKeyThroughARelationOnASetNotMadeByAGraphSaysHowToMakeOne() throws {
     let store = MemoryStore<Pet>()
     try store.insert(Pet(id: 1, name: "Rex", species: "Dog", age: 3, ownerID: 1))

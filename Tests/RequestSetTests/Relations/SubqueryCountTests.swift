@@ -8,7 +8,7 @@ import Testing
 /// as plain Swift does and as the road beside it does: the same SUBQUERY with a term that
 /// reads the pet (`id >= 0`, always true), which keeps it computed on each pet over the
 /// visits materialized.
-@Suite struct SubqueryCountTests {
+@Suite(.ownThreads) struct SubqueryCountTests {
   static let data = ClinicData.generate(people: 80, pets: 300, visits: 900, vets: 12, seed: 0x5B_C0)
   static let queries = TestScale.pick(quick: 24, soak: 60)
 

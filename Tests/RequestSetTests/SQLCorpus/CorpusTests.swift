@@ -11,7 +11,7 @@ import Testing
 /// queries, each a statement on the SQL stores, where even a third of them (the quick form,
 /// see `TestScale.checks`) is most of the time; the in-process stores check all of them in
 /// a few seconds each.
-@Suite struct CorpusTests {
+@Suite(.ownThreads) struct CorpusTests {
   static let reference = RequestSet(Corpus.records)
 
   /// The reference's answer to each corpus query (nil for a format that does not parse):

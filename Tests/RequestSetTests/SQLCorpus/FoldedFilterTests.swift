@@ -7,7 +7,7 @@ import Testing
 /// an empty IN list) select what the array reference selects on every backend, on a table
 /// of plain rows and on one holding a row SQL cannot compare (where conditions are
 /// answered as a superset, which must not let a constant through).
-@Suite struct FoldedFilterTests {
+@Suite(.ownThreads) struct FoldedFilterTests {
   static let formats = [
     "FALSEPREDICATE", "TRUEPREDICATE", "'text' == 2", "'text' != 2", "n IN {}", "NOT (n IN {})",
     "n > 1 AND FALSEPREDICATE", "n > 1 OR FALSEPREDICATE", "NOT TRUEPREDICATE", "n IN {} OR n == 2",

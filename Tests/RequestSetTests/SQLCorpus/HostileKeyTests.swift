@@ -8,7 +8,7 @@ import Testing
 /// separators, comments, backslashes, `$`, placeholders, NUL, newlines and a 10 KB key.
 /// Every backend answers as the array reference does or throws a ``RequestSetError``,
 /// and the store holds the same records afterwards.
-@Suite struct HostileKeyTests {
+@Suite(.ownThreads) struct HostileKeyTests {
   static let keys: [String] = [
     "it's", "say \"hi\"", "x'; DROP TABLE DynamicRecord; --", "x\"); DROP TABLE requestset_tables; --", "a;b",
     "a--b",

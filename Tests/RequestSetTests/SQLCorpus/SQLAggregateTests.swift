@@ -6,7 +6,7 @@ import Testing
 /// String-key aggregates (`sum`, `min`, `max`, `average`) on every backend against the
 /// array reference, over seeded random records, and the SQL stores' readers computing
 /// them in SQL where they can be exact (and declining where they cannot).
-@Suite struct SQLAggregateTests {
+@Suite(.ownThreads) struct SQLAggregateTests {
   static let strings = ["b", "a", "\u{E9}", "Zo\u{EB}", "\u{DF}", "", "😀", "a b", "B"]
 
   /// Records with integer (`n`, huge ones in `big`), double (`d`), string (`s`), Bool

@@ -6,7 +6,7 @@ import Testing
 /// `distinct` on every backend against the array reference, over values whose equality
 /// SQL could get wrong (1 and 1.0, 2^53 + 1 and the double 2^53, a Bool and a number, nil
 /// and absent, "1" and 1), and the SQL stores keeping distinct values in SQL where exact.
-@Suite struct SQLDistinctTests {
+@Suite(.ownThreads) struct SQLDistinctTests {
   static let values: [FieldValue?] = [
     .int(1), .double(1.0), .int(1 << 53), .int((1 << 53) + 1), .double(9_007_199_254_740_992), .bool(true),
     .int(0), .bool(false), .string("1"), .string("\u{E9}"), nil, .null, .string("a"), .double(-2.5), .int(-3),

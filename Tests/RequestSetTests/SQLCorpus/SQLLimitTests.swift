@@ -18,7 +18,7 @@ import Testing
 /// engine building and evaluating the 70,000- and 100,000-condition filters in a debug
 /// build: the sizes are the point, since each limit lies past tens of thousands of
 /// conditions.
-@Suite struct SQLLimitTests {
+@Suite(.ownThreads) struct SQLLimitTests {
   static var kinds: [StoreKind] {
     let engines: [StoreKind] = TestScale.pick(quick: [.sqlite, .indexedSQLite, .postgres], soak: [.memory, .sqlite, .indexedSQLite, .postgres])
     return StoreKind.withSQL.filter(engines.contains)

@@ -7,7 +7,7 @@ import Testing
 /// backend against the array reference: integers beside doubles beyond 2^53 (near 2^63,
 /// where a double's shortest decimal is not its value, so SQL comparing the stored decimal
 /// would misorder it against an integer), Booleans beside numbers, strings beside numbers.
-@Suite struct SQLMixedKindOrderTests {
+@Suite(.ownThreads) struct SQLMixedKindOrderTests {
   /// Numbers whose order SQL could get wrong, and values of other kinds beside them.
   static let values: [FieldValue?] = [
     .int(9_223_372_036_854_774_800), .double(9_223_372_036_854_774_784.0), .int(9_223_372_036_854_774_783),

@@ -4,7 +4,7 @@ import Testing
 import _RequestSetSQL
 
 /// The JSON a SQL row keeps: exact round trips, the plain flag, and the quoting of names.
-@Suite struct SQLJSONTests {
+@Suite(.ownThreads) struct SQLJSONTests {
   static let awkward: [(FieldValue, Bool)] = [
     (.null, true), (.bool(true), true), (.int(0), true), (.int(Int.max), true), (.int(Int.min), true),
     (.int(9_007_199_254_740_993), true), (.uint(5), true), (.uint(UInt64.max), false),

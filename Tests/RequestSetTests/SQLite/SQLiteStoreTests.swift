@@ -40,7 +40,7 @@ private func engineMatches(_ filter: StoreFilter, _ record: FieldValue) -> Bool 
   }
 }
 
-@Suite struct SQLiteStoreTests {
+@Suite(.ownThreads) struct SQLiteStoreTests {
   @Test func theFileOpensInTheSQLiteShellWithReadableRows() throws {
     let path = freshPath()
     let store = try SQLiteStore<Animal>(path: path)

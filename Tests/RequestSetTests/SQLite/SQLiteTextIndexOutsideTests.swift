@@ -7,7 +7,7 @@ import Testing
 /// the table is refused with an error that names the missing function, and what a store's
 /// connections keep of the table between reads (its text index, whether every row is
 /// plain) follows changes made by another store or another program.
-@Suite struct SQLiteTextIndexOutsideTests {
+@Suite(.ownThreads) struct SQLiteTextIndexOutsideTests {
   /// The statement's test when it reads the text index.
   static let match =
     #"seq IN (SELECT rowid FROM "Article_requestset_text" WHERE "Article_requestset_text" MATCH ?)"#

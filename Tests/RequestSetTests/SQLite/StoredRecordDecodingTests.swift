@@ -6,7 +6,7 @@ import Testing
 /// open reads only the first and last) reports itself on every read road as the check
 /// does: `.decodingFailed`, naming the record's id and the key, never a bare
 /// `DecodingError`.
-@Suite struct StoredRecordDecodingTests {
+@Suite(.ownThreads) struct StoredRecordDecodingTests {
   /// Breaks record 15 of a 30-record table of `PetV1`: its `name` is removed.
   static func brokenTable(_ kind: SQLMigrationKind) throws -> String {
     let location = kind.freshLocation()
