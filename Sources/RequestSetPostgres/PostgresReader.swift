@@ -487,8 +487,11 @@ final class _PostgresReader<Element: Record>: StoreQueryReader {
 
   /// The record in a row's first column, decoded from libpq's buffer (no `String` copy).
   private func record(_ rows: _PGResult, _ row: Int) throws -> Element {
-    let value = try rows.withBytes(row, 0) { try SQLJSON.decode(utf8: $0) } ?? .null
-    return try value.storedRecord(Element.self, in: "the table \(store._quoted)")
+    let place = "the table \(store._quoted)"
+    if let record = try rows.withBytes(row, 0, { try SQLJSON.decodeRecord(Element.self, utf8: $0, in: place) }) {
+      return record
+    }
+    return try FieldValue.null.storedRecord(Element.self, in: place)
   }
 
   func explain(_ query: StoreQuery) throws -> StoreExplanation {

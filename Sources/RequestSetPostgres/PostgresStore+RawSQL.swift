@@ -50,7 +50,7 @@ extension PostgresStore {
           let record = try result.withBytes(
             row, body,
             { bytes in
-              try SQLJSON.decode(utf8: bytes).storedRecord(Element.self, in: "the result of records(sql:)")
+              try SQLJSON.decodeRecord(Element.self, utf8: bytes, in: "the result of records(sql:)")
             })
         else {
           throw RequestSetError(

@@ -459,8 +459,8 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
       let json = String(line.dropFirst(2))
       switch line.first {
       case "I":
-        return .insert(try SQLJSON.decode(json).storedRecord(Element.self, in: "the table \(_quoted)"))
-      case "S": return .save(try SQLJSON.decode(json).storedRecord(Element.self, in: "the table \(_quoted)"))
+        return .insert(try SQLJSON.decodeRecord(Element.self, text: json, in: "the table \(_quoted)"))
+      case "S": return .save(try SQLJSON.decodeRecord(Element.self, text: json, in: "the table \(_quoted)"))
       default: return .delete(id: try SQLJSON.decode(json).decode(Element.ID.self))
       }
     }
@@ -481,7 +481,7 @@ public final class PostgresStore<Element: Record>: QueryPushdownStore, CustomStr
 
   /// A record from its `body` text.
   func _record(_ body: String) throws -> Element {
-    try SQLJSON.decode(body).storedRecord(Element.self, in: "the table \(_quoted)")
+    try SQLJSON.decodeRecord(Element.self, text: body, in: "the table \(_quoted)")
   }
 
   /// The error for an insert whose id is taken, worded as every store words it.

@@ -374,8 +374,9 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       let (s, t) = try c.prepare { statement(query, counting: false, distinct: distinct, opaque: $0) }
       try s.bind(t.bindings)
       while try s.step(doing: "read records") {
-        let record = try s.withText(0) { try SQLJSON.decode(utf8: $0) }
-          .storedRecord(Element.self, in: "the table \(table) of \(c.path)")
+        let record = try s.withText(0) {
+          try SQLJSON.decodeRecord(Element.self, utf8: $0, in: "the table \(table) of \(c.path)")
+        }
         if try !body(record) { break }
       }
     }

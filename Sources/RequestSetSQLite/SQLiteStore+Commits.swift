@@ -110,8 +110,9 @@ final class _SQLitePoller<Element: Record>: Sendable {
             changes.append(.delete(id: id))
             continue
           }
-          let record = try SQLJSON.decode(fetch.text(0)).storedRecord(
-            Element.self, in: "the table \(store.table) of \(store.path)")
+          let record = try fetch.withText(0) {
+            try SQLJSON.decodeRecord(Element.self, utf8: $0, in: "the table \(store.table) of \(store.path)")
+          }
           changes.append(op == "insert" ? .insert(record) : .save(record))
         }
         commits.append(StoreCommit(version: version, changes: changes))

@@ -56,7 +56,7 @@ extension SQLiteStore {
                 + "column of the store's table (\(self._quotedTable)), or use rows(sql:).")
           }
           records.append(try statement.withText(Int32(body)) {
-            try SQLJSON.decode(utf8: $0).storedRecord(Element.self, in: "the result of records(sql:) on \(self.path)")
+            try SQLJSON.decodeRecord(Element.self, utf8: $0, in: "the result of records(sql:) on \(self.path)")
           })
         }
       }

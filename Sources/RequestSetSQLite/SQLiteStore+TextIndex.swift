@@ -66,6 +66,15 @@ struct _SQLiteTextTable: Sendable {
   /// The FTS5 query for a search, or nil when the table lacks one of its keys: terms
   /// joined with AND, each its hex words joined with `+` (one after the other), a prefix
   /// word starred, limited to the search's columns.
+  ///
+  /// A search on every column of the table has no column filter: FTS5 matches a query in
+  /// any column, and a phrase within one column, either way, but a filter makes it read
+  /// the column of each position of every candidate row (a quarter of the statement's
+  /// work for a two-word search over 100,000 rows).
+  ///
+  /// ```swift
+  /// text.match(search)   // (("717569636b") AND ("666f78")), or {k_7469746c65} : (…) on title alone
+  /// ```
   func match(_ search: StoreTextSearch) -> String? {
     guard Set(search.keys).isSubset(of: keys) else { return nil }
     let terms = search.terms.map { term in
@@ -73,8 +82,10 @@ struct _SQLiteTextTable: Sendable {
         + zip(term.words, term.prefix).map { "\"\(Self.hex($0))\"" + ($1 ? " *" : "") }.joined(
           separator: " + ") + ")"
     }
+    let query = "(" + terms.joined(separator: " AND ") + ")"
+    if Set(search.keys) == Set(keys) { return query }
     let columns = search.keys.map(Self.column).joined(separator: " ")
-    return "{\(columns)} : (" + terms.joined(separator: " AND ") + ")"
+    return "{\(columns)} : " + query
   }
 
   /// The store table's text table, or nil without one.

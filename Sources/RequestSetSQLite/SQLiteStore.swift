@@ -558,7 +558,7 @@ public final class SQLiteStore<Element: Record>: QueryPushdownStore {
   }
 
   func _decodeRecord(_ text: String) throws -> Element {
-    try SQLJSON.decode(text).storedRecord(Element.self, in: "the table \(table) of \(path)")
+    try SQLJSON.decodeRecord(Element.self, text: text, in: "the table \(table) of \(path)")
   }
 
   // MARK: Indexes

@@ -245,14 +245,14 @@ public enum SQLJSON {
   /// ```
   /// - Throws: `RequestSetError` `.decodingFailed` when the bytes are not such JSON.
   public static func decode(utf8 bytes: UnsafeRawBufferPointer) throws -> FieldValue {
-    var parser = _Parser(bytes: bytes)
+    var parser = _JSONParser(bytes: bytes)
     do {
       parser.skipSpace()
       let value = try parser.value(depth: 0)
       parser.skipSpace()
-      guard parser.at == bytes.count else { throw _ParseError(offset: parser.at, reason: "text after the value") }
+      guard parser.at == bytes.count else { throw _JSONParseError(offset: parser.at, reason: "text after the value") }
       return value
-    } catch let error as _ParseError {
+    } catch let error as _JSONParseError {
       throw RequestSetError(
         .decodingFailed,
         "A stored row's JSON is damaged at byte \(error.offset) (\(error.reason)). "
@@ -311,13 +311,15 @@ public enum SQLJSON {
   }
 }
 
-private struct _ParseError: Error {
+/// Where and why ``_JSONParser`` stopped.
+struct _JSONParseError: Error {
   let offset: Int
   let reason: String
 }
 
-/// A JSON reader into `FieldValue`s, with tagged values untagged.
-private struct _Parser {
+/// A JSON reader into `FieldValue`s, with tagged values untagged. `_JSONRecordReader`
+/// reads records with its strings and numbers, and skips values as it reads them.
+struct _JSONParser {
   let bytes: UnsafeRawBufferPointer
   var at = 0
 
@@ -332,7 +334,7 @@ private struct _Parser {
     }
   }
 
-  func fail(_ reason: String) -> _ParseError { _ParseError(offset: at, reason: reason) }
+  func fail(_ reason: String) -> _JSONParseError { _JSONParseError(offset: at, reason: reason) }
 
   mutating func expect(_ literal: StaticString) throws {
     let n = literal.utf8CodeUnitCount
@@ -428,7 +430,7 @@ private struct _Parser {
     }
   }
 
-  static func string(scalars: [FieldValue], fail: @autoclosure () -> _ParseError) throws -> String {
+  static func string(scalars: [FieldValue], fail: @autoclosure () -> _JSONParseError) throws -> String {
     var s = String.UnicodeScalarView()
     for item in scalars {
       guard case .int(let v) = item, let u = UInt32(exactly: v), let scalar = Unicode.Scalar(u) else { throw fail() }

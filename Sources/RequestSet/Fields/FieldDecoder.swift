@@ -10,6 +10,12 @@ enum _FieldDecoder {
   static func decode<T: Decodable>(_ type: T.Type, from value: FieldValue, recorder: _ProbeRecorder? = nil) throws -> T {
     try T(from: _Decoder(value: value, codingPath: [], recorder: recorder))
   }
+
+  /// Decodes a `T` as a field of a record holding `value` is decoded (see
+  /// `FieldValue._decodeField(_:)`).
+  static func decodeField<T: Decodable>(_ type: T.Type, from value: FieldValue) throws -> T {
+    try _decode(type, value, [], nil)
+  }
 }
 
 private struct _Decoder: Decoder {
