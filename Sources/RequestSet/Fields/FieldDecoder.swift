@@ -121,7 +121,10 @@ private struct _Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let fields: [String: FieldValue]
   var codingPath: [any CodingKey]
   let recorder: _ProbeRecorder?
-  var allKeys: [Key] { fields.keys.compactMap { Key(stringValue: $0) } }
+  /// In sorted order, not the dictionary's: a dictionary whose values fail to decode
+  /// under two keys reports the same key every time (two equal dictionaries may list
+  /// their keys in different orders, and a record read twice then named either key).
+  var allKeys: [Key] { fields.keys.sorted().compactMap { Key(stringValue: $0) } }
 
   func contains(_ key: Key) -> Bool {
     if fields[key.stringValue] != nil { return true }

@@ -6,7 +6,7 @@ import _RequestSetSQL
 /// `SQLJSON.decodeRecord`, which reads a record straight from a row's JSON bytes, against
 /// the road it shortcuts (`SQLJSON.decode(utf8:)` then `storedRecord(_:in:)`): the same
 /// records and the same errors on seeded random bodies, valid, awkward and broken.
-@Suite struct SQLJSONRecordReaderTests {
+@Suite(.ownThreads) struct SQLJSONRecordReaderTests {
   enum Kind: String, Codable, Equatable { case cat, dog, bird }
 
   struct Inner: Codable, Equatable {
@@ -353,6 +353,32 @@ import _RequestSetSQL
     #expect(tally.direct > 150 && tally.throughTree > 300 && tally.errors > 150, "\(tally)")
   }
 
+  /// A dictionary whose values fail under two keys names the same key every time (the
+  /// first in sorted order), however the dictionary holding the fields was built: a
+  /// dictionary lists its keys in an order that depends on its size and history, and the
+  /// random differential above once saw the two roads name different keys.
+  @Test func aDictionaryWithTwoBadValuesNamesTheSameKeyEveryTime() {
+    struct Tallies: Decodable { var counts: [String: Int] }
+    let entries: [(String, FieldValue)] = [
+      ("a", .int(1)), ("x", .string("no")), ("c", .int(3)), ("m", .string("no")), ("z", .int(5)),
+    ]
+    var named = Set<String>()
+    for round in 0..<24 {
+      var fields: [String: FieldValue] = [:]
+      fields.reserveCapacity(round * 3)
+      for i in entries.indices { let (key, value) = entries[(i + round) % entries.count]; fields[key] = value }
+      do {
+        _ = try FieldValue.object(["counts": .object(fields)]).decode(Tallies.self)
+        Issue.record("decoded a dictionary holding two strings as [String: Int]")
+      } catch let DecodingError.typeMismatch(_, context) {
+        named.insert(context.codingPath.map(\.stringValue).joined(separator: "."))
+      } catch {
+        Issue.record("unexpected \(error)")
+      }
+    }
+    #expect(named == ["counts.m"])
+  }
+
   @Test func readsPlainBodiesDirectly() throws {
     var maker = Maker(g: SeededRandom(seed: 9), odd: 0)
     for id in 0..<200 {
@@ -444,7 +470,7 @@ import _RequestSetSQL
 
 /// Records of every kind of field through the SQL stores: what a fetch reads (directly or
 /// through the tree) is what was inserted.
-@Suite struct SQLRecordReadingTests {
+@Suite(.ownThreads) struct SQLRecordReadingTests {
   @Test(arguments: SQLMigrationKind.available)
   func randomRecordsReadBackAsInserted(_ kind: SQLMigrationKind) throws {
     var maker = SQLJSONRecordReaderTests.Maker(g: SeededRandom(seed: 11), odd: 5)
