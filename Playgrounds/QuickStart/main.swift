@@ -1,10 +1,7 @@
 import Foundation   // FileManager and UUID, for the examples that write files
 import RequestSet
 
-struct Owner: Codable, Sendable, Hashable {
-  var name: String
-  var city: String
-}
+struct Owner: Codable, Sendable, Hashable { var name: String; var city: String }
 
 struct Animal: Record {
   var id: Int
