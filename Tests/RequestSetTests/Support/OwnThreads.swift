@@ -47,6 +47,8 @@ struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     let waits = !test.traits.contains { $0 is TimeLimitTrait }
     if waits { await _TestSlots.shared.acquire() }
     defer { if waits { _TestSlots.shared.release() } }
+    let timing = _CaseTimes.shared.map { $0.begin(test, testCase) }
+    defer { if let timing { _CaseTimes.shared?.end(timing) } }
     let executor = _OneThreadExecutor(name: test.name)
     defer { executor.finish() }
     try await Self.$onOwnThread.withValue(true) {
@@ -161,11 +163,56 @@ private final class _OneThreadExecutor: TaskExecutor, Sendable {
   }
 }
 
+/// With `REQUESTSET_TEST_TIMES=path`, one line per test case appended to `path` when it
+/// ends: the seconds from the process's start to when it got its slot and to its end, and
+/// its name (`Scripts/test-times.py path` sums them). Swift Testing's own times count from
+/// before the slot wait, so they cannot tell how long a case ran.
+private final class _CaseTimes: Sendable {
+  static let shared: _CaseTimes? = ProcessInfo.processInfo.environment["REQUESTSET_TEST_TIMES"].flatMap {
+    FileHandle(forWritingAtPath: $0) ?? (FileManager.default.createFile(atPath: $0, contents: nil)
+      ? FileHandle(forWritingAtPath: $0) : nil)
+  }.map(_CaseTimes.init)
+
+  private let file: _Locked<FileHandle>
+  private let origin = ContinuousClock.now
+
+  init(_ file: FileHandle) {
+    file.seekToEndOfFile()
+    self.file = _Locked(file)
+  }
+
+  func begin(_ test: Test, _ testCase: Test.Case?) -> (name: String, start: Duration) {
+    // The case's arguments are not public API; a mirror reads them for the name only.
+    func find(_ label: String, in value: Any, depth: Int = 0) -> Any? {
+      for child in Mirror(reflecting: value).children {
+        if child.label == label { return child.value }
+        if depth < 4, let found = find(label, in: child.value, depth: depth + 1) { return found }
+      }
+      return nil
+    }
+    var arguments = ""
+    if let testCase, let list = find("arguments", in: testCase) {
+      arguments = Mirror(reflecting: list).children.compactMap { argument in
+        find("value", in: argument.value).map { String(describing: $0) }
+      }.joined(separator: ", ")
+    }
+    return ("\(test.id) \(arguments.prefix(80))", ContinuousClock.now - origin)
+  }
+
+  func end(_ timing: (name: String, start: Duration)) {
+    func seconds(_ d: Duration) -> String {
+      String(format: "%.3f", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+    }
+    let line = "\(seconds(timing.start))\t\(seconds(ContinuousClock.now - origin))\t\(timing.name)\n"
+    file.withLock { $0.write(Data(line.utf8)) }
+  }
+}
+
 /// The lock of this file's shared state: a pthread mutex (through `NSLock`), which
 /// ThreadSanitizer understands. `Synchronization.Mutex` locks with futex calls it cannot
 /// see, and `.ci/run` runs three suites under it, where every access behind a `Mutex` here
 /// was reported as a race.
-private final class _Locked<Value>: @unchecked Sendable {
+final class _Locked<Value>: @unchecked Sendable {
   // @unchecked Sendable: `value` is read and written only inside `withLock`, between
   // `lock.lock()` and `lock.unlock()`, so no two threads ever touch it at once.
   private let lock = NSLock()
