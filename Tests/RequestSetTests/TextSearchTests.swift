@@ -224,6 +224,41 @@ struct Article: Record {
     #expect(Self.words("東京タワー") == ["東", "京", "タ", "ワ", "ー"])
   }
 
+  /// Searches without a text index, on six threads at once over one store, each find what
+  /// the reference finds: every thread splits the texts into words with a memo of its own,
+  /// and more texts than one memo keeps (``memoLimit``) make each forget and split again.
+  @Test func searchesOnManyThreadsAtOnceAnswerAsTheReference() throws {
+    let docs = Self.articles(count: 500, seed: 0x7E17)
+    let store = MemoryStore<Article>()
+    try store.insert(contentsOf: docs)
+    let fields = docs.map { (title: Self.words($0.title), body: Self.words($0.body)) }
+    var g = SeededRandom(seed: 0x7E18)
+    let queries = (0..<12).map { _ in Self.query(&g, docs: docs) }
+    let wanted = queries.map { q in
+      docs.indices.filter { i in
+        q.terms.allSatisfy { $0.occurs(in: fields[i].title) || $0.occurs(in: fields[i].body) }
+      }.map { docs[$0].id }
+    }
+    // Distinct texts enough to fill a thread's memo more than once between the searches.
+    let filler = (0..<17_000).map { "filler \($0) text" }
+    let found = _Locked(Array(repeating: [[Int]](), count: 6))
+    DispatchQueue.concurrentPerform(iterations: 6) { thread in
+      var answers: [[Int]] = []
+      for (n, q) in queries.enumerated() {
+        if n == 6 && thread < 2 {
+          _ = try? RequestSet(filler.enumerated().map { Article(id: $0, title: $1, body: "", labels: [], rank: 0) })
+            .filter(matching: "text", in: ["title"]).fetch().count
+        }
+        answers.append((try? RequestSet(store).filter(matching: q.text, in: ["title", "body"]).sortBy(\.id).fetch().map(\.id)) ?? [-1])
+      }
+      found.withLock { $0[thread] = answers }
+    }
+    for (thread, answers) in found.withLock({ $0 }).enumerated() {
+      #expect(answers == wanted, "thread \(thread)")
+    }
+    #expect(wanted.filter { !$0.isEmpty }.count > 4, "the queries find records")
+  }
+
   @Test(arguments: StoreKind.withSQL)
   func randomQueriesMatchTheReference(_ kind: StoreKind) async throws {
     // REQUESTSET_SOAK=1 runs 5,000 documents and 300 queries per store: under four minutes

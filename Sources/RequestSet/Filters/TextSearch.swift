@@ -6,6 +6,33 @@ import Foundation
 // tested: the set of records a query matches is decided by these rules, in Swift, on every
 // store, so every store returns the same records.
 
+/// One thread's memo of split texts (``_TextTokenizer/memoizedTokens(_:)``), kept in a
+/// POSIX thread-specific slot and released when the thread ends.
+private final class _TokenMemo {
+  var table: [String: [String]] = [:]
+
+  /// This thread's memo, made on first use.
+  static var current: _TokenMemo {
+    if let pointer = pthread_getspecific(key) {
+      return Unmanaged<_TokenMemo>.fromOpaque(pointer).takeUnretainedValue()
+    }
+    let memo = _TokenMemo()
+    pthread_setspecific(key, Unmanaged.passRetained(memo).toOpaque())
+    return memo
+  }
+
+  /// The slot; its destructor releases a thread's memo when the thread ends.
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { pointer in
+      // The parameter is optional on Linux and not on Apple platforms.
+      guard let pointer = pointer as UnsafeMutableRawPointer? else { return }
+      Unmanaged<_TokenMemo>.fromOpaque(pointer).release()
+    }
+    return key
+  }()
+}
+
 /// Splits text into the words full-text search compares.
 ///
 /// The rules, which ``RequestSet/filter(matching:in:mode:)`` documents
@@ -28,24 +55,24 @@ enum _TextTokenizer {
     return out
   }
 
-  /// The words of a stored text, from a process-wide memo of the texts split lately: a
+  /// The words of a stored text, from a memo of the texts this thread split lately: a
   /// search without a text index reads every record's text again for each query, and
-  /// folding it costs far more than finding it in the memo. The memo holds at most
-  /// ``memoLimit`` texts and forgets them all at once when full.
+  /// folding it costs far more than finding it in the memo. Each thread keeps its own
+  /// memo, so searches on many threads never wait on one another (one memo behind a lock
+  /// for the whole process made them queue on it: 13% of a test run's time went to that
+  /// lock's slow path). A memo holds at most ``memoLimit`` texts and forgets them all at
+  /// once when full; it ends with its thread.
   static func memoizedTokens(_ text: String) -> [String] {
-    if let known = _memo.withLock({ $0[text] }) { return known }
+    let memo = _TokenMemo.current
+    if let known = memo.table[text] { return known }
     let words = tokens(text)
-    _memo.withLock { memo in
-      if memo.count >= memoLimit { memo.removeAll(keepingCapacity: true) }
-      memo[text] = words
-    }
+    if memo.table.count >= memoLimit { memo.table.removeAll(keepingCapacity: true) }
+    memo.table[text] = words
     return words
   }
 
-  /// The most texts ``memoizedTokens(_:)`` keeps.
-  static var memoLimit: Int { 32_768 }
-
-  private static let _memo = _Lock<[String: [String]]>([:])
+  /// The most texts one thread's ``memoizedTokens(_:)`` memo keeps.
+  static var memoLimit: Int { 16_384 }
 
   /// Calls `body` with each word of `text`, in order.
   static func tokenize(_ text: String, _ body: (String) -> Void) {
