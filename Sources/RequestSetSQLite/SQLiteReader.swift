@@ -236,6 +236,20 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
         if reals != false { byIDColumn = false }
       }
     }
+    // A subquery that finds its related rows by a JSON key reads every related row for each
+    // record unless an index on that key serves it: then the statement would be quadratic
+    // where the in-process road (one read of the related values, a sort in Swift) is not.
+    if !byIDColumn {
+      let column = related.column
+      let indexed = (try? withConnection { c in
+        try SQLiteStore<Element>._madeIndexes(c, table: other).contains { $0.keys.first == column }
+      }) ?? false
+      guard indexed else {
+        return .none(
+          reason: "the key \(column) of \(other) has no index, so a subquery per record would read every row of "
+            + "\(other); createIndex(\"\(column)\") on that store lets the statement sort")
+      }
+    }
     relatedForms.withLock { $0[related] = _SQLiteRelatedForm(scalar: scalar, byIDColumn: byIDColumn) }
     return .exact
   }

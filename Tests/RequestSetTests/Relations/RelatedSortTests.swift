@@ -51,14 +51,18 @@ import Testing
   }()
 
   /// The four clinic stores in one file (or, with `twoFiles`, pets and visits in one file
-  /// and people and vets in another); table names start with `prefix`.
-  static func graph(_ prefix: String, twoFiles: Bool = false) throws -> RecordGraph {
+  /// and people and vets in another); table names start with `prefix`. The visits are
+  /// indexed on `petID` unless `indexed` is false: a sort through `visits` runs in the
+  /// statement only with that index.
+  static func graph(_ prefix: String, twoFiles: Bool = false, indexed: Bool = true) throws -> RecordGraph {
     let first = TemporaryLogDirectory.freshPath("a.sqlite")
     let second = twoFiles ? TemporaryLogDirectory.freshPath("b.sqlite") : first
+    let visits = try SQLiteStore<Visit>(path: first, table: prefix + "visits")
+    if indexed { try visits.createIndex("petID") }
     let graph = try RecordGraph(
       SQLiteStore<Person>(path: second, table: prefix + "people"),
       SQLiteStore<Pet>(path: first, table: prefix + "pets"),
-      SQLiteStore<Visit>(path: first, table: prefix + "visits"),
+      visits,
       SQLiteStore<Vet>(path: second, table: prefix + "vets"))
     try data.insert(into: graph)
     return graph
@@ -243,6 +247,28 @@ import Testing
     let ids = try _PlanCounter.$tally.withValue(tally) { try set.fetch().map(\.id) }
     #expect(ids == Self.reference({ _ in true }, [(Self.relatedKeys[0].value, false)], offset: 0, limit: 5))
     #expect(tally.relationQueries == 1)
+  }
+
+  /// In one file, a sort through a to-many whose foreign key has no index reads the related
+  /// values once and sorts in process, and `explain()` says why and how to change it: a
+  /// subquery per pet would read every visit for each pet. A to-one, found through the
+  /// related table's `id` column, needs no index.
+  @Test func aToManySortWithoutAnIndexOnTheForeignKeyRunsInProcess() throws {
+    let graph = try Self.graph("rsn_", indexed: false)
+    for key in ["visits.@count", "visits.@sum.cost"] {
+      let set = graph.records(Pet.self).sortBy(key, order: .descending).limit(7)
+      let plan = set.explain()
+      #expect(plan.contains("the key petID of rsn_visits has no index"), "\(plan)")
+      #expect(plan.contains("createIndex(\"petID\")"), "\(plan)")
+      let tally = _PlanCounter.Tally()
+      let ids = try _PlanCounter.$tally.withValue(tally) { try set.fetch().map(\.id) }
+      let value = Self.relatedKeys.first { $0.key == key }!.value
+      #expect(ids == Self.reference({ _ in true }, [(value, true)], offset: 0, limit: 7), "\(key)")
+      #expect(tally.relationQueries == 1, "\(key)")
+    }
+    let owner = graph.records(Pet.self).sortBy("owner.name").limit(5)
+    #expect(!owner.explain().contains("1 query on"), "\(owner.explain())")
+    #expect(try owner.fetch().map(\.id) == Self.reference({ _ in true }, [(Self.relatedKeys[0].value, false)], offset: 0, limit: 5))
   }
 
   /// A related value that has held integers, text and nil orders as it does in process:
