@@ -137,6 +137,129 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     return .exact
   }
 
+  /// How the statement reads each related sort value this reader took (see
+  /// ``support(forRelatedSort:)``), decided there, where the tables are read.
+  private let relatedForms = Mutex<[StoreRelatedValue: _SQLiteRelatedForm]>([:])
+
+  /// A sort by a value of another table of this file (`owner.name`, `visits.@count`), as a
+  /// correlated subquery in the ORDER BY (see `_SQLiteTranslation.orderBy`), when SQL
+  /// orders exactly as the engine does: both tables hold only plain rows, every key is a
+  /// JSON path that reads through no array, the keys compared (the record's key and the
+  /// related column) have held only nil, numbers and text, as for a subquery
+  /// (``support(for:)-(StoreSubquery)``), and the key read is held by some related row (a
+  /// key no row holds is left to the engine, which decides what it means). The tables'
+  /// summaries and rows are read in this reader's transaction, whose snapshot the
+  /// statement reads.
+  func support(forRelatedSort sort: StoreSortKey) -> PushdownSupport {
+    guard let related = sort.related else { return support(for: sort) }
+    let other = related.location.table
+    guard let database, related.location.database == database else {
+      return .none(reason: "the table \(other) is in another database file")
+    }
+    if nonPlain { return .none(reason: "the table holds values SQL cannot compare exactly (NaN, Decimal, …)") }
+    let readKey: String?
+    switch related.reading {
+    case .value(let key): readKey = key
+    case .count: readKey = nil
+    case .aggregate(let aggregate): readKey = aggregate.key
+    }
+    let keys = [related.key, related.column] + (readKey.map { [$0] } ?? [])
+    for key in keys {
+      // `FieldValue[path:]` and the engine's key model read a backslash apart.
+      guard !key.contains("\\"), _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)) != nil else {
+        return .none(reason: "the key \(key) holds a backslash, a quote or U+0000")
+      }
+    }
+    if let reason = arrayOnPath(FieldValue.fieldNames(inKey: related.key)) { return .none(reason: reason) }
+    guard let quoted = try? SQLJSON.quoteIdentifier(other) else {
+      return .none(reason: "the table \(other) has no SQL name")
+    }
+    let own = table
+    let read = try? withConnection { c -> (StoreFieldKinds?, StoreFieldKinds?, Bool) in
+      func kinds(_ table: String) throws -> StoreFieldKinds? {
+        try SQLiteStore<Element>._storedKinds(c, table: table).map { try SQLFieldKinds().kinds(fromText: $0) }
+      }
+      let (mine, theirs) = (try kinds(own), try kinds(other))
+      let s = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(quoted) WHERE NOT plain)")
+      let plain = try s.step(doing: "check a related table's rows") && s.int(0) == 0
+      return (mine, theirs, plain)
+    }
+    guard case let (mine?, theirs?, plain)? = read else {
+      return .none(reason: "the table \(own) or \(other) keeps no summary of its keys")
+    }
+    guard plain else {
+      return .none(reason: "the table \(other) holds values SQL cannot compare exactly (NaN, Decimal, …)")
+    }
+    func held(_ kinds: StoreFieldKinds, _ key: String) -> Set<StoreFieldKinds.Kind> {
+      Set(StoreFieldKinds.Kind.allCases.filter { kinds.holds($0, at: key) })
+    }
+    let scalars: Set<StoreFieldKinds.Kind> = [.null, .number, .string]
+    let compared = [(own, related.key, held(mine, related.key)), (other, related.column, held(theirs, related.column))]
+    for (table, key, kinds) in compared {
+      if kinds.isEmpty { return .none(reason: "no record of \(table) holds the key \(key)") }
+      if !kinds.isSubset(of: scalars) {
+        return .none(
+          reason: "the key \(key) of \(table) has held Booleans, arrays or objects, which SQL's = compares otherwise")
+      }
+    }
+    var scalar = false
+    if let readKey {
+      let kinds = held(theirs, readKey)
+      if kinds.isEmpty { return .none(reason: "no record of \(other) holds the key \(readKey)") }
+      let names = FieldValue.fieldNames(inKey: readKey)
+      for end in 1..<max(1, names.count)
+      where theirs.holds(.array, at: FieldValue.key(forFieldNames: Array(names[..<end]))) {
+        return .none(
+          reason:
+            "the key \(readKey) of \(other) reads through an array in some record, which SQL paths do not map over")
+      }
+      scalar = kinds.isSubset(of: scalars)
+    }
+    // A to-one finds its target through the table's `id` column (unique, so indexed),
+    // which holds the id's JSON text: the foreign key's JSON text (`body -> path`, as the
+    // row holds it) equals it exactly when the values are equal, unless a double is
+    // involved (3.0 is written `3e0`, the integer 3 `3`).
+    var byIDColumn = false
+    if related.column == "id" {
+      byIDColumn = true
+      for (table, key, kinds) in compared where kinds.contains(.number) {
+        guard let path = _SQLiteTranslation.pathLiteral(FieldValue.fieldNames(inKey: key)),
+          let name = try? SQLJSON.quoteIdentifier(table)
+        else {
+          byIDColumn = false
+          break
+        }
+        let reals = try? withConnection { c -> Bool in
+          let s = try c.prepare("SELECT EXISTS(SELECT 1 FROM \(name) WHERE json_type(body, \(path)) = 'real')")
+          return try s.step(doing: "check a key's numbers") && s.int(0) != 0
+        }
+        if reals != false { byIDColumn = false }
+      }
+    }
+    // A subquery that finds its related rows by a JSON key reads every related row for each
+    // record unless an index on that key serves it: then the statement would be quadratic
+    // where the in-process road (one read of the related values, a sort in Swift) is not.
+    if !byIDColumn {
+      let column = related.column
+      let indexed = (try? withConnection { c in
+        try SQLiteStore<Element>._madeIndexes(c, table: other).contains { $0.keys.first == column }
+      }) ?? false
+      guard indexed else {
+        return .none(
+          reason: "the key \(column) of \(other) has no index, so a subquery per record would read every row of "
+            + "\(other); createIndex(\"\(column)\") on that store lets the statement sort")
+      }
+    }
+    relatedForms.withLock { $0[related] = _SQLiteRelatedForm(scalar: scalar, byIDColumn: byIDColumn) }
+    return .exact
+  }
+
+  /// How the statement reads `related`, as ``support(forRelatedSort:)`` decided; the
+  /// general form (exact on every kind) when it did not.
+  func relatedForm(_ related: StoreRelatedValue) -> _SQLiteRelatedForm {
+    relatedForms.withLock { $0[related] } ?? _SQLiteRelatedForm(scalar: false, byIDColumn: false)
+  }
+
   /// Every date part: `SQLDateParts` spells `RequestDatePart`'s arithmetic in SQL.
   func support(forDatePart part: RequestDatePart) -> PushdownSupport { .exact }
 
@@ -284,7 +407,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     let order =
       counting && distinct == nil
       ? (sql: "", bindings: [])
-      : _SQLiteTranslation.orderBy(query.sort, nonPlain: nonPlain, isScalar: isScalar)
+      : _SQLiteTranslation.orderBy(
+        query.sort, nonPlain: nonPlain, isScalar: isScalar, table: quotedTable, related: relatedForm)
     let whereBindings = t.bindings
     t.bindings += order.bindings
     let windowed = query.offset != 0 || query.limit != nil

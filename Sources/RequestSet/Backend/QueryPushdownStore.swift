@@ -181,6 +181,25 @@ public protocol StoreQueryReader<Element>: AnyObject, Sendable {
   /// ```
   func support(for subquery: StoreSubquery) -> PushdownSupport
 
+  /// Whether the store orders by a value read through a relation from a store in its own
+  /// database (a ``StoreSortKey`` whose ``StoreSortKey/related`` is set), as a subquery in
+  /// its statement, exactly as the engine orders the values it reads from the related
+  /// store (a record with no related record by ``StoreRelatedValue/fallback``; ties by
+  /// store order), or not at all. The engine asks only a store whose
+  /// ``QueryPushdownStore/location`` names the related store's database, and never asks
+  /// ``support(for:)-(StoreSortKey)`` about such a key. The default answers `.none`, so a
+  /// store written before related sorts existed never receives one.
+  ///
+  /// ```swift
+  /// func support(forRelatedSort sort: StoreSortKey) -> PushdownSupport {
+  ///   guard let related = sort.related, related.location.database == database else {
+  ///     return .none(reason: "another database")
+  ///   }
+  ///   return .exact
+  /// }
+  /// ```
+  func support(forRelatedSort sort: StoreSortKey) -> PushdownSupport
+
   /// Whether the store runs `query` as a whole, each of its conditions, sort keys and its
   /// distinct key being supported: a store whose statements have a limit of size declines
   /// a query past it, and the engine runs the largest terms of the filter in process until
@@ -277,6 +296,11 @@ extension StoreQueryReader {
   /// Runs no subquery: relations reach the store as lists of ids.
   public func support(for subquery: StoreSubquery) -> PushdownSupport {
     .none(reason: "the store runs no subquery on another store")
+  }
+
+  /// Runs no related sort: the engine reads the related values and sorts in process.
+  public func support(forRelatedSort sort: StoreSortKey) -> PushdownSupport {
+    .none(reason: "the store sorts by no value of another store")
   }
 
   /// Takes every query whose parts it supports.

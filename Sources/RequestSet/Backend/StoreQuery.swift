@@ -183,16 +183,36 @@ public struct StoreSortKey: Sendable, Hashable, CustomStringConvertible {
   public var order: RequestSortOrder
   /// How strings compare.
   public var collation: RequestCollation
+  /// When set, the key is a value read through a relation from a store in the same
+  /// database (``key`` is then the key as written, `owner.name` or `visits.@count`, for
+  /// messages): the store orders by ``StoreRelatedValue`` as a subquery in its own
+  /// statement. The engine hands such a key only to a reader that supports it
+  /// (``StoreQueryReader/support(forRelatedSort:)``).
+  ///
+  /// ```swift
+  /// StoreSortKey("age").related   // nil: a key of the record itself
+  /// ```
+  public var related: StoreRelatedValue?
 
   /// A sort key.
   ///
   /// ```swift
   /// StoreSortKey("age")
   /// ```
-  public init(_ key: String, order: RequestSortOrder = .ascending, collation: RequestCollation = .binary) {
+  /// - Parameters:
+  ///   - key: The string key, dotted for nested fields.
+  ///   - order: The direction.
+  ///   - collation: How strings compare.
+  ///   - related: The value through a relation the key orders by, or nil for the
+  ///     record's own key.
+  public init(
+    _ key: String, order: RequestSortOrder = .ascending, collation: RequestCollation = .binary,
+    related: StoreRelatedValue? = nil
+  ) {
     self.key = key
     self.order = order
     self.collation = collation
+    self.related = related
   }
 
   /// `name ASC`, with the collation when it is not binary.
@@ -209,6 +229,102 @@ public struct StoreSortKey: Sendable, Hashable, CustomStringConvertible {
   public func compare(_ a: FieldValue, _ b: FieldValue) -> Int {
     let c = FieldValue._order(a, b, collation)
     return order == .ascending ? c : -c
+  }
+}
+
+/// A value read through a relation from another store in the same database, that a
+/// ``StoreSortKey`` orders by (``StoreSortKey/related``): the related records are those
+/// whose ``column`` equals the record's ``key`` (as the engine's `IN` compares: numbers by
+/// value, strings exactly, nil never), and the value is what ``reading`` reads of them.
+///
+/// A record with no related record orders by ``fallback``: nil for a to-one's value, 0
+/// for a count, and what the collection operator gives for no value (0 for `@sum` and
+/// `@avg`, nil for `@min` and `@max`), exactly as the engine orders it in process.
+///
+/// ```swift
+/// // animals.sortBy("owner.name") over two SQLite stores in one file reaches the animals'
+/// // store as StoreSortKey("owner.name", related: value) with
+/// let owners = StoreLocation(database: "sqlite:/srv/zoo.sqlite", table: "owners")
+/// let value = StoreRelatedValue(key: "ownerId", location: owners, column: "id", reading: .value("name"))
+/// value.description   // "(SELECT name FROM owners WHERE id == ownerId)"
+/// ```
+public struct StoreRelatedValue: Sendable, Hashable, CustomStringConvertible {
+  /// The record's key: a to-one's foreign key, or `id` for a to-many.
+  public var key: String
+  /// The related store's table and database.
+  public var location: StoreLocation
+  /// The related records' key that must equal the record's ``key``: `id` for a to-one,
+  /// the inverse key for a to-many.
+  public var column: String
+  /// What is read of the related records.
+  public var reading: Reading
+
+  /// What a ``StoreRelatedValue`` reads of the related records.
+  ///
+  /// ```swift
+  /// StoreRelatedValue.Reading.aggregate(StoreSubquery.Aggregate(function: .sum, key: "cost")).description
+  /// // "@sum.cost"
+  /// ```
+  public enum Reading: Sendable, Hashable, CustomStringConvertible {
+    /// A key of the one related record (a to-one's target); nil when there is none.
+    case value(String)
+    /// How many related records there are (a to-many's `@count`).
+    case count
+    /// A collection operator over a key of the related records, in store order (a
+    /// to-many's `@sum.cost`), as ``StoreSubquery/Aggregate/reduce(_:)`` computes it.
+    case aggregate(StoreSubquery.Aggregate)
+
+    /// `name`, `@count` or `@sum.cost`.
+    public var description: String {
+      switch self {
+      case .value(let key): return key
+      case .count: return "@count"
+      case .aggregate(let a): return a.description
+      }
+    }
+  }
+
+  /// A related value; the engine builds these, a test of a store may too.
+  ///
+  /// ```swift
+  /// let visits = StoreLocation(database: "sqlite:/srv/zoo.sqlite", table: "visits")
+  /// StoreRelatedValue(key: "id", location: visits, column: "animalId", reading: .count)
+  /// ```
+  /// - Parameters:
+  ///   - key: The record's key.
+  ///   - location: The related store's table and database.
+  ///   - column: The related records' key that equals the record's.
+  ///   - reading: What is read of them.
+  public init(key: String, location: StoreLocation, column: String, reading: Reading) {
+    self.key = key
+    self.location = location
+    self.column = column
+    self.reading = reading
+  }
+
+  /// The value of a record with no related record: nil for a value, 0 for a count, the
+  /// operator's value for no values for an aggregate.
+  ///
+  /// ```swift
+  /// StoreRelatedValue(key: "id", location: visits, column: "animalId", reading: .count).fallback   // .int(0)
+  /// ```
+  public var fallback: FieldValue {
+    switch reading {
+    case .value: return .null
+    case .count: return .int(0)
+    case .aggregate(let a): return a.reduce([])
+    }
+  }
+
+  /// `(SELECT name FROM owners WHERE id == ownerId)`, in the engine's notation.
+  public var description: String {
+    let what: String
+    switch reading {
+    case .value(let key): what = key
+    case .count: what = "count(*)"
+    case .aggregate(let a): what = a.description
+    }
+    return "(SELECT \(what) FROM \(location.table) WHERE \(column) == \(key))"
   }
 }
 

@@ -667,7 +667,8 @@ enum _Executor {
     var readers: [_KeyReader] = []
     for key in keys {
       switch key {
-      case .typed(let t):
+      case .typed(let typed):
+        let t = try typed.inProcess()
         if let through = t.throughField {
           readers.append(
             _KeyReader(
@@ -753,7 +754,9 @@ enum _Executor {
     var parts: [(Int, Int) throws -> Int] = []
     for key in keys {
       switch key {
-      case .typed(let t):
+      case .typed(let typed):
+        // A sort through a relation a store could have run reads its values now.
+        let t = try typed.inProcess()
         let cmp = t.compare
         if let base = compiler.cursor.base {
           parts.append(t.order == .ascending ? { cmp(base + $0, base + $1) } : { cmp(base + $1, base + $0) })

@@ -116,6 +116,12 @@ enum _Pushdown {
       {
         checked.stages[i].filter = neutral
       }
+      // So was a sort through a relation a store may run: comparing with it here would
+      // read the related values (see RelatedSort.swift).
+      checked.stages[i].sort.removeAll {
+        if case .typed(let t) = $0 { return t.related != nil }
+        return false
+      }
     }
     _ = try _Executor.slots(checked, in: none)
   }

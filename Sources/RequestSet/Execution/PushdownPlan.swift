@@ -149,7 +149,7 @@ struct _PushdownPlan<Element: Sendable>: Sendable {
       switch key {
       case .field(let name, let order, let collation):
         storeKey = StoreSortKey(name, order: order, collation: collation)
-      case .typed(let t): storeKey = t.fieldKey.map { StoreSortKey($0, order: t.order) }
+      case .typed(let t): storeKey = t.related?.storeKey ?? t.fieldKey.map { StoreSortKey($0, order: t.order) }
       case .relevance: storeKey = nil
       }
       let why: String?

@@ -72,6 +72,8 @@ final class _PushdownReader<Element: Sendable>: Sendable {
       return reader.support(for: condition)
     }
     supportSort = { sort in
+      // A value through a relation reaches only a reader that says it sorts by one.
+      if sort.related != nil { return reader.support(forRelatedSort: sort) }
       if let part = sort.datePart, case .none(let reason) = reader.support(forDatePart: part) {
         return .none(reason: reason)
       }

@@ -198,6 +198,10 @@ struct _TypedSort<Element>: Sendable {
   /// foreign key (or id). A store whose records are not in memory then reads that field
   /// once per record, where `compare` would decode two records at every comparison.
   @usableFromInline var throughField: _ThroughField?
+  /// When set, a sort through a relation whose store may run it (both stores in one
+  /// database): ``compare`` and ``throughField`` stand in, and the related values are read
+  /// only if the sort runs in process, by ``inProcess()`` (see RelatedSort.swift).
+  @usableFromInline var related: _RelatedSort<Element>?
 
   @inlinable
   init(
@@ -207,6 +211,7 @@ struct _TypedSort<Element>: Sendable {
     self.description = description
     self.order = order
     self.throughField = nil
+    self.related = nil
     self.fieldKey = nil
     self.findFieldKey = fieldKey
     self.compare = compare

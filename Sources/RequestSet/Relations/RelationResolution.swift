@@ -46,7 +46,8 @@ extension _Query {
         for (j, key) in q.stages[i].sort.enumerated() {
           guard case .field(let name, let order, let collation) = key, let split = resolver.split(name) else { continue }
           try resolver.checkHops(name)
-          q.stages[i].sort[j] = .typed(try resolver.sort(name, split, order, collation, notes: &notes))
+          q.stages[i].sort[j] = .typed(
+            try resolver.sort(name, split, order, collation, inStore: i == 0, notes: &notes))
         }
       }
       q.relationNotes = notes
@@ -510,9 +511,12 @@ struct _RelationResolver<Element: Sendable>: Sendable {
   }
 
   /// A sort key through a relation: the value for each related id, read in one query.
+  /// With `inStore` (a first stage's key, which a store may run), over stores that share
+  /// a database, the key also carries the store key a reader may run as a subquery, and
+  /// the values are read only if the sort runs in process (see RelatedSort.swift).
   func sort(
     _ name: String, _ split: (relation: _RelationInfo, rest: String), _ order: RequestSortOrder,
-    _ collation: RequestCollation, notes: inout [String]
+    _ collation: RequestCollation, inStore: Bool = false, notes: inout [String]
   ) throws -> _TypedSort<Element> {
     // A sort needs one value per record, as a condition without ANY/ALL/NONE does: a key
     // through a to-many names many values until a collection operator reduces them.
@@ -523,18 +527,14 @@ struct _RelationResolver<Element: Sendable>: Sendable {
           + "sort. Sort by one value per record: reduce the collection with @count, or with @sum, @avg, @min or @max "
           + "of a key (\"visits.@count\", \"visits.@max.cost\").")
     }
-    var nested: [String] = []
-    let (values, fallback) = try _RelationColumns.values(split.relation, split.rest, graph: graph, notes: &nested)
-    _append(
-      "\(_where(split.relation)): sort by \(name), 1 query on \(try _storeName(split.relation))", nested: nested,
-      to: &notes)
+    let relation = split.relation
     let read: @Sendable (UnsafePointer<Element>) -> FieldValue
     // The stored key `read` encodes: a store whose records are not in memory sorts by it
     // read once per record (see `_TypedSort.throughField`).
-    let storedKey = split.relation.isToOne ? split.relation.key : "id"
-    if split.relation.isToOne {
-      guard let fk = split.relation.read as? @Sendable (Element) -> FieldValue else {
-        throw RequestSetError(.invalidRelation, "\(_where(split.relation)) is not declared on \(Element.self).")
+    let storedKey = relation.isToOne ? relation.key : "id"
+    if relation.isToOne {
+      guard let fk = relation.read as? @Sendable (Element) -> FieldValue else {
+        throw RequestSetError(.invalidRelation, "\(_where(relation)) is not declared on \(Element.self).")
       }
       read = { fk($0.pointee) }
     } else {
@@ -543,11 +543,76 @@ struct _RelationResolver<Element: Sendable>: Sendable {
       }
       read = id
     }
-    var sort = _TypedSort<Element>(description: name + " [through \(split.relation.name)]", order: order) { a, b in
-      FieldValue._order(values[read(a)] ?? fallback, values[read(b)] ?? fallback, collation)
+    let description = name + " [through \(relation.name)]"
+    let make: @Sendable ([FieldValue: FieldValue], FieldValue) -> _TypedSort<Element> = { values, fallback in
+      var sort = _TypedSort<Element>(description: description, order: order) { a, b in
+        FieldValue._order(values[read(a)] ?? fallback, values[read(b)] ?? fallback, collation)
+      }
+      sort.throughField = _ThroughField(key: storedKey, collation: collation) { values[$0] ?? fallback }
+      return sort
     }
-    sort.throughField = _ThroughField(key: storedKey, collation: collation) { values[$0] ?? fallback }
-    return sort
+    let line = "\(_where(relation)): sort by \(name), 1 query on \(try _storeName(relation))"
+    if inStore, let (related, table) = try _relatedValue(relation, split.rest) {
+      let graph = self.graph
+      let rest = split.rest
+      let storeKey = StoreSortKey(name, order: order, collation: collation, related: related)
+      let sort = _RelatedSort<Element>(
+        storeKey: storeKey,
+        notes: ["\(_where(relation)): sort by \(name) in the statement, as a subquery on \(table): \(related)"],
+        line: line
+      ) {
+        var nested: [String] = []
+        let (values, fallback) = try _RelationColumns.values(relation, rest, graph: graph, notes: &nested)
+        return (make(values, fallback), nested)
+      }
+      // Every in-process sort asks for `inProcess()` first; this comparison stands in.
+      var typed = _TypedSort<Element>(description: description, order: order) { a, b in
+        (try? sort.sort())?.compare(a, b) ?? 0
+      }
+      typed.related = sort
+      return typed
+    }
+    var nested: [String] = []
+    let (values, fallback) = try _RelationColumns.values(relation, split.rest, graph: graph, notes: &nested)
+    _append(line, nested: nested, to: &notes)
+    return make(values, fallback)
+  }
+
+  /// The value a store in the record's database reads for a sort through `relation`
+  /// (`rest` the key after the relation), with the related table: a to-one's stored key
+  /// (`owner.name`; `owner` is the target's id), a to-many's `@count`, or its `@sum`,
+  /// `@avg`, `@min` or `@max` of a stored key. Nil when the stores are in two databases,
+  /// for a through relation, or for a key that walks a further relation or reads a date
+  /// part: those sort in process.
+  private func _relatedValue(_ relation: _RelationInfo, _ rest: String) throws
+    -> (value: StoreRelatedValue, table: String)?
+  {
+    guard graph.asOfTime == nil, let own = graph.entry(Element.self)?.location else { return nil }
+    let target = try graph.targetEntry(relation)
+    guard let location = target.location, location.database == own.database else { return nil }
+    let value: StoreRelatedValue
+    switch relation.kind {
+    case .toOne(let key, _, _, _):
+      let read = rest.isEmpty ? "id" : rest
+      let components = read.split(separator: ".")
+      guard !components.contains(where: { $0.hasPrefix("@") }), let first = components.first,
+        graph.relation(String(first), of: relation.target) == nil
+      else { return nil }
+      value = StoreRelatedValue(key: key, location: location, column: "id", reading: .value(read))
+    case .toMany(let key):
+      guard graph.relation(key, of: relation.target) == nil else { return nil }
+      let (path, op) = try _RelationColumns.aggregate(rest, of: relation)
+      if path.isEmpty, op == .countOperator {
+        value = StoreRelatedValue(key: "id", location: location, column: key, reading: .count)
+      } else if let aggregate = try _RelationColumns.storeAggregate(rest, of: relation, graph: graph) {
+        value = StoreRelatedValue(key: "id", location: location, column: key, reading: .aggregate(aggregate))
+      } else {
+        return nil
+      }
+    case .through:
+      return nil
+    }
+    return (value, location.table)
   }
 }
 

@@ -57,6 +57,7 @@ extension RequestSet {
       }
     }
     lines += Self._relationLines((prepared?.query ?? _query).relationNotes)
+    if let prepared { lines += Self._relationLines(prepared.query.relatedSortNotes(pushed: false)) }
     for (i, stage) in (prepared?.query ?? _query).stages.enumerated() {
       var filter = stage.filter
       var sortStrategy: String? = nil

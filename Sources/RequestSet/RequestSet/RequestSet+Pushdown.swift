@@ -50,6 +50,9 @@ extension RequestSet {
       let inProcess = kept.contains { $0.isSame(as: related) }
       lines += Self._relationLines(inProcess ? related.materialized().notes : related.notes)
     }
+    // A sort through a relation is in the store's statement, unless the plan sorts in
+    // process, where the related values are read.
+    lines += Self._relationLines(resolved.relatedSortNotes(pushed: plan.remainder?.stages[0].sort.isEmpty ?? true))
     lines.append("stage 1: pushed to \(runner.storeName): \(plan.query.description)")
     do {
       for line in try reader.explain(plan.query).description.split(separator: "\n") {
