@@ -261,10 +261,11 @@ struct Article: Record {
 
   @Test(arguments: StoreKind.withSQL)
   func randomQueriesMatchTheReference(_ kind: StoreKind) async throws {
-    // REQUESTSET_SOAK=1 runs 5,000 documents and 300 queries per store: under four minutes
-    // for every store at once in a debug build on two cores. (The 10,000 documents
-    // hold more texts than the tokenizer's memo keeps, and take far longer there.)
-    let docs = Self.articles(count: TestScale.pick(quick: 400, soak: 5_000), seed: 38)
+    // REQUESTSET_SOAK=1 runs 2,000 documents and 300 queries per store. (5,000 took 250 to
+    // 300 s per store in a debug build, the most of any suite in CI, where the stores
+    // without a text index split and compare every document's words for every query; the
+    // issue's 10,000 documents take far longer. The number of queries is the issue's.)
+    let docs = Self.articles(count: TestScale.pick(quick: 400, soak: 2_000), seed: 38)
     let set = try Self.makeSet(kind, docs)
     // The reference's words of each document, found once.
     let fields = docs.map { (title: Self.words($0.title), body: Self.words($0.body)) }
