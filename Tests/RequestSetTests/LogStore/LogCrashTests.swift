@@ -84,7 +84,7 @@ enum CrashWorker {
       }
       usleep(UInt32(1_000 + rng.next() % 40_000))
       kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      process.waitForEnd()
       let output = String(decoding: first + pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       let lines = output.split(separator: "\n").map(String.init)
 
@@ -159,7 +159,7 @@ enum CrashWorker {
       let store = try LogStore<CrashRecord>(path: path)
       try store.insert(CrashRecord(id: 1, name: "a", n: 1))
       let (child, pipe) = try CrashWorker.start(["lock", path])
-      child.waitUntilExit()
+      child.waitForEnd()
       let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       #expect(said == "locked\n")
     }
@@ -168,7 +168,7 @@ enum CrashWorker {
     let (holder, pipe) = try CrashWorker.start(["hold", path])
     defer {
       kill(holder.processIdentifier, SIGKILL)
-      holder.waitUntilExit()
+      holder.waitForEnd()
     }
     #expect(CrashWorker.readUntil(pipe) { $0 == "ready" }.contains("ready"))
     let error = #expect(throws: RequestSetError.self) { try LogStore<CrashRecord>(path: path) }
@@ -176,7 +176,7 @@ enum CrashWorker {
     let reader = try LogStore<CrashRecord>(path: path, options: .init(readOnly: true))
     #expect(reader.count == 1)
     kill(holder.processIdentifier, SIGKILL)
-    holder.waitUntilExit()
+    holder.waitForEnd()
     let store = try LogStore<CrashRecord>(path: path)
     #expect(store.count == 1)
   }

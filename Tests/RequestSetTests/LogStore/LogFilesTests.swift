@@ -212,7 +212,7 @@ struct NamedBeast: Record, Equatable {
     let (holder, pipe) = try CrashWorker.start(compactFirst ? ["hold", path, "compact"] : ["hold", path])
     defer {
       kill(holder.processIdentifier, SIGKILL)
-      holder.waitUntilExit()
+      holder.waitForEnd()
     }
     #expect(CrashWorker.readUntil(pipe) { $0 == "ready" }.contains("ready"))
     try FileManager.default.removeItem(atPath: path + ".lock")
@@ -220,11 +220,11 @@ struct NamedBeast: Record, Equatable {
     #expect(error?.code == .locked)
     // And the other way round: this process holds the log, the child is refused.
     kill(holder.processIdentifier, SIGKILL)
-    holder.waitUntilExit()
+    holder.waitForEnd()
     let store = try LogStore<CrashRecord>(path: path)
     try FileManager.default.removeItem(atPath: path + ".lock")
     let (child, childOut) = try CrashWorker.start(["lock", path])
-    child.waitUntilExit()
+    child.waitForEnd()
     #expect(String(decoding: childOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "locked\n")
     withExtendedLifetime(store) {}
   }
@@ -293,7 +293,7 @@ struct NamedBeast: Record, Equatable {
     let ended = Process()
     ended.executableURL = URL(fileURLWithPath: "/bin/true")
     try ended.run()
-    ended.waitUntilExit()
+    ended.waitForEnd()
     let dead = ended.processIdentifier
     let fm = FileManager.default
     let abandoned = [

@@ -24,7 +24,7 @@ import Testing
     let (child, pipe) = try CrashWorker.start(["crash", path, "11", "1000"])
     defer {
       kill(child.processIdentifier, SIGKILL)
-      child.waitUntilExit()
+      child.waitForEnd()
     }
     _ = CrashWorker.readUntil(pipe) { $0 == "ack" }
     // Keep draining what the child prints, so it never blocks on a full pipe: a thread that
@@ -47,7 +47,7 @@ import Testing
 
     // Once the writer is gone, the follower holds exactly what a fresh open finds.
     kill(child.processIdentifier, SIGKILL)
-    child.waitUntilExit()
+    child.waitForEnd()
     let fresh = try LogStore<CrashRecord>(path: path, options: .init(readOnly: true))
     #expect(try RequestSet(reader).sortBy(\.id).fetch() == RequestSet(fresh).sortBy(\.id).fetch())
   }

@@ -46,7 +46,7 @@ import Testing
     let began = clock.now
     let (whole, wholePipe) = try CrashWorker.start(["migrate", timed])
     let lines = CrashWorker.readUntil(wholePipe) { $0.hasPrefix("done") || $0.hasPrefix("failed") }
-    whole.waitUntilExit()
+    whole.waitForEnd()
     let span = clock.now - began
     #expect(lines.contains { $0.hasPrefix("done") }, "\(lines)")
     let originalBytes = try Data(contentsOf: URL(fileURLWithPath: original))
@@ -61,7 +61,7 @@ import Testing
       _ = CrashWorker.readUntil(pipe) { $0 == "start" }
       usleep(UInt32(Int(rng.next() % UInt64(micros + micros / 5))))
       kill(child.processIdentifier, SIGKILL)
-      child.waitUntilExit()
+      child.waitForEnd()
       // Untouched: the very bytes of the v1 log. Anything else must be all of v2.
       let untouched = try Data(contentsOf: URL(fileURLWithPath: path)) == originalBytes
       let migrated = try check(path, records, expectMigrated: untouched ? false : true, full: !untouched && k % 10 == 0)
@@ -98,7 +98,7 @@ import Testing
     #expect(lines.contains("last"), "\(lines)")
     #expect(FileManager.default.fileExists(atPath: path + ".compacting"), "the rewrite is under way")
     kill(child.processIdentifier, SIGKILL)
-    child.waitUntilExit()
+    child.waitForEnd()
 
     try check(path, records, expectMigrated: false, full: true)  // a read-only open
     #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))

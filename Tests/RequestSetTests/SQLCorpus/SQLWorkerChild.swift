@@ -138,28 +138,11 @@ final class SQLWorkerChild: CustomStringConvertible, @unchecked Sendable {
     let deadline = ContinuousClock.now + timeout
     while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
     if process.isRunning { kill() }
-    // Not `waitUntilExit()`: Foundation's exit monitoring can miss a child's end (seen once
-    // in a full run: a killed child stayed a zombie and the wait never returned, so the run
-    // never ended). Foundation gets two minutes to notice; then the status is read from
-    // the zombie itself with `waitid(WNOWAIT)`, which leaves it for Foundation to reap.
-    let noticed = ContinuousClock.now + .seconds(120)
-    while process.isRunning && ContinuousClock.now < noticed { usleep(10_000) }
+    let end = process.waitForEnd()  // not waitUntilExit(): see `Process.waitForEnd()`
+    // The readers take the last lines on their own threads: wait until they have, however
+    // long a loaded machine takes to run them (a minute at most, past the child).
     waitForOutput(until: ContinuousClock.now + .seconds(60))
-    guard process.isRunning else { return process.terminationReason == .exit ? process.terminationStatus : nil }
-    #if canImport(Glibc)
-      var info = siginfo_t()
-      guard waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
-        info._sifields._sigchld.si_pid == process.processIdentifier
-      else { return nil }
-      // CLD_EXITED (1): a normal exit, whose status is the exit code; otherwise a signal.
-      return info.si_code == 1 ? info._sifields._sigchld.si_status : nil
-    #else
-      var info = siginfo_t()
-      guard waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
-        info.si_pid == process.processIdentifier
-      else { return nil }
-      return info.si_code == 1 ? info.si_status : nil
-    #endif
+    return end.exitStatus
   }
 
   /// Waits until both reader threads have reached their pipe's end (every line the ended

@@ -14,7 +14,7 @@ func sqliteShell(_ path: String, _ sql: String) throws -> [String] {
   process.standardError = out
   try process.run()
   let data = out.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
+  process.waitForEnd()
   return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
 }
 

@@ -106,13 +106,12 @@ struct AdversaryChild: CustomStringConvertible {
     let errReader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
     errReader.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let end = process.waitForEnd()
     while !errData.isSet { usleep(1000) }
     let text = String(decoding: outData, as: UTF8.self)
-    let signaled = process.terminationReason == .uncaughtSignal
     return AdversaryChild(
-      exitStatus: signaled ? nil : process.terminationStatus,
-      signal: signaled ? process.terminationStatus : nil,
+      exitStatus: end.exitStatus,
+      signal: end.signal,
       lines: text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init),
       standardError: String(decoding: errData.value, as: UTF8.self))
   }
