@@ -1,5 +1,26 @@
 // swift-tools-version: 6.0
+import Foundation
 import PackageDescription
+
+// The library is compiled optimized (-O) in a debug build when this repository is what is
+// being built: `swift test` (its tests run about 3.5× less CPU: tens of thousands of
+// queries, crash loops, fuzz corpora), `swift run Tour`, and the Tools, Benchmarks and Fuzz
+// packages beside it. The tests themselves stay unoptimized. A package that depends on
+// RequestSet builds it as its own configuration says: SwiftPM refuses a versioned
+// dependency's unsafe flags, so these settings are empty when the manifest is read from a
+// repository (SwiftPM reads it there at "/" while resolving versions, without a checkout) or
+// from a checkout (`.build/checkouts`, Xcode's `SourcePackages`, a registry download).
+// PackageManifestTests checks both sides. To step through the library in a debugger here,
+// build it unoptimized: `REQUESTSET_ONONE=1 swift build`.
+let builtHere: Bool = {
+  let directory = Context.packageDirectory
+  let dependencyPlaces = ["/.build/", "/checkouts/", "/SourcePackages/", "/registry/"]
+  return directory != "/" && !dependencyPlaces.contains { directory.contains($0) }
+    && FileManager.default.fileExists(atPath: directory + "/Package.swift")
+}()
+let optimizesHere = builtHere && Context.environment["REQUESTSET_ONONE"] == nil
+let optimizedHere: [SwiftSetting] = optimizesHere ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
+let optimizedHereC: [CSetting] = optimizesHere ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
 
 let package = Package(
   name: "RequestSet",
@@ -13,24 +34,24 @@ let package = Package(
     .library(name: "RequestSetPostgres", targets: ["RequestSetPostgres"]),
   ],
   targets: [
-    .target(name: "RequestSet", dependencies: ["_RequestSetCRC32C"]),
+    .target(name: "RequestSet", dependencies: ["_RequestSetCRC32C"], swiftSettings: optimizedHere),
     // The CPU's CRC-32C instruction for the log's checksums (a software table is the
     // fallback). C, because Swift has no portable spelling of the intrinsic.
-    .target(name: "_RequestSetCRC32C"),
+    .target(name: "_RequestSetCRC32C", cSettings: optimizedHereC),
     // The system's SQLite (Apple platforms have it as the SDK's SQLite3 module).
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     // libpq, PostgreSQL's client library.
     .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
     // What the SQL stores share: the translation of a query to SQL, the JSON rows.
-    .target(name: "_RequestSetSQL", dependencies: ["RequestSet"]),
+    .target(name: "_RequestSetSQL", dependencies: ["RequestSet"], swiftSettings: optimizedHere),
     .target(
       name: "RequestSetSQLite",
       dependencies: [
         "RequestSet", "_RequestSetSQL",
         .target(name: "CSQLite", condition: .when(platforms: [.linux, .windows, .android, .openbsd, .wasi])),
-      ]),
-    .target(name: "RequestSetPostgres", dependencies: ["RequestSet", "_RequestSetSQL", "CLibPQ"]),
+      ], swiftSettings: optimizedHere),
+    .target(name: "RequestSetPostgres", dependencies: ["RequestSet", "_RequestSetSQL", "CLibPQ"], swiftSettings: optimizedHere),
     // Runnable examples: `swift run Tour`; QuickStart is the README's quick start, verbatim
     // (DocumentationTests checks it).
     .executableTarget(name: "Tour", dependencies: ["RequestSet"], path: "Playgrounds/Tour"),

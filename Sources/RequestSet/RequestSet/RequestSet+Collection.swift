@@ -44,12 +44,16 @@ extension RequestSet: RandomAccessCollection {
   /// ```swift
   /// let youngest = animals.sortBy(\.age)[0]
   /// ```
+  /// A position outside `0..<count` is a programming error: the program stops with a
+  /// message that names the position and the count, in debug and release builds alike.
   /// - Complexity: The set's one evaluation the first time (see ``fetch()``), O(1) after.
   public subscript(position: Int) -> Element {
     let e = _evaluated
-    precondition(
-      position >= 0 && position < e.count,
-      "Index \(position) is out of range: the RequestSet holds \(e.count) records.")
+    // fatalError, not precondition: an optimized build (an app's release build) drops a
+    // precondition's message, and this one says which index and how many records.
+    guard position >= 0 && position < e.count else {
+      fatalError("Index \(position) is out of range: the RequestSet holds \(e.count) records.")
+    }
     return e[position]
   }
 
