@@ -8,7 +8,7 @@ import Testing
 /// A live query is the fetch, re-run (issue 35): a live set's first state and every re-read
 /// after a commit evaluate the set as `fetch()` does, so a SQL store runs the filter, sort
 /// and window itself and hands over the result, not every row of its table.
-@Suite(.serialized, .timeLimit(.minutes(30)), .ownThreads) struct LiveFetchRoadTests {
+@Suite(.serialized, .timeLimit(.minutes(30)), .ownThreads(servedFirst: true)) struct LiveFetchRoadTests {
   /// The stores that run queries in SQL.
   static var sqlKinds: [StoreKind] {
     StoreKind.writable.filter { [.sqlite, .indexedSQLite, .postgres].contains($0) }

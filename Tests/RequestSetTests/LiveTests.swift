@@ -87,7 +87,7 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 /// counter), the SQL ones following commits through a poller, and the suite runs
 /// its tests one at a time (`.serialized`). The stalled consumer's 2,100 commits (10,000
 /// with `REQUESTSET_SOAK=1`) are the longest part.
-@Suite(.serialized, .timeLimit(.minutes(60)), .ownThreads) struct LiveTests {
+@Suite(.serialized, .timeLimit(.minutes(60)), .ownThreads(servedFirst: true)) struct LiveTests {
   @Test(arguments: StoreKind.writable + StoreKind.throughPgBouncer)
   func theFirstStateIsTheCurrentResultThenEachChange(kind: StoreKind) async throws {
     let store = try kind.makeStore()

@@ -224,7 +224,7 @@ import _RequestSetSQL
   /// The tests that hook the statements every connection of the process sends, one at a
   /// time (other suites may add hooks of their own meanwhile: `_watchStatements` keeps
   /// each).
-  @Suite(.serialized, .ownThreads) struct StatementHook {
+  @Suite(.serialized, .ownThreads(servedFirst: true)) struct StatementHook {
     /// A cancel that reaches PostgreSQL before the statement does (a cancel request travels
     /// on a connection of its own, and the server ignores one for a session between
     /// statements) is not lost: the store asks again while the statement runs. The

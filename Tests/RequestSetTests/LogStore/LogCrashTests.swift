@@ -53,7 +53,7 @@ enum CrashWorker {
   }
 }
 
-@Suite(.serialized, .ownThreads) struct LogCrashTests {
+@Suite(.serialized, .ownThreads(servedFirst: true)) struct LogCrashTests {
   /// A child writes random inserts, batches, saves, deletes and compactions; it is killed
   /// with SIGKILL at random moments. After every kill the log must hold every
   /// acknowledged write, the write in flight entirely or not at all, and nothing else.

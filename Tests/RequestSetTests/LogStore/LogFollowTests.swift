@@ -15,7 +15,7 @@ import Testing
 /// at once on two busy cores, this test's writer ran for over 40 minutes while both
 /// threads stayed in CorpusTests and the follower's polls waited for one). Each awaited
 /// state has its own limit, in time the test could run (``eventLimit``).
-@Suite(.serialized, .ownThreads) struct LogFollowTests {
+@Suite(.serialized, .ownThreads(servedFirst: true)) struct LogFollowTests {
   @Test func aReadOnlyStoreFollowsAWriterInAnotherProcess() async throws {
     let path = TemporaryLogDirectory.freshPath()
     // The worker inserts, saves, deletes, batches and compacts until it is killed, pausing

@@ -15,7 +15,7 @@ import Testing
 /// `REQUESTSET_SOAK=1`. `REQUESTSET_MIGRATION_KILLS` and `REQUESTSET_MIGRATION_RECORDS` set
 /// any numbers: the 1,000,000 records × 200 kills runs with a release build of the
 /// worker (`REQUESTSET_CRASH_WORKER`), as CONTRIBUTING.md shows.
-@Suite(.serialized, .ownThreads) struct MigrationCrashTests {
+@Suite(.serialized, .ownThreads(servedFirst: true)) struct MigrationCrashTests {
   @Test func aMigrationKilledAtAnyPointLeavesTheLogEntirelyV1OrEntirelyV2() throws {
     let env = ProcessInfo.processInfo.environment
     let kills = Int(env["REQUESTSET_MIGRATION_KILLS"] ?? "") ?? TestScale.pick(quick: 20, soak: 200)

@@ -11,7 +11,7 @@ import Testing
 /// a libpq multi-host connection string skips a host that is down, and with
 /// `target_session_attrs=read-write` connects to the primary whichever order the hosts
 /// are listed in.
-@Suite(.enabled(if: PostgresServer.testsRun), .serialized, .ownThreads) struct PostgresFailoverTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .serialized, .ownThreads(servedFirst: true)) struct PostgresFailoverTests {
   /// Where the outage stood when a write began or ended.
   enum Phase: Int, Sendable {
     /// The server had not been stopped.

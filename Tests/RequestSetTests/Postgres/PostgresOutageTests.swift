@@ -19,7 +19,7 @@ import Testing
 ///
 /// Each test starts a server of its own (the shared one serves the other suites), which
 /// it stops and restarts: more than 20 s with the server's start, stop and recovery.
-@Suite(.enabled(if: PostgresServer.testsRun), .serialized, .ownThreads) struct PostgresOutageTests {
+@Suite(.enabled(if: PostgresServer.testsRun), .serialized, .ownThreads(servedFirst: true)) struct PostgresOutageTests {
   /// Waits until `condition` holds, polling every 20 ms, at most `limit`.
   func waitUntil(_ limit: Duration, _ what: String, _ condition: () throws -> Bool) throws {
     let deadline = ContinuousClock.now + limit

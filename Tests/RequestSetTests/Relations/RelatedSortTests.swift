@@ -13,7 +13,7 @@ import Testing
 /// or as the operator gives for none (0 for `@count`, `@sum`, `@avg`; nil for `@min`,
 /// `@max`), ties in store order. Serialized: the statement hook is process-wide (each test
 /// counts only its own tables' statements).
-@Suite(.serialized, .ownThreads) struct RelatedSortTests {
+@Suite(.serialized, .ownThreads(servedFirst: true)) struct RelatedSortTests {
   static let data = ClinicData.generate(people: 40, pets: 300, visits: 600, vets: 7, seed: 0x50_47)
 
   /// The sort keys through relations, with each pet's value in plain Swift.

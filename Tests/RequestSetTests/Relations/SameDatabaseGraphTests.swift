@@ -10,7 +10,7 @@ import Testing
 /// related table, not a list of ids read first. Stores in two databases answer the same
 /// through the semi-join. Serialized: the statement hook is process-wide (each test counts
 /// only its own tables' statements, named by a fresh prefix).
-@Suite(.serialized, .enabled(if: PostgresServer.testsRun), .ownThreads) struct SameDatabaseGraphTests {
+@Suite(.serialized, .enabled(if: PostgresServer.testsRun), .ownThreads(servedFirst: true)) struct SameDatabaseGraphTests {
   static var data: ClinicData { SameFileGraphTests.data }
 
   /// The four clinic stores in the test server's database, or (with `otherDatabase`) pets

@@ -9,7 +9,7 @@ import Testing
 /// statement: a subquery on the related table, not a list of ids read first. Stores in
 /// two files answer the same through the semi-join. Serialized: the statement hook is
 /// process-wide (each test counts only its own tables' statements).
-@Suite(.serialized, .ownThreads) struct SameFileGraphTests {
+@Suite(.serialized, .ownThreads(servedFirst: true)) struct SameFileGraphTests {
   static let data = ClinicData.generate(people: 60, pets: 400, visits: 700, vets: 9, seed: 0x5A3E)
 
   /// The relation conditions that run as subqueries, with their answers in plain Swift.

@@ -55,7 +55,7 @@ struct SharedSQLDatabase: CustomStringConvertible {
 ///
 /// More than 20 s: every test starts child processes that write thousands of rows to a
 /// real database, and the kill test does it eight times per engine.
-@Suite(.serialized, .ownThreads) struct TwoProcessTests {
+@Suite(.serialized, .ownThreads(servedFirst: true)) struct TwoProcessTests {
   static let rounds = 60
 
   @Test(arguments: SharedSQLDatabase.engines)

@@ -20,6 +20,9 @@ import Testing
 /// }
 /// ```
 struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
+  /// Whether the cases wait for a slot ahead of the others' (``Testing/Trait/ownThreads(servedFirst:)``).
+  var servedFirst = false
+
   /// How many test cases run at once: enough to keep two cores busy while some wait on a
   /// server, a child process or a file, few enough that each still gets a share of a
   /// core and that PostgreSQL's `max_connections` (200 on the private server) is never
@@ -45,7 +48,7 @@ struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     // for a slot (a wait behind a hundred test cases is minutes): it runs at once, on its
     // own thread all the same. Few tests have one.
     let waits = !test.traits.contains { $0 is TimeLimitTrait }
-    if waits { await _TestSlots.shared.acquire() }
+    if waits { await _TestSlots.shared.acquire(first: servedFirst) }
     defer { if waits { _TestSlots.shared.release() } }
     let timing = _CaseTimes.shared.map { $0.begin(test, testCase) }
     defer { if let timing { _CaseTimes.shared?.end(timing) } }
@@ -68,6 +71,17 @@ extension Trait where Self == OwnThreadsTrait {
   /// @Suite(.ownThreads) struct StoreTests { }
   /// ```
   static var ownThreads: Self { OwnThreadsTrait() }
+
+  /// Runs each test case on a thread of its own, and makes it wait for a slot ahead of
+  /// the cases of suites without it: for `.serialized` suites. Such a suite asks for a slot
+  /// once per case, and in a first-come queue each ask waited behind every case queued
+  /// meanwhile, so the serialized suites (PostgreSQL failover, two processes, crash loops)
+  /// ended the run, having worked a fifth of it and waited the rest.
+  ///
+  /// ```swift
+  /// @Suite(.serialized, .ownThreads(servedFirst: true)) struct TwoProcessTests { }
+  /// ```
+  static func ownThreads(servedFirst: Bool) -> Self { OwnThreadsTrait(servedFirst: servedFirst) }
 }
 
 /// A counting semaphore that waits without holding a thread: the test cases beyond
@@ -79,19 +93,22 @@ private final class _TestSlots: Sendable {
     var free: Int
     var waiting: [CheckedContinuation<Void, Never>] = []
     var head = 0
+    /// Waiters served before `waiting`: the cases of serialized suites.
+    var first: [CheckedContinuation<Void, Never>] = []
   }
   private let state: _Locked<State>
 
   init(count: Int) { state = _Locked(State(free: count)) }
 
-  func acquire() async {
+  /// Waits for a slot; `first` waits ahead of every waiter that did not ask for it.
+  func acquire(first: Bool = false) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       let granted = state.withLock { s -> Bool in
         if s.free > 0 {
           s.free -= 1
           return true
         }
-        s.waiting.append(continuation)
+        if first { s.first.append(continuation) } else { s.waiting.append(continuation) }
         return false
       }
       if granted { continuation.resume() }
@@ -100,6 +117,7 @@ private final class _TestSlots: Sendable {
 
   func release() {
     let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+      if !s.first.isEmpty { return s.first.removeFirst() }
       guard s.head < s.waiting.count else {
         s.free += 1
         return nil
