@@ -45,14 +45,6 @@ let bySpecies = animals.sortBy("species", "desc:age").offset(1).limit(3)
 let adults = animals.filter(#Predicate<Animal> { $0.age >= 5 })
 print(heavyCows.map(\.name), bySpecies.map(\.name), adults.count)
 // → ["Daisy"] ["Daisy", "Bella", "Rex"] 4
-try store.createIndex(\.species)             // the planner reads it; explain() shows the plan
-print(animals.filter("species", value: "Cow").sortBy("age").limit(5).explain())
-// → RequestSet<Animal> over MemoryStore<Animal>
-// → stage 1: index lookup on species (~2 of 6 records)
-// →   index answers: species == "Cow"
-// →   sort: age ASC (top-k heap, k = 5)
-// →   window: limit 5
-
 let young = animals.filter("age > %@ AND name BEGINSWITH[c] %@", 2, "mi")
 let farmNorth = animals.filter("ANY tags == 'farm' AND owner.city IN {'Oslo', 'Bergen'}")
 let userFilter = try RequestFilter<Animal>(format: "species == 'Dog' AND age >= 5")   // may throw
@@ -60,6 +52,13 @@ let page = try animals.filter(userFilter).limit(20).validated()   // reading it 
 let typed = animals.filter([\Animal.age: 1...3, \Animal.weight: lt(100)])
 print(young.map(\.name), farmNorth.map(\.name), page.map(\.name), typed.map(\.name))
 // → ["Micky"] ["Daisy"] ["Rex", "Zed"] ["Micky"]
+try store.createIndex(\.species)             // the planner reads it; explain() shows the plan
+print(animals.filter("species", value: "Cow").sortBy("age").limit(5).explain())
+// → RequestSet<Animal> over MemoryStore<Animal>
+// → stage 1: index lookup on species (~2 of 6 records)
+// →   index answers: species == "Cow"
+// →   sort: age ASC (top-k heap, k = 5)
+// →   window: limit 5
 
 let meanAge = try animals.average(\.age)
 let perSpecies = try animals.groupBy("species").aggregate(.count, .max("age")).fetch()
