@@ -407,9 +407,22 @@ final class PostgresServer: Sendable {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
+    // The child gets no descriptor of this process but 0, 1 and 2. A watchdog lives as long
+    // as the test process, and a descriptor it inherited stays open as long: the write end
+    // of another test's pipe to its child then never closes, and that test's read to the
+    // end of the pipe never returns (a soak run hung so in LogCrashTests, its pipe held by
+    // a standby server's watchdog spawned meanwhile).
     #if os(Linux)
+      // posix_spawn_file_actions_addclosefrom_np (glibc 2.34+), which Glibc's module does
+      // not export; without it (an older glibc) descriptors are inherited as before.
+      typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+      if let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+        _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
+      }
       // POSIX_SPAWN_SETSID (glibc 2.26+), which Glibc's module does not export.
-      if detached { posix_spawnattr_setflags(&attributes, 0x80) }
+      posix_spawnattr_setflags(&attributes, detached ? 0x80 : 0)
+    #elseif canImport(Darwin)
+      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT | (detached ? POSIX_SPAWN_SETSID : 0)))
     #endif
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { for case let p? in argv { free(p) } }
