@@ -3,9 +3,9 @@ import Foundation
 import PackageDescription
 
 // The library is compiled optimized (-O) in a debug build when this repository is what is
-// being built: `swift test` (its tests run about 3.5× less CPU: tens of thousands of
-// queries, crash loops, fuzz corpora), `swift run Tour`, and the Tools, Benchmarks and Fuzz
-// packages beside it. The tests themselves stay unoptimized. A package that depends on
+// being built: `swift test` (the test process then spends about half the CPU time, and the
+// heaviest suites a quarter: tens of thousands of queries, crash loops, fuzz corpora),
+// `swift run Tour`, and the Tools, Benchmarks and Fuzz packages beside it. The tests themselves stay unoptimized. A package that depends on
 // RequestSet builds it as its own configuration says: SwiftPM refuses a versioned
 // dependency's unsafe flags, so these settings are empty when the manifest is read from a
 // repository (SwiftPM reads it there at "/" while resolving versions, without a checkout) or
