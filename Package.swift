@@ -5,11 +5,12 @@ import PackageDescription
 // The library is compiled optimized (-O) in a debug build when this repository is what is
 // being built: `swift test` (the test process then spends about half the CPU time, and the
 // heaviest suites a quarter: tens of thousands of queries, crash loops, fuzz corpora),
-// `swift run Tour`, and the Tools, Benchmarks and Fuzz packages beside it. The tests themselves stay unoptimized. A package that depends on
-// RequestSet builds it as its own configuration says: SwiftPM refuses a versioned
-// dependency's unsafe flags, so these settings are empty when the manifest is read from a
-// repository (SwiftPM reads it there at "/" while resolving versions, without a checkout) or
-// from a checkout (`.build/checkouts`, Xcode's `SourcePackages`, a registry download).
+// `swift run Tour`, and the Tools, Benchmarks and Fuzz packages beside it. The tests
+// themselves stay unoptimized. A package that depends on RequestSet builds it as its own
+// configuration says: SwiftPM refuses a versioned dependency's unsafe flags, so these
+// settings are empty when the manifest is read from a repository (SwiftPM reads it there at
+// "/" while resolving versions, without a checkout) or from a checkout (`.build/checkouts`,
+// Xcode's `SourcePackages`, a registry download).
 // PackageManifestTests checks both sides. To step through the library in a debugger here,
 // build it unoptimized: `REQUESTSET_ONONE=1 swift build`.
 let builtHere: Bool = {
