@@ -2,6 +2,7 @@ import Foundation
 import RequestSet
 import RequestSetPostgres
 import RequestSetSQLite
+import Synchronization
 import Testing
 
 /// A document for full-text search: two text fields, a list of labels and a number to mix
@@ -39,6 +40,19 @@ struct Article: Record {
 
   /// The documented words of a text: runs of letters and digits; a CJK character alone.
   static func words(_ text: String) -> [String] {
+    if let known = wordsOfTexts.withLock({ $0[text] }) { return known }
+    let found = tokenize(text)
+    wordsOfTexts.withLock { $0[text] = found }
+    return found
+  }
+
+  /// The words of each text tokenized so far. The random-query tests read every document's
+  /// words again for each query: without this, three quarters of `RelevanceTests`' soak
+  /// time went to tokenizing the same documents (perf, 2026-12-07).
+  private static let wordsOfTexts = Mutex<[String: [String]]>([:])
+
+  /// The reference tokenizer itself; `words(_:)` remembers its answers.
+  private static func tokenize(_ text: String) -> [String] {
     var out: [String] = []
     var current = ""
     for c in fold(text) {
