@@ -321,6 +321,30 @@ struct NamedBeast: Record, Equatable {
     store.close()
   }
 
+  /// The listing an open for writing makes of the log's directory (to find dead
+  /// importers' copies) keeps exactly the names that begin with the prefix, byte for
+  /// byte, among thousands of others; leaves out a name that is not UTF-8; and is nil for
+  /// a directory that cannot be read.
+  @Test func theDirectoryListingKeepsOnlyNamesWithThePrefix() throws {
+    let dir = try LogTempDir()
+    let fm = FileManager.default
+    for i in 0..<3_000 { #expect(fm.createFile(atPath: dir.file("log.rslog.damaged-0-\(i)"), contents: nil)) }
+    let wanted = ["log.rslog.importing-1", "log.rslog.importing-22.lock", "log.rslog.importing-"]
+    let near = ["log.rslog.importing", "log.rslog.importinG-1", "xlog.rslog.importing-1", "log.rslog"]
+    for name in wanted + near { #expect(fm.createFile(atPath: dir.file(name), contents: nil)) }
+    // A name of bytes that are not UTF-8, after the prefix.
+    let invalid = Array("\(dir.path)/log.rslog.importing-\u{1}".utf8) + [0xFF, 0xFE, 0]
+    let fd = invalid.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+    #expect(fd >= 0)
+    close(fd)
+
+    let found = try #require(_FileIO.names(in: dir.path, withPrefix: "log.rslog.importing-"))
+    #expect(found.sorted() == wanted.sorted())
+    #expect(_FileIO.names(in: dir.path, withPrefix: "")?.count == 3_000 + wanted.count + near.count + 2)  // . and ..
+    #expect(_FileIO.names(in: dir.file("missing"), withPrefix: "log") == nil)
+    #expect(_FileIO.names(in: dir.file("log.rslog"), withPrefix: "log") == nil, "a file, not a directory")
+  }
+
   // MARK: Schema mismatch and side files
 
   @Test(arguments: [LogRecoveryMode.truncateTornTail, .failOnAnyDamage, .stopAtFirstDamage, .skipDamagedFrames])

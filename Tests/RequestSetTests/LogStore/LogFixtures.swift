@@ -103,6 +103,14 @@ final class LogTempDir: Sendable {
 
   func file(_ name: String = "store.rslog") -> String { path + "/" + name }
 
+  /// Removes the files whose names begin with `prefix` (a recovery's preserved
+  /// `<log>.damaged-…` copies, which a loop of salvages piles up by the thousand).
+  func removeFiles(startingWith prefix: String) throws {
+    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasPrefix(prefix) {
+      try FileManager.default.removeItem(atPath: file(name))
+    }
+  }
+
   deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 

@@ -257,6 +257,35 @@ enum _FileIO {
     _ = unlink(path)
   }
 
+  /// The names of the entries of `directory` that begin with `prefix` (compared as UTF-8
+  /// bytes; a name that is not valid UTF-8 is left out), or nil when the directory cannot
+  /// be read.
+  ///
+  /// Every open for writing lists the log's directory (`_StaleFiles`): through
+  /// `FileManager`, which makes a `String` of every entry, and a generic `hasPrefix`, a
+  /// directory of 4,000 files cost each open about 3 ms of CPU (LogCorruptionTests'
+  /// directory fills with preserved damaged copies). Here an entry that does not match
+  /// costs one `memcmp`.
+  static func names(in directory: String, withPrefix prefix: String) -> [String]? {
+    guard let listing = opendir(directory) else { return nil }
+    defer { closedir(listing) }
+    let wanted = Array(prefix.utf8)
+    var found: [String] = []
+    while let entry = readdir(listing) {
+      let name: String? = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+        tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { chars in
+          let length = strlen(chars)
+          guard length >= wanted.count, memcmp(chars, wanted, wanted.count) == 0 else { return nil }
+          return chars.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+            String(validating: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+          }
+        }
+      }
+      if let name { found.append(name) }
+    }
+    return found
+  }
+
   static func rename(_ from: String, to: String) -> Int32 {
     if case .fail(let code) = _FileFaults.check(.rename(from: from, to: to)) { return code }
     return Glibc_or_Darwin_rename(from, to) == 0 ? 0 : errno

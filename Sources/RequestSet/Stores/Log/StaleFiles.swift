@@ -52,10 +52,10 @@ enum _StaleFiles {
   private static func removeAbandonedImports(of log: String) {
     let directory = _FileIO.directory(of: log)
     let base = log.lastIndex(of: "/").map { log[log.index(after: $0)...] } ?? log[...]
-    let prefix = base + ".importing-"
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    let prefix = String(base) + ".importing-"
+    guard let names = _FileIO.names(in: directory, withPrefix: prefix) else { return }
     var byProcess: [pid_t: [String]] = [:]
-    for name in names where name.hasPrefix(prefix) {
+    for name in names {
       let rest = name.dropFirst(prefix.count)
       let digits = rest.prefix { $0.isASCII && $0.isNumber }
       guard !digits.isEmpty, digits.count == rest.count || rest[digits.endIndex] == ".", let pid = pid_t(digits)
