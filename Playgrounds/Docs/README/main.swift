@@ -66,7 +66,6 @@ let cowRows = try animals.filter("species", value: "Cow").values("name", "owner.
 print(meanAge!, perSpecies.count)                               // → 5.666666666666667 4
 print(cowRows.map { "\($0["name"]!) in \($0["owner.city"]!)" })
 // → ["\"Daisy\" in \"Oslo\"", "\"Bella\" in \"Oslo\""]
-
 let byAge = animals.sortBy(\.age, order: .descending)
 let firstPage = try byAge.page(size: 4).fetch()
 let secondPage = try byAge.page(after: firstPage.last!, size: 4).fetch()
