@@ -33,16 +33,28 @@ public enum SQLDateParts {
     // Whole seconds, rounded down: SQLite has no floor() unless built with its math
     // functions, so the truncation is corrected by one below zero.
     let floor: String
+    // Both engines pull a derived table up into the query around it, writing its
+    // columns' expressions in where they are named: each step names the one before two
+    // to four times, so a month read the stored value 702 times per row (PostgreSQL: 300
+    // rows took 180 ms a query; SQLite: 35 µs a row, 2.4 µs fenced). An `OFFSET` keeps
+    // each step a table of its own, computed once. SQLite fences only the year, month and
+    // day: for 100 rows an hour takes 3,010 steps of its virtual machine pulled up and
+    // 6,310 fenced, a month 275,364 and 16,664.
+    let fence: String
     switch dialect {
-    case .sqlite: floor = "CAST(rs_s AS INTEGER) - (rs_s < CAST(rs_s AS INTEGER))"
-    case .postgres: floor = "floor(rs_s)::bigint"
+    case .sqlite:
+      floor = "CAST(rs_s AS INTEGER) - (rs_s < CAST(rs_s AS INTEGER))"
+      fence = [.year, .month, .day].contains(part) ? " LIMIT -1 OFFSET 0" : ""
+    case .postgres:
+      floor = "floor(rs_s)::bigint"
+      fence = " OFFSET 0"
     }
     // Each step is a derived table, so no subexpression is written twice. Below zero, `/`
     // and `%` truncate in both engines: the floor division adds the divisor first.
     let seconds =
-      "(SELECT CASE WHEN rs_s BETWEEN -1e14 AND 1e14 THEN \(floor) END AS rs_t FROM (SELECT \(seconds) AS rs_s) AS rs_ds)"
+      "(SELECT CASE WHEN rs_s BETWEEN -1e14 AND 1e14 THEN \(floor) END AS rs_t FROM (SELECT \(seconds) AS rs_s\(fence)) AS rs_ds\(fence))"
     let days =
-      "(SELECT rs_t, (rs_t - ((rs_t % 86400) + 86400) % 86400) / 86400 AS rs_days, ((rs_t % 86400) + 86400) % 86400 AS rs_sec FROM \(seconds) AS rs_dt)"
+      "(SELECT rs_t, (rs_t - ((rs_t % 86400) + 86400) % 86400) / 86400 AS rs_days, ((rs_t % 86400) + 86400) % 86400 AS rs_sec FROM \(seconds) AS rs_dt\(fence))"
     switch part {
     case .hour: return "(SELECT rs_sec / 3600 FROM \(days) AS rs_dd)"
     case .minute: return "(SELECT rs_sec % 3600 / 60 FROM \(days) AS rs_dd)"
@@ -53,13 +65,13 @@ public enum SQLDateParts {
     case .year, .month, .day:
       // Howard Hinnant's civil_from_days, as `RequestDatePart._civil` writes it.
       let era =
-        "(SELECT rs_z, (rs_z - ((rs_z % 146097) + 146097) % 146097) / 146097 AS rs_era FROM (SELECT rs_days + 730791 AS rs_z FROM \(days) AS rs_dd) AS rs_dz)"
-      let doe = "(SELECT rs_era, rs_z - rs_era * 146097 AS rs_doe FROM \(era) AS rs_de)"
+        "(SELECT rs_z, (rs_z - ((rs_z % 146097) + 146097) % 146097) / 146097 AS rs_era FROM (SELECT rs_days + 730791 AS rs_z FROM \(days) AS rs_dd\(fence)) AS rs_dz\(fence))"
+      let doe = "(SELECT rs_era, rs_z - rs_era * 146097 AS rs_doe FROM \(era) AS rs_de\(fence))"
       let yoe =
-        "(SELECT rs_era, rs_doe, (rs_doe - rs_doe / 1460 + rs_doe / 36524 - rs_doe / 146096) / 365 AS rs_yoe FROM \(doe) AS rs_dq)"
+        "(SELECT rs_era, rs_doe, (rs_doe - rs_doe / 1460 + rs_doe / 36524 - rs_doe / 146096) / 365 AS rs_yoe FROM \(doe) AS rs_dq\(fence))"
       let doy =
-        "(SELECT rs_era, rs_yoe, rs_doe - (365 * rs_yoe + rs_yoe / 4 - rs_yoe / 100) AS rs_doy FROM \(yoe) AS rs_dy)"
-      let mp = "(SELECT rs_era, rs_yoe, rs_doy, (5 * rs_doy + 2) / 153 AS rs_mp FROM \(doy) AS rs_dm)"
+        "(SELECT rs_era, rs_yoe, rs_doe - (365 * rs_yoe + rs_yoe / 4 - rs_yoe / 100) AS rs_doy FROM \(yoe) AS rs_dy\(fence))"
+      let mp = "(SELECT rs_era, rs_yoe, rs_doy, (5 * rs_doy + 2) / 153 AS rs_mp FROM \(doy) AS rs_dm\(fence))"
       let value: String
       switch part {
       case .year: value = "rs_yoe + rs_era * 400 + CASE WHEN rs_mp >= 10 THEN 1 ELSE 0 END"
