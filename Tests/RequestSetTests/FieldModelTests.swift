@@ -185,6 +185,11 @@ private struct MenagerieCondition: CustomStringConvertible {
 
   @Test(arguments: [StoreKind.memory, .array])
   func explainNamesTheKeysReadThroughCodable(kind: StoreKind) throws {
+    // The type's field model learns which keys go through Codable by checking records; an
+    // array's set that has not been read yet explains with what the model knows so far.
+    // A store of the records checks them first, so this test does not depend on others
+    // having done it (the array case failed once when it ran first).
+    _ = try MemoryStore(Self.data)
     let set = try kind.makeSet(of: Self.data).filter("name", value: "Ann1").filter("label", value: "t1").sortBy("born")
     #expect(
       set.explain() == """
