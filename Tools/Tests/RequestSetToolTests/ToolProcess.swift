@@ -119,12 +119,28 @@ final class RunningTool: @unchecked Sendable {
   }
 }
 
-/// A fresh directory for one test's files.
+/// This process's folder for the tests' files, `requestset-tool-tests/<pid>` in the
+/// temporary directory. Made on first use, which also removes the folders of test runs
+/// that no longer run, so no run leaves more than its own behind (the library's tests do
+/// the same: `TemporaryLogDirectory`).
+private let testRoot: String = {
+  let fm = FileManager.default
+  let base = fm.temporaryDirectory.path + "/requestset-tool-tests"
+  try? fm.createDirectory(atPath: base, withIntermediateDirectories: true)
+  for entry in (try? fm.contentsOfDirectory(atPath: base)) ?? [] {
+    // kill(pid, 0) fails with ESRCH when no such process runs any more.
+    if let pid = Int32(entry), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+      try? fm.removeItem(atPath: base + "/" + entry)
+    }
+  }
+  return base + "/\(getpid())"
+}()
+
+/// A fresh directory for one test's files, in this process's folder (see `testRoot`).
 func freshDirectory() throws -> String {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-    "requestset-tool-tests/\(UUID().uuidString)")
-  try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-  return dir.path
+  let dir = testRoot + "/" + UUID().uuidString
+  try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+  return dir
 }
 
 /// The tool started as a shell starts a program: no signal blocked and SIGINT, SIGTERM,
