@@ -39,7 +39,9 @@ public enum SQLDateParts {
     // rows took 180 ms a query; SQLite: 35 µs a row, 2.4 µs fenced). An `OFFSET` keeps
     // each step a table of its own, computed once. SQLite fences only the year, month and
     // day: for 100 rows an hour takes 3,010 steps of its virtual machine pulled up and
-    // 6,310 fenced, a month 275,364 and 16,664.
+    // 6,310 fenced, a month 275,364 and 16,664. PostgreSQL fences every part: over 20,000
+    // rows (median of 7) an hour takes 31 ms fenced and 42 ms pulled up, a minute 31 and
+    // 50, a weekday 34 and 78.
     let fence: String
     switch dialect {
     case .sqlite:
