@@ -35,16 +35,22 @@ extension _SQLiteReader {
       if let part = parts[key] { return _SQLiteTranslation.datePartValue(part, paths[key]!) }
       return "json_extract(body, \(paths[key]!))"
     }
-    func typed(_ key: String, notIn types: String) -> String {
+    // The kinds each key has held, by the table's summary, as this read sees it: they let
+    // a type check (and the filter's) read the key's value, which an index on the key
+    // holds, instead of the key's JSON type, which only the record's body holds (see
+    // `_SQLiteTranslation.typeExpression`).
+    let kinds = try? fieldKinds()
+    func typed(_ key: String, notIn types: [String]) -> String {
       // A date part is always an integer or NULL.
       if parts[key] != nil { return "0" }
-      return "count(CASE WHEN json_type(body, \(paths[key]!)) NOT IN (\(types)) THEN 1 END)"
+      let type = _SQLiteTranslation.typeExpression(paths[key]!, testing: types, held: (kinds ?? nil)?.heldKinds(at: key))
+      return "count(CASE WHEN \(type) NOT IN (\(types.map { "'\($0)'" }.joined(separator: ", "))) THEN 1 END)"
     }
     // Per group key: its value, and how many values SQLite would equate with another kind.
     var columns: [String] = []
     for key in query.keys {
       columns.append(value(key))
-      columns.append(typed(key, notIn: "'integer', 'text', 'null'"))
+      columns.append(typed(key, notIn: ["integer", "text", "null"]))
     }
     // Per column: its value(s), then the checks that say whether the value is exact.
     for column in query.columns {
@@ -54,17 +60,18 @@ extension _SQLiteReader {
       case .aggregate(.sum, let key), .aggregate(.average, let key):
         columns.append("sum(\(value(key)))")
         columns.append("count(\(value(key)))")
-        columns.append(typed(key, notIn: "'integer', 'null'"))
+        columns.append(typed(key, notIn: ["integer", "null"]))
       case .aggregate(let function, let key):
         columns.append("\(function == .min ? "min" : "max")(\(value(key)))")
-        columns.append(typed(key, notIn: "'integer', 'null'"))
-        columns.append(typed(key, notIn: "'text', 'null'"))
+        columns.append(typed(key, notIn: ["integer", "null"]))
+        columns.append(typed(key, notIn: ["text", "null"]))
       }
     }
     let groupBy = query.keys.isEmpty ? "" : " GROUP BY " + query.keys.map(value).joined(separator: ", ")
     return try withConnection { c -> [[FieldValue]]? in
       let (s, t) = try c.prepare { opaque in
-        var t = _SQLiteTranslation.whereClause(query.query.filter, nonPlain: false, opaque: opaque, text: textTable)
+        var t = _SQLiteTranslation.whereClause(
+          query.query.filter, nonPlain: false, opaque: opaque, text: textTable, kinds: kinds ?? nil)
         t.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(quotedTable)\(t.sql)\(groupBy)"
         return t
       }

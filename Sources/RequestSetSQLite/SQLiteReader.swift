@@ -190,11 +190,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     guard plain else {
       return .none(reason: "the table \(other) holds values SQL cannot compare exactly (NaN, Decimal, …)")
     }
-    func held(_ kinds: StoreFieldKinds, _ key: String) -> Set<StoreFieldKinds.Kind> {
-      Set(StoreFieldKinds.Kind.allCases.filter { kinds.holds($0, at: key) })
-    }
     let scalars: Set<StoreFieldKinds.Kind> = [.null, .number, .string]
-    let compared = [(own, related.key, held(mine, related.key)), (other, related.column, held(theirs, related.column))]
+    let compared = [(own, related.key, mine.heldKinds(at: related.key)), (other, related.column, theirs.heldKinds(at: related.column))]
     for (table, key, kinds) in compared {
       if kinds.isEmpty { return .none(reason: "no record of \(table) holds the key \(key)") }
       if !kinds.isSubset(of: scalars) {
@@ -204,7 +201,7 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
     }
     var scalar = false
     if let readKey {
-      let kinds = held(theirs, readKey)
+      let kinds = theirs.heldKinds(at: readKey)
       if kinds.isEmpty { return .none(reason: "no record of \(other) holds the key \(readKey)") }
       let names = FieldValue.fieldNames(inKey: readKey)
       for end in 1..<max(1, names.count)
@@ -329,8 +326,8 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// needs the connection, which building holds); unread, no key is scalar.
   func isScalar(_ key: String) -> Bool {
     guard !nonPlain, let read = summary.withLock({ $0 }), let kinds = read else { return false }
-    let held = StoreFieldKinds.Kind.allCases.filter { kinds.holds($0, at: key) }
-    return !held.isEmpty && held.allSatisfy { $0 == .null || $0 == .number || $0 == .string }
+    let held = kinds.heldKinds(at: key)
+    return !held.isEmpty && held.isSubset(of: [.null, .number, .string])
   }
 
   /// Whether some row holds `key` (nil included), read as the engine reads it. Checked
@@ -593,5 +590,16 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       return (t, lines)
     }
     return StoreExplanation(statement: t.sql, bindings: t.bindings.map(\.description), plan: plan)
+  }
+}
+
+extension StoreFieldKinds {
+  /// The kinds some record has held under `key`: empty for a key no record holds.
+  ///
+  /// ```swift
+  /// kinds.heldKinds(at: "species")   // [.string]
+  /// ```
+  func heldKinds(at key: String) -> Set<Kind> {
+    Set(Kind.allCases.filter { holds($0, at: key) })
   }
 }
