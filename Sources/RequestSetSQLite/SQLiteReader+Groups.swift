@@ -39,11 +39,11 @@ extension _SQLiteReader {
     // a type check (and the filter's) read the key's value, which an index on the key
     // holds, instead of the key's JSON type, which only the record's body holds (see
     // `_SQLiteTranslation.typeExpression`).
-    let kinds = try? fieldKinds()
+    let kinds = summaryKinds()
     func typed(_ key: String, notIn types: [String]) -> String {
       // A date part is always an integer or NULL.
       if parts[key] != nil { return "0" }
-      let type = _SQLiteTranslation.typeExpression(paths[key]!, testing: types, held: (kinds ?? nil)?.heldKinds(at: key))
+      let type = _SQLiteTranslation.typeExpression(paths[key]!, testing: types, held: kinds?.heldKinds(at: key))
       return "count(CASE WHEN \(type) NOT IN (\(types.map { "'\($0)'" }.joined(separator: ", "))) THEN 1 END)"
     }
     // Per group key: its value, and how many values SQLite would equate with another kind.
@@ -71,7 +71,7 @@ extension _SQLiteReader {
     return try withConnection { c -> [[FieldValue]]? in
       let (s, t) = try c.prepare { opaque in
         var t = _SQLiteTranslation.whereClause(
-          query.query.filter, nonPlain: false, opaque: opaque, text: textTable, kinds: kinds ?? nil)
+          query.query.filter, nonPlain: false, opaque: opaque, text: textTable, kinds: kinds)
         t.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(quotedTable)\(t.sql)\(groupBy)"
         return t
       }

@@ -397,10 +397,11 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   /// SELECT (or count) with the query's WHERE, ORDER BY, DISTINCT (on `distinct`, from
   /// ``distinctPath(_:)``) and window; with `opaque`, the WHERE is one `rs_filter` call
   /// (see `_SQLiteConnection.prepare(_:)`).
-  private func statement(_ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool)
-    -> _SQLiteTranslation
-  {
-    var t = _SQLiteTranslation.whereClause(query.filter, nonPlain: nonPlain, opaque: opaque, text: textTable)
+  private func statement(
+    _ query: StoreQuery, counting: Bool, distinct: String?, opaque: Bool, kinds: StoreFieldKinds? = nil
+  ) -> _SQLiteTranslation {
+    var t = _SQLiteTranslation.whereClause(
+      query.filter, nonPlain: nonPlain, opaque: opaque, text: textTable, kinds: kinds)
     let order =
       counting && distinct == nil
       ? (sql: "", bindings: [])
@@ -465,9 +466,17 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
 
   /// Reads the table's summary of kinds once, when `query` sorts (see ``isScalar(_:)``).
   private func readSummary(for query: StoreQuery) {
-    guard !query.sort.isEmpty, !nonPlain, summary.withLock({ $0 == nil }) else { return }
+    guard !query.sort.isEmpty, !nonPlain else { return }
+    _ = summaryKinds()
+  }
+
+  /// The table's summary of keys and kinds as this reader's transaction sees it, read once
+  /// per reader; nil when there is none or it could not be read.
+  func summaryKinds() -> StoreFieldKinds? {
+    if let known = summary.withLock({ $0 }) { return known }
     let read = try? fieldKinds()
-    summary.withLock { $0 = .some(read ?? nil) }
+    summary.withLock { $0 = .some(read) }
+    return read
   }
 
   /// The table's keys and kinds as this read transaction sees them.
@@ -480,8 +489,12 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
   func count(_ query: StoreQuery) throws -> Int {
     let distinct = try distinctPath(query)
     if distinct != nil { readSummary(for: query) }
+    // A count reads no record: with the summary, its type tests read each key's value,
+    // which an index on the key holds, instead of the body (see
+    // `_SQLiteTranslation.typeExpression`), so an index answers the count alone.
+    let kinds = distinct == nil && !nonPlain && query.filter != nil ? summaryKinds() : nil
     return try withConnection { c in
-      let (s, t) = try c.prepare { statement(query, counting: true, distinct: distinct, opaque: $0) }
+      let (s, t) = try c.prepare { statement(query, counting: true, distinct: distinct, opaque: $0, kinds: kinds) }
       try s.bind(t.bindings)
       _ = try s.step(doing: "count records")
       return Int(s.int(0))

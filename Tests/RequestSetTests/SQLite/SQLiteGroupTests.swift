@@ -21,8 +21,9 @@ private struct Mixed: Record {
 }
 
 /// SQLite's `GROUP BY` statements check that SQL groups the keys' values as the engine
-/// does, and their filters test each value's JSON type; both read the key's value, which an
-/// index holds, when the table's summary of kinds shows the value tells the types apart.
+/// does, and their filters (and a count's) test each value's JSON type; both read the key's
+/// value, which an index holds, when the table's summary of kinds shows the value tells the
+/// types apart.
 @Suite(.ownThreads) struct SQLiteGroupTests {
   @Test func theTypeTestReadsTheValueWhereTheSummaryAllows() {
     let path = "'$.\"k\"'"
@@ -162,5 +163,42 @@ private struct Mixed: Record {
     #expect(
       try RequestSet(store).filter("number", .greaterThan, 0).groupBy("flag").aggregate(.count).sortBy("flag").fetch()
         == reference)
+  }
+
+  /// A count reads no record, so its filter's type tests read the key's value too: over an
+  /// indexed key that has held only text the index answers it; a key that has held a Bool
+  /// keeps the body's JSON type. Counts equal the array's.
+  @Test func aCountsTypeTestsReadValuesWhereTheKeysAllow() throws {
+    let records = (0..<90).map { i in
+      Mixed(id: i, text: ["a", "b", "c"][i % 3], number: i % 5 == 0 ? 1.5 : Double(i % 4), flag: i % 2 == 0, pad: "")
+    }
+    let store = try SQLiteStore<Mixed>(path: TemporaryLogDirectory.freshPath("counts.sqlite"), table: "count_watch")
+    try store.insert(contentsOf: records)
+    try store.createIndex("text")
+    var reference = records
+    func counted(_ format: String, _ argument: any Sendable) throws -> (count: Int, sql: [String]) {
+      let seen = Mutex<[String]>([])
+      let count = try _SQLiteConnection._watchStatements(
+        { sql in
+          if sql.hasPrefix("SELECT count(*) FROM \"count_watch\"") { seen.withLock { $0.append(sql) } }
+        }, during: { try RequestSet(store).filter(format, argument).fetchCount() })
+      #expect(count == (try RequestSet(reference).filter(format, argument).fetchCount()), "\(format)")
+      return (count, seen.withLock { $0 })
+    }
+    let text = try counted("text == %@", "b")
+    #expect(text.count == 30 && text.sql.count == 1)
+    #expect(text.sql.allSatisfy { $0.contains("typeof(json_extract(body, '$.\"text\"'))") && !$0.contains("json_type(") })
+    let numbers = try counted("number > %@", 1)
+    #expect(numbers.sql.allSatisfy { $0.contains("typeof(json_extract(body, '$.\"number\"'))") })
+    let listed = try counted("text IN %@", ["a", "c"])
+    #expect(listed.count == 60 && listed.sql.allSatisfy { !$0.contains("json_type(") })
+    // A Bool key's test reads the body: its value would read as an integer.
+    let flags = try counted("flag == %@", true)
+    #expect(flags.count == 45 && flags.sql.allSatisfy { $0.contains("json_type(body, '$.\"flag\"')") })
+    let added = Mixed(id: 200, text: "x", number: 2, flag: nil, pad: "")
+    try store.save(added)
+    reference.append(added)
+    let afterSave = try counted("number == %@", 2)
+    #expect(afterSave.count == records.filter { $0.number == 2 }.count + 1)
   }
 }
