@@ -44,7 +44,7 @@ extension _SQLiteReader {
       // A date part is always an integer or NULL.
       if parts[key] != nil { return "0" }
       let type = _SQLiteTranslation.typeExpression(paths[key]!, testing: types, held: kinds?.heldKinds(at: key))
-      return "count(CASE WHEN \(type) NOT IN (\(types.map { "'\($0)'" }.joined(separator: ", "))) THEN 1 END)"
+      return "count(CASE WHEN \(type) NOT IN \(_SQLiteTranslation.typeList(types)) THEN 1 END)"
     }
     // Per group key: its value, and how many values SQLite would equate with another kind.
     var columns: [String] = []

@@ -191,7 +191,10 @@ final class _SQLiteReader<Element: Record>: StoreQueryReader {
       return .none(reason: "the table \(other) holds values SQL cannot compare exactly (NaN, Decimal, …)")
     }
     let scalars: Set<StoreFieldKinds.Kind> = [.null, .number, .string]
-    let compared = [(own, related.key, mine.heldKinds(at: related.key)), (other, related.column, theirs.heldKinds(at: related.column))]
+    let compared = [
+      (own, related.key, mine.heldKinds(at: related.key)),
+      (other, related.column, theirs.heldKinds(at: related.column)),
+    ]
     for (table, key, kinds) in compared {
       if kinds.isEmpty { return .none(reason: "no record of \(table) holds the key \(key)") }
       if !kinds.isSubset(of: scalars) {

@@ -44,6 +44,11 @@ struct _SQLiteTranslation {
     return "json_type(body, \(path))"
   }
 
+  /// JSON type names as a parenthesized SQL list: `('integer', 'real')`.
+  static func typeList(_ types: [String]) -> String {
+    "(" + types.map { "'\($0)'" }.joined(separator: ", ") + ")"
+  }
+
   /// ``typeExpression(_:testing:held:)`` for `key`, by the summary the translation holds.
   private func typeExpression(_ key: String, _ path: String, testing types: [String]) -> String {
     Self.typeExpression(path, testing: types, held: kinds?.heldKinds(at: key))
@@ -332,7 +337,8 @@ struct _SQLiteTranslation {
     }
     if !list.strings.isEmpty {
       bindings.append(.text("[" + list.strings.joined(separator: ",") + "]"))
-      tests.append("(\(value) IN (SELECT value FROM json_each(?)) AND \(typeExpression(list.key, list.path, testing: ["text"])) IN ('text'))")
+      let text = typeExpression(list.key, list.path, testing: ["text"])
+      tests.append("(\(value) IN (SELECT value FROM json_each(?)) AND \(text) IN ('text'))")
     }
     return tests.count == 1 ? tests[0] : "(" + tests.joined(separator: " OR ") + ")"
   }
@@ -388,8 +394,8 @@ struct _SQLiteTranslation {
       kinds = ["text"]
     default: return nil
     }
-    let list = "(" + kinds.map { "'\($0)'" }.joined(separator: ", ") + ")"
-    let test = "(\(value) \(Self.sqlOperator(comparison)) ? AND \(typeExpression(c.key, path, testing: kinds)) IN \(list))"
+    let tested = typeExpression(c.key, path, testing: kinds)
+    let test = "(\(value) \(Self.sqlOperator(comparison)) ? AND \(tested) IN \(Self.typeList(kinds)))"
     return comparison == .notEqual ? "NOT IFNULL(\(test), 0)" : test
   }
 
